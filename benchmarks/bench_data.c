@@ -1,0 +1,261 @@
+/*
+ * dfccl_bench data: element conversions, the check pattern, buffers on the execution target.
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+/* ---- 16-bit floats on the host (round to nearest even) ---- */
+
+static float bits_to_float(uint32_t x) {
+  float f;
+  memcpy(&f, &x, sizeof(f));
+  return f;
+}
+
+static uint32_t float_to_bits(float f) {
+  uint32_t x;
+  memcpy(&x, &f, sizeof(x));
+  return x;
+}
+
+static uint16_t float_to_half(float f) {
+  uint32_t x = float_to_bits(f);
+  uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+  uint32_t a = x & 0x7fffffffu;
+  if (a > 0x7f800000u) return sign | 0x7e00u;  /* NaN */
+  if (a >= 0x477ff000u) return sign | 0x7c00u; /* rounds to infinity */
+  if (a < 0x38800000u) {                       /* below 2^-14: subnormal half or zero */
+    float scaled = bits_to_float(a) * 16777216.0f; /* in units of 2^-24, exact */
+    uint32_t q = (uint32_t)scaled;
+    float rem = scaled - (float)q;
+    if (rem > 0.5f || (rem == 0.5f && (q & 1u))) q++;
+    return sign | (uint16_t)q;
+  }
+  a += 0xfffu + ((a >> 13) & 1u);
+  return sign | (uint16_t)((a - 0x38000000u) >> 13);
+}
+
+static float half_to_float(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+  if (exp == 0) { /* zero or subnormal: mant * 2^-24 */
+    float v = (float)mant / 16777216.0f;
+    return sign ? -v : v;
+  }
+  if (exp == 31) return bits_to_float(sign | 0x7f800000u | (mant << 13));
+  return bits_to_float(sign | ((exp + 112u) << 23) | (mant << 13));
+}
+
+static uint16_t float_to_bf16(float f) {
+  uint32_t x = float_to_bits(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u); /* NaN stays NaN */
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return (uint16_t)(x >> 16);
+}
+
+static float bf16_to_float(uint16_t b) { return bits_to_float((uint32_t)b << 16); }
+
+/* ---- elements as float64 ---- */
+
+static void store_element(void* buf, dfcclDataType_t t, size_t i, double v) {
+  switch (t) {
+    case dfcclInt8: ((int8_t*)buf)[i] = (int8_t)v; break;
+    case dfcclUint8: ((uint8_t*)buf)[i] = (uint8_t)v; break;
+    case dfcclInt32: ((int32_t*)buf)[i] = (int32_t)v; break;
+    case dfcclUint32: ((uint32_t*)buf)[i] = (uint32_t)v; break;
+    case dfcclInt64: ((int64_t*)buf)[i] = (int64_t)v; break;
+    case dfcclUint64: ((uint64_t*)buf)[i] = (uint64_t)v; break;
+    case dfcclFloat16: ((uint16_t*)buf)[i] = float_to_half((float)v); break;
+    case dfcclBfloat16: ((uint16_t*)buf)[i] = float_to_bf16((float)v); break;
+    case dfcclFloat32: ((float*)buf)[i] = (float)v; break;
+    case dfcclFloat64: ((double*)buf)[i] = v; break;
+    default: BENCH_DIE("unknown data type %d", (int)t);
+  }
+}
+
+static double load_element(const void* buf, dfcclDataType_t t, size_t i) {
+  switch (t) {
+    case dfcclInt8: return ((const int8_t*)buf)[i];
+    case dfcclUint8: return ((const uint8_t*)buf)[i];
+    case dfcclInt32: return ((const int32_t*)buf)[i];
+    case dfcclUint32: return ((const uint32_t*)buf)[i];
+    case dfcclInt64: return (double)((const int64_t*)buf)[i];
+    case dfcclUint64: return (double)((const uint64_t*)buf)[i];
+    case dfcclFloat16: return half_to_float(((const uint16_t*)buf)[i]);
+    case dfcclBfloat16: return bf16_to_float(((const uint16_t*)buf)[i]);
+    case dfcclFloat32: return ((const float*)buf)[i];
+    case dfcclFloat64: return ((const double*)buf)[i];
+    default: BENCH_DIE("unknown data type %d", (int)t);
+  }
+}
+
+/* ---- the check pattern ---- */
+
+static int is_unsigned(dfcclDataType_t t) {
+  return t == dfcclUint8 || t == dfcclUint32 || t == dfcclUint64;
+}
+
+/* The largest magnitude up to which every integer is exact in the type. */
+static double exact_limit(dfcclDataType_t t) {
+  switch (t) {
+    case dfcclInt8: return 127.0;
+    case dfcclUint8: return 255.0;
+    case dfcclFloat16: return 2048.0;
+    case dfcclBfloat16: return 256.0;
+    case dfcclFloat32: return 16777216.0;
+    default: return 2147483647.0; /* 32- and 64-bit integers, float64 */
+  }
+}
+
+/* Largest modulus <= 32 whose values summed over nranks stay exact; 1 (all zeros) when nothing fits. */
+static void choose_modulus(bench_pattern* p) {
+  double limit = exact_limit(p->dtype);
+  for (int m = 32; m >= 1; m--) {
+    int offset = is_unsigned(p->dtype) ? 0 : m / 2;
+    int largest = offset > m - 1 - offset ? offset : m - 1 - offset;
+    if ((double)largest * p->nranks <= limit || m == 1) {
+      p->modulus = m;
+      p->offset = offset;
+      return;
+    }
+  }
+}
+
+/* Input element i of `rank`.  prod: rank i % nranks contributes 1, 2 or 3, the others 1; signed
+ * types flip some signs; so every partial product is one of +-1, +-2, +-3. */
+static double input_value(const bench_pattern* p, int rank, size_t i) {
+  if (p->op == dfcclProd) {
+    size_t n = (size_t)p->nranks;
+    double v = (size_t)rank == i % n ? (double)(1u + (i / n) % 3u) : 1.0;
+    if (!is_unsigned(p->dtype) && (i + 2u * (size_t)rank) % 3u == 0) v = -v;
+    return v;
+  }
+  /* The product term keeps the sum over ranks index-dependent even when nranks is a multiple of m. */
+  size_t m = (size_t)p->modulus, j = i % m;
+  return (double)((((size_t)rank + 1u) * (j + 1u) + 7u * j) % m) - p->offset;
+}
+
+static double reduce2(dfcclRedOp_t op, double a, double b) {
+  switch (op) {
+    case dfcclSum: return a + b;
+    case dfcclProd: return a * b;
+    case dfcclMax: return a > b ? a : b;
+    default: return a < b ? a : b;
+  }
+}
+
+void bench_pattern_init(bench_pattern* p, dfcclDataType_t dtype, dfcclRedOp_t op, int rank, int nranks) {
+  memset(p, 0, sizeof(*p));
+  p->dtype = dtype;
+  p->op = op;
+  p->rank = rank;
+  p->nranks = nranks;
+  choose_modulus(p);
+  p->period = op == dfcclProd ? 3u * (size_t)nranks : (size_t)p->modulus;
+  p->expected = malloc(p->period * sizeof(double));
+  if (p->expected == NULL) BENCH_DIE("out of memory for %zu expected values", p->period);
+  for (size_t i = 0; i < p->period; i++) {
+    double acc = input_value(p, 0, i);
+    for (int r = 1; r < nranks; r++) acc = reduce2(op, acc, input_value(p, r, i));
+    p->expected[i] = acc;
+  }
+}
+
+void bench_pattern_fini(bench_pattern* p) {
+  free(p->expected);
+  p->expected = NULL;
+}
+
+void bench_pattern_fill(const bench_pattern* p, void* host, size_t count) {
+  for (size_t i = 0; i < count; i++) store_element(host, p->dtype, i, input_value(p, p->rank, i));
+}
+
+size_t bench_pattern_count_wrong(const bench_pattern* p, const void* host, size_t count) {
+  size_t wrong = 0;
+  for (size_t i = 0; i < count; i++)
+    if (load_element(host, p->dtype, i) != p->expected[i % p->period]) wrong++;
+  return wrong;
+}
+
+/* ---- buffers ---- */
+
+static void* host_alloc(size_t bytes, const char* what) {
+  void* p = NULL;
+  int rc = posix_memalign(&p, 4096, bytes > 0 ? bytes : 1);
+  if (rc != 0) BENCH_DIE("posix_memalign of %zu bytes for %s failed: %s", bytes, what, strerror(rc));
+  return p;
+}
+
+void bench_buffers_alloc(bench_buffers* b, bench_target target, size_t bytes) {
+  memset(b, 0, sizeof(*b));
+  b->target = target;
+  b->bytes = bytes;
+  if (target == BENCH_TARGET_HOST) {
+    b->send = host_alloc(bytes, "the send buffer");
+    b->recv = host_alloc(bytes, "the receive buffer");
+    return;
+  }
+#ifdef DFCCL_HAVE_CUDA
+  CHECK_CUDA(cudaMalloc(&b->send, bytes));
+  CHECK_CUDA(cudaMalloc(&b->recv, bytes));
+  CHECK_CUDA(cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking));
+  b->staging = host_alloc(bytes, "the staging buffer");
+#else
+  BENCH_DIE("the cuda target needs a build with -DDFCCL_HAVE_CUDA");
+#endif
+}
+
+void bench_buffers_free(bench_buffers* b) {
+  if (b->target == BENCH_TARGET_HOST) {
+    free(b->send);
+    free(b->recv);
+  } else {
+#ifdef DFCCL_HAVE_CUDA
+    CHECK_CUDA(cudaFree(b->send));
+    CHECK_CUDA(cudaFree(b->recv));
+    CHECK_CUDA(cudaStreamDestroy(b->stream));
+    free(b->staging);
+#endif
+  }
+  memset(b, 0, sizeof(*b));
+}
+
+/* The reset value of an output: all bits set (-1 or NaN), never an expected value. */
+#define BENCH_RESET_BYTE 0xff
+
+void bench_buffers_prepare(bench_buffers* b, const bench_pattern* p, size_t count, int inPlace) {
+  size_t bytes = count * bench_type_size(p->dtype);
+  void* input = inPlace ? b->recv : b->send;
+  if (bytes > b->bytes) BENCH_DIE("%zu bytes do not fit the %zu-byte buffers", bytes, b->bytes);
+  if (b->target == BENCH_TARGET_HOST) {
+    bench_pattern_fill(p, input, count);
+    if (!inPlace) memset(b->recv, BENCH_RESET_BYTE, bytes);
+    return;
+  }
+#ifdef DFCCL_HAVE_CUDA
+  /* Asynchronous copies on our own non-blocking stream, then wait for that stream only: a device
+   * synchronization would wait for DFCCL's persistent daemon. */
+  bench_pattern_fill(p, b->staging, count);
+  CHECK_CUDA(cudaMemcpyAsync(input, b->staging, bytes, cudaMemcpyHostToDevice, b->stream));
+  if (!inPlace) CHECK_CUDA(cudaMemsetAsync(b->recv, BENCH_RESET_BYTE, bytes, b->stream));
+  CHECK_CUDA(cudaStreamSynchronize(b->stream));
+#endif
+}
+
+size_t bench_buffers_count_wrong(bench_buffers* b, const bench_pattern* p, size_t count) {
+  size_t bytes = count * bench_type_size(p->dtype);
+  if (b->target == BENCH_TARGET_HOST) return bench_pattern_count_wrong(p, b->recv, count);
+#ifdef DFCCL_HAVE_CUDA
+  CHECK_CUDA(cudaMemcpyAsync(b->staging, b->recv, bytes, cudaMemcpyDeviceToHost, b->stream));
+  CHECK_CUDA(cudaStreamSynchronize(b->stream));
+  return bench_pattern_count_wrong(p, b->staging, count);
+#else
+  (void)bytes;
+  return count;
+#endif
+}

@@ -1,0 +1,414 @@
+/*
+ * The public API: checks its arguments, then hands work to the registry, the groups, the SQ and
+ * the poller.
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+/* Destroyed contexts stay allocated as tombstones, so that a late call on one is answered with
+ * dfcclDestroyed instead of touching freed memory. */
+static pthread_mutex_t tombstones_lock = PTHREAD_MUTEX_INITIALIZER;
+static df_ctx* tombstones;
+
+dfcclResult_t df_ctx_check(const df_ctx* ctx) {
+  if (!ctx) return df_error(dfcclInvalidArgument, "the context is NULL");
+  if (ctx->magic == DF_CTX_DEAD) return df_error(dfcclDestroyed, "the context was destroyed");
+  if (ctx->magic != DF_CTX_MAGIC) return df_error(dfcclInvalidArgument, "not a DFCCL context");
+  if (atomic_load(&ctx->destroying)) return df_error(dfcclDestroyed, "the context is being destroyed");
+  return dfcclSuccess;
+}
+
+static void sleep_us(long us) { nanosleep(&(struct timespec){.tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000}, NULL); }
+
+static uint64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ---- init ---- */
+
+static dfcclResult_t select_target(df_ctx* ctx) {
+  if (ctx->cfg.target == dfcclTargetHost) {
+    ctx->target = &df_target_host;
+    return dfcclSuccess;
+  }
+#ifdef DFCCL_HAVE_CUDA
+  ctx->target = &df_target_cuda;
+  return dfcclSuccess;
+#else
+  return df_error(dfcclUnsupported,
+                  "this DFCCL was built without CUDA; the host target must be asked for explicitly "
+                  "(dfcclTargetHost or DFCCL_TARGET=host)");
+#endif
+}
+
+static dfcclResult_t alloc_tables(df_ctx* ctx) {
+  const df_target_ops* t = ctx->target;
+  df_daemon_args* a = &ctx->args;
+  void* p;
+  DF_CHECK(t->alloc(ctx, DF_MAX_COLLS * sizeof(df_coll_static), &p));
+  ctx->dev_colls = p;
+  a->colls = p;
+  DF_CHECK(t->alloc(ctx, (size_t)DF_MAX_BLOCKS * DF_MAX_COLLS * sizeof(df_coll_dynamic), &p));
+  a->dynamic = p;
+  DF_CHECK(t->alloc(ctx, DF_MAX_COLLS * sizeof(uint32_t), &p));
+  a->done_blocks = p;
+  DF_CHECK(t->alloc(ctx, DF_MAX_COLLS * sizeof(df_coll_counters), &p));
+  a->coll_counters = p;
+  DF_CHECK(t->alloc(ctx, DF_MAX_BLOCKS * sizeof(df_block_state), &p));
+  a->blocks = p;
+  DF_CHECK(t->alloc(ctx, (size_t)DF_MAX_BLOCKS * DF_MAX_COLLS * sizeof(uint16_t), &p));
+  a->saved_tasks = p;
+  void *host, *daemon;
+  DF_CHECK(t->alloc_mapped(ctx, 64, &host, &daemon));
+  ctx->quit_request_host = host;
+  a->quit_request = daemon;
+  DF_CHECK(t->alloc(ctx, sizeof(uint64_t), &p));
+  a->quit_votes = p;
+  DF_CHECK(df_sq_host_init(ctx, &ctx->sq, ctx->cfg.sq_entries));
+  DF_CHECK(df_cq_host_init(ctx, &ctx->cq, ctx->cfg.cq_slots));
+  a->sq.entries = ctx->sq.daemon;
+  a->sq.mask = ctx->cfg.sq_entries - 1;
+  a->cq.slots = ctx->cq.daemon;
+  a->cq.nslots = ctx->cfg.cq_slots;
+  a->spin = ctx->cfg.spin;
+  DF_CHECK(t->alloc(ctx, sizeof *a, &p));
+  ctx->dev_args = p;
+  return t->copy_in(ctx, ctx->dev_args, a, sizeof *a);
+}
+
+static void free_tables(df_ctx* ctx) {
+  const df_target_ops* t = ctx->target;
+  df_daemon_args* a = &ctx->args;
+  if (ctx->dev_args) t->free(ctx, ctx->dev_args);
+  df_cq_host_fini(ctx, &ctx->cq);
+  df_sq_host_fini(ctx, &ctx->sq);
+  if (ctx->quit_request_host) t->free_mapped(ctx, (void*)ctx->quit_request_host);
+  void* tables[] = {(void*)a->colls, a->dynamic, a->done_blocks, a->coll_counters, a->blocks, a->saved_tasks,
+                    a->quit_votes};
+  for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
+    if (tables[i]) t->free(ctx, tables[i]);
+}
+
+static void release(df_ctx* ctx) {
+  if (ctx->target && ctx->target_state) {
+    for (int i = 0; i < ctx->ncolls; i++) df_links_free(ctx, &ctx->colls[i].links);
+    df_group_free_all(ctx);
+    free_tables(ctx);
+  }
+  if (ctx->target) ctx->target->close(ctx);
+  df_registry_fini(ctx);
+  pthread_mutex_destroy(&ctx->lock);
+  pthread_mutex_destroy(&ctx->register_lock);
+  pthread_mutex_destroy(&ctx->wake_lock);
+  pthread_cond_destroy(&ctx->wake);
+}
+
+dfcclResult_t dfcclInit(dfcclRankCtx_t* out, const dfcclInitArgs_t* args) {
+  if (!out || !args) return df_error(dfcclInvalidArgument, "dfcclInit: NULL %s", out ? "args" : "ctx");
+  *out = NULL;
+  const dfcclBootstrap_t* bs = &args->bootstrap;
+  if (bs->nranks < 1 || bs->rank < 0 || bs->rank >= bs->nranks)
+    return df_error(dfcclInvalidArgument, "dfcclInit: rank %d of %d ranks", bs->rank, bs->nranks);
+  if (bs->nranks > 1 && !bs->allgather)
+    return df_error(dfcclInvalidArgument, "dfcclInit: %d ranks but no bootstrap allgather", bs->nranks);
+  df_ctx* ctx = calloc(1, sizeof *ctx);
+  if (!ctx) return df_error(dfcclOutOfResources, "out of memory");
+  ctx->rank = bs->rank;
+  ctx->nranks = bs->nranks;
+  ctx->bootstrap = *bs;
+  ctx->device = args->device;
+  pthread_mutex_init(&ctx->lock, NULL);
+  pthread_mutex_init(&ctx->register_lock, NULL);
+  pthread_mutex_init(&ctx->wake_lock, NULL);
+  pthread_cond_init(&ctx->wake, NULL);
+  atomic_store(&ctx->grid, 1);
+  ctx->grid_ever = 1; /* block 0 starts reading the SQ at its beginning */
+
+  dfcclResult_t r = df_config_load(&ctx->cfg, args->target);
+  if (r == dfcclSuccess) r = df_registry_init(ctx);
+  if (r == dfcclSuccess) r = select_target(ctx);
+  if (r == dfcclSuccess) r = ctx->target->open(ctx, args->device);
+  if (r == dfcclSuccess) r = alloc_tables(ctx);
+  if (r == dfcclSuccess) r = df_poller_start(ctx);
+  if (r != dfcclSuccess) {
+    char message[512];
+    snprintf(message, sizeof message, "%s", dfcclGetLastErrorMessage());
+    release(ctx);
+    free(ctx);
+    return df_error(r, "%s", message);
+  }
+  ctx->magic = DF_CTX_MAGIC;
+  df_debug(ctx, "initialised: %s target, %d ranks", ctx->target->name, ctx->nranks);
+  *out = ctx;
+  return dfcclSuccess;
+}
+
+/* ---- registration ---- */
+
+static uint32_t channels_for(const df_config* cfg, uint64_t bytes) {
+  uint64_t n = (bytes + cfg->min_channel_bytes - 1) / cfg->min_channel_bytes;
+  if (n < 1) n = 1;
+  return n > cfg->max_channels ? cfg->max_channels : (uint32_t)n;
+}
+
+/* A FIFO slot carries one chunk: no larger than a channel's share of one rank's data needs (in
+ * 4 KiB steps), so that small collectives take little connector memory. */
+static uint32_t slot_for(const df_config* cfg, uint64_t bytes, uint32_t nchannels, uint32_t nranks) {
+  uint64_t per_step = (bytes / nchannels + nranks) / nranks;
+  uint64_t slot = (per_step + 4095) / 4096 * 4096;
+  return slot < cfg->slot_bytes ? (uint32_t)slot : cfg->slot_bytes;
+}
+
+/* Blocks [grid_ever, blocks) have never run: they start reading the SQ at its current tail (no
+ * earlier entry can be for them), and the running daemon is asked to relaunch with them. */
+static dfcclResult_t grow_grid(df_ctx* ctx, uint32_t blocks) {
+  if (blocks <= atomic_load(&ctx->grid)) return dfcclSuccess;
+  uint64_t first = df_sq_host_set_readers(&ctx->sq, blocks);
+  for (uint32_t b = ctx->grid_ever; b < blocks; b++)
+    DF_CHECK(ctx->target->copy_in(ctx, &ctx->args.blocks[b].sq_frontier, &first, sizeof first));
+  if (blocks > ctx->grid_ever) ctx->grid_ever = blocks;
+  atomic_store(&ctx->grid, blocks);
+  *ctx->quit_request_host = 1;
+  return dfcclSuccess;
+}
+
+static dfcclResult_t check_registration(df_ctx* ctx, size_t count, dfcclDataType_t dtype,
+                                        dfcclRedOp_t op, int collId) {
+  if (collId < 0) return df_error(dfcclInvalidArgument, "collective id %d is negative", collId);
+  if ((unsigned)dtype >= dfcclNumTypes) return df_error(dfcclInvalidArgument, "unknown data type %d", (int)dtype);
+  if ((unsigned)op >= dfcclNumOps) return df_error(dfcclInvalidArgument, "unknown reduction op %d", (int)op);
+  size_t esize = dfcclTypeSize(dtype);
+  if (count > ((size_t)1 << 56) / esize)
+    return df_error(dfcclInvalidArgument, "count %zu of %zu-byte elements overflows", count, esize);
+  pthread_mutex_lock(&ctx->lock);
+  int existing = df_registry_find(ctx, collId);
+  int ncolls = ctx->ncolls;
+  pthread_mutex_unlock(&ctx->lock);
+  if (existing >= 0) return df_error(dfcclDuplicateId, "collective id %d is already registered", collId);
+  if (ncolls >= DF_MAX_COLLS)
+    return df_error(dfcclOutOfResources, "at most %d collectives can be registered", DF_MAX_COLLS);
+  return dfcclSuccess;
+}
+
+static dfcclResult_t register_locked(df_ctx* ctx, df_coll_kind kind, size_t count, dfcclDataType_t dtype,
+                                     dfcclRedOp_t op, int root, int collId, const int* participants,
+                                     int nparticipants, int priority) {
+  DF_CHECK(check_registration(ctx, count, dtype, op, collId));
+  df_group* g;
+  DF_CHECK(df_group_get(ctx, participants, nparticipants, &g));
+  df_coll_static st;
+  memset(&st, 0, sizeof st);
+  st.kind = kind;
+  st.dtype = (uint32_t)dtype;
+  st.op = (uint32_t)op;
+  st.nranks = (uint32_t)g->nranks;
+  st.rank = (uint32_t)g->position;
+  st.nchannels = channels_for(&ctx->cfg, (uint64_t)count * dfcclTypeSize(dtype));
+  st.root = root;
+  st.priority = priority;
+  st.count = count;
+  df_coll_links links;
+  uint32_t slot = slot_for(&ctx->cfg, (uint64_t)count * dfcclTypeSize(dtype), st.nchannels, st.nranks);
+  dfcclResult_t r = df_links_create(ctx, g, collId, &st, slot, &links);
+  st.links = links.dev;
+  if (r == dfcclSuccess) r = grow_grid(ctx, st.nchannels);
+  int index = ctx->ncolls; /* only registrations add, and they are serialised */
+  if (r == dfcclSuccess) r = ctx->target->copy_in(ctx, &ctx->dev_colls[index], &st, sizeof st);
+  if (r != dfcclSuccess) {
+    df_links_free(ctx, &links);
+    return r;
+  }
+  pthread_mutex_lock(&ctx->lock);
+  r = df_registry_add(ctx, collId, &st, g, &links, &index);
+  pthread_mutex_unlock(&ctx->lock);
+  df_debug(ctx, "registered collective %d as #%d: %zu elements, %u channels, ring position %u of %u",
+           collId, index, count, st.nchannels, st.rank, st.nranks);
+  return r;
+}
+
+dfcclResult_t dfcclRegisterAllReduce(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype,
+                                     dfcclRedOp_t op, int collId, const int* participants,
+                                     int nparticipants, int priority) {
+  DF_CHECK(df_ctx_check(ctx));
+  pthread_mutex_lock(&ctx->register_lock);
+  dfcclResult_t r = register_locked(ctx, DF_COLL_ALL_REDUCE, count, dtype, op, 0, collId, participants,
+                                    nparticipants, priority);
+  pthread_mutex_unlock(&ctx->register_lock);
+  return r;
+}
+
+/* ---- runs ---- */
+
+static dfcclResult_t submit(df_ctx* ctx, df_coll_kind kind, const void* sendbuff, void* recvbuff,
+                            int collId, dfcclCallback_t callback, void* callbackArg) {
+  DF_CHECK(df_ctx_check(ctx));
+  dfcclResult_t fatal = (dfcclResult_t)atomic_load(&ctx->fatal);
+  if (fatal != dfcclSuccess) return df_error(fatal, "the daemon failed earlier; the context is unusable");
+
+  pthread_mutex_lock(&ctx->lock);
+  int index = df_registry_find(ctx, collId);
+  df_coll* c = index >= 0 ? &ctx->colls[index] : NULL;
+  dfcclResult_t r = dfcclSuccess;
+  if (!c) r = df_error(dfcclUnregisteredId, "collective id %d is not registered", collId);
+  else if (c->stat.kind != (uint32_t)kind)
+    r = df_error(dfcclInvalidArgument, "collective id %d was registered as another kind of collective", collId);
+  else if (c->in_flight)
+    r = df_error(dfcclInFlight, "collective id %d is still in flight (run %u); wait for its callback", collId,
+                 c->epoch);
+  if (r == dfcclSuccess) {
+    size_t bytes = c->stat.count * dfcclTypeSize((dfcclDataType_t)c->stat.dtype);
+    r = ctx->target->check_buffer(ctx, sendbuff, bytes, "sendbuff");
+    if (r == dfcclSuccess) r = ctx->target->check_buffer(ctx, recvbuff, bytes, "recvbuff");
+  }
+  if (r != dfcclSuccess) {
+    pthread_mutex_unlock(&ctx->lock);
+    return r;
+  }
+  c->in_flight = true;
+  c->callback = callback; /* recorded before the SQE exists: the completion may come at once */
+  c->callback_arg = callbackArg;
+  uint32_t epoch = ++c->epoch;
+  pthread_mutex_unlock(&ctx->lock);
+
+  atomic_fetch_add(&ctx->outstanding, 1);
+  r = df_sq_host_submit(&ctx->sq, (uint32_t)index, epoch, sendbuff, recvbuff, ctx->cfg.submit_timeout_ms);
+  if (r != dfcclSuccess) {
+    pthread_mutex_lock(&ctx->lock);
+    c->in_flight = false;
+    c->epoch--;
+    pthread_mutex_unlock(&ctx->lock);
+    atomic_fetch_sub(&ctx->outstanding, 1);
+    return r;
+  }
+  atomic_fetch_add(&ctx->submitted, 1);
+  df_poller_notify(ctx);
+  return dfcclSuccess;
+}
+
+dfcclResult_t dfcclRunAllReduce(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
+                                dfcclCallback_t callback, void* callbackArg) {
+  return submit(ctx, DF_COLL_ALL_REDUCE, sendbuff, recvbuff, collId, callback, callbackArg);
+}
+
+/* ---- destroy ---- */
+
+static bool wait_outstanding(df_ctx* ctx) {
+  uint64_t start = now_ms();
+  while (atomic_load(&ctx->outstanding) > 0) {
+    if (now_ms() - start > ctx->cfg.destroy_timeout_ms) return false;
+    sleep_us(200);
+  }
+  return true;
+}
+
+/* The final-exit SQE: every block of the (re)launched daemon reads it and exits for good. */
+static dfcclResult_t final_exit(df_ctx* ctx) {
+  if (atomic_load(&ctx->launches) == 0) return dfcclSuccess; /* never started */
+  DF_CHECK(df_sq_host_submit(&ctx->sq, DF_SQE_EXIT, 0, NULL, NULL, 1000));
+  atomic_fetch_add(&ctx->submitted, 1);
+  uint64_t start = now_ms();
+  for (;;) {
+    bool running = false;
+    DF_CHECK(ctx->target->daemon_running(ctx, &running));
+    if (!running) {
+      if (ctx->submitted_at_launch == atomic_load(&ctx->submitted)) return dfcclSuccess;
+      DF_CHECK(df_daemon_launch(ctx));
+    }
+    if (now_ms() - start > 10000) return df_error(dfcclTimeout, "the daemon did not exit within 10 s");
+    sleep_us(100);
+  }
+}
+
+dfcclResult_t dfcclDestroy(dfcclRankCtx_t ctx) {
+  DF_CHECK(df_ctx_check(ctx));
+  atomic_store(&ctx->destroying, true);
+  dfcclResult_t r = dfcclSuccess;
+  if (!wait_outstanding(ctx)) {
+    r = df_error(dfcclTimeout, "dfcclDestroy: %llu runs still outstanding after %llu ms; abandoned",
+                 (unsigned long long)atomic_load(&ctx->outstanding),
+                 (unsigned long long)ctx->cfg.destroy_timeout_ms);
+    fprintf(stderr, "dfccl: rank %d: %s\n", ctx->rank, dfcclGetLastErrorMessage());
+    df_poller_fail_outstanding(ctx, dfcclDestroyed);
+    *ctx->quit_request_host = 1;
+  }
+  df_poller_stop(ctx);
+  dfcclResult_t exit_result = final_exit(ctx);
+  if (r == dfcclSuccess) r = exit_result;
+  /* Peers may still touch our connectors until they too are done: meet them first. */
+  if (ctx->nranks > 1) {
+    int token = 0, *tokens = calloc((size_t)ctx->nranks, sizeof(int));
+    int* all = calloc((size_t)ctx->nranks, sizeof(int));
+    if (tokens && all) {
+      for (int i = 0; i < ctx->nranks; i++) all[i] = i;
+      if (ctx->bootstrap.allgather(ctx->bootstrap.state, all, ctx->nranks, &token, tokens, sizeof token) &&
+          r == dfcclSuccess)
+        r = df_error(dfcclBootstrapError, "dfcclDestroy: the closing allgather failed");
+    }
+    free(tokens);
+    free(all);
+  }
+  release(ctx);
+  ctx->magic = DF_CTX_DEAD;
+  pthread_mutex_lock(&tombstones_lock);
+  ctx->groups = (df_group*)tombstones; /* the list link of a tombstone */
+  tombstones = ctx;
+  pthread_mutex_unlock(&tombstones_lock);
+  return r;
+}
+
+/* ---- synchronization and statistics ---- */
+
+dfcclResult_t dfcclTargetSynchronize(dfcclRankCtx_t ctx) {
+  DF_CHECK(df_ctx_check(ctx));
+  return ctx->target->synchronize(ctx);
+}
+
+dfcclResult_t dfcclGetStats(dfcclRankCtx_t ctx, dfcclStats_t* stats) {
+  DF_CHECK(df_ctx_check(ctx));
+  if (!stats) return df_error(dfcclInvalidArgument, "stats is NULL");
+  memset(stats, 0, sizeof *stats);
+  uint32_t n = ctx->grid_ever;
+  df_block_state blocks[DF_MAX_BLOCKS];
+  if (n) DF_CHECK(ctx->target->copy_out(ctx, blocks, ctx->args.blocks, n * sizeof blocks[0]));
+  for (uint32_t b = 0; b < n; b++) {
+    const df_block_counters* c = &blocks[b].counters;
+    stats->sqesRead += c->sqes_read;
+    stats->preemptions += c->preemptions;
+    stats->contextLoads += c->context_loads;
+    stats->contextSaves += c->context_saves;
+    stats->voluntaryQuits += c->voluntary_quits;
+    if (c->max_queue_length > stats->maxTaskQueueLength) stats->maxTaskQueueLength = c->max_queue_length;
+  }
+  stats->launches = atomic_load(&ctx->launches);
+  stats->relaunches = stats->launches ? stats->launches - 1 : 0;
+  stats->completions = atomic_load(&ctx->completions);
+  return dfcclSuccess;
+}
+
+dfcclResult_t dfcclGetCollStats(dfcclRankCtx_t ctx, int collId, dfcclCollStats_t* stats) {
+  DF_CHECK(df_ctx_check(ctx));
+  if (!stats) return df_error(dfcclInvalidArgument, "stats is NULL");
+  pthread_mutex_lock(&ctx->lock);
+  int index = df_registry_find(ctx, collId);
+  uint64_t runs = index >= 0 ? ctx->colls[index].runs : 0;
+  pthread_mutex_unlock(&ctx->lock);
+  if (index < 0) return df_error(dfcclUnregisteredId, "collective id %d is not registered", collId);
+  df_coll_counters c;
+  DF_CHECK(ctx->target->copy_out(ctx, &c, &ctx->args.coll_counters[index], sizeof c));
+  memset(stats, 0, sizeof *stats);
+  stats->runs = runs;
+  stats->preemptions = c.preemptions;
+  stats->contextLoads = c.context_loads;
+  stats->contextSaves = c.context_saves;
+  stats->lastTaskQueueLength = c.last_queue_length;
+  stats->maxTaskQueueLength = c.max_queue_length;
+  return dfcclSuccess;
+}

@@ -1,0 +1,106 @@
+/*
+ * Tunables: defaults per execution target, overridden by DFCCL_* environment variables
+ * (docs/tuning.md lists them).
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Reads an unsigned integer variable; leaves *value alone when unset. */
+static dfcclResult_t env_u64(const char* name, uint64_t min, uint64_t max, uint64_t* value) {
+  const char* text = getenv(name);
+  if (!text || !*text) return dfcclSuccess;
+  char* end = NULL;
+  errno = 0;
+  unsigned long long v = strtoull(text, &end, 0);
+  if (errno || *end != '\0' || text[0] == '-' || v < min || v > max)
+    return df_error(dfcclInvalidArgument, "%s=\"%s\": expected an integer in [%llu, %llu]", name,
+                    text, (unsigned long long)min, (unsigned long long)max);
+  *value = v;
+  return dfcclSuccess;
+}
+
+static dfcclResult_t env_u32(const char* name, uint32_t min, uint32_t max, uint32_t* value) {
+  uint64_t v = *value;
+  DF_CHECK(env_u64(name, min, max, &v));
+  *value = (uint32_t)v;
+  return dfcclSuccess;
+}
+
+static bool is_power_of_two(uint64_t v) { return v && !(v & (v - 1)); }
+
+static dfcclResult_t choose_target(dfcclTarget_t requested, dfcclTarget_t* target) {
+  if (requested == dfcclTargetCuda || requested == dfcclTargetHost) {
+    *target = requested;
+    return dfcclSuccess;
+  }
+  if (requested != dfcclTargetDefault)
+    return df_error(dfcclInvalidArgument, "unknown execution target %d", (int)requested);
+  const char* env = getenv("DFCCL_TARGET");
+  if (!env || !*env || strcmp(env, "cuda") == 0) *target = dfcclTargetCuda;
+  else if (strcmp(env, "host") == 0) *target = dfcclTargetHost;
+  else return df_error(dfcclInvalidArgument, "DFCCL_TARGET=\"%s\": expected \"cuda\" or \"host\"", env);
+  return dfcclSuccess;
+}
+
+dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
+  memset(cfg, 0, sizeof *cfg);
+  DF_CHECK(choose_target(requested, &cfg->target));
+  bool gpu = cfg->target == dfcclTargetCuda;
+  /* A GPU block moves ~20 GB/s, so big collectives want many channels and deep FIFOs; a host
+   * thread is slower and CI machines have two cores, so the host target stays small. */
+  cfg->max_channels = gpu ? 24 : 2;
+  cfg->min_channel_bytes = gpu ? 64 << 10 : 1 << 20;
+  cfg->slot_bytes = gpu ? 512 << 10 : 128 << 10;
+  cfg->sq_entries = 4096; /* > DF_MAX_COLLS: in-flight runs alone never fill it */
+  cfg->cq_slots = 256;
+  cfg->submit_timeout_ms = 30000;
+  cfg->destroy_timeout_ms = 60000;
+  /* A GPU relaunch waits a little so that a cudaDeviceSynchronize released by the quit returns
+   * first; the host target's synchronization waits for one launch only, so no delay is needed. */
+  cfg->relaunch_delay_us = gpu ? 50 : 0;
+  cfg->poller_spin_rounds = gpu ? 2000 : 100;
+  /* Host polls yield and then sleep (see df_spin_pause), so they are far longer than GPU polls. */
+  cfg->spin.front = gpu ? 1000 : 64;
+  cfg->spin.floor = gpu ? 100 : 16;
+  cfg->spin.decay_shift = 1;
+  cfg->spin.growth = 20;
+  cfg->spin.ceiling = gpu ? 10000 : 512;
+  cfg->spin.quit_period_ns = (gpu ? 2000ull : 50000ull) * 1000;
+  cfg->spin.preemption = 1;
+
+  uint64_t quit_us = cfg->spin.quit_period_ns / 1000;
+  uint32_t preemption = cfg->spin.preemption, debug = 0;
+  DF_CHECK(env_u32("DFCCL_MAX_CHANNELS", 1, DF_MAX_BLOCKS, &cfg->max_channels));
+  DF_CHECK(env_u64("DFCCL_MIN_CHANNEL_BYTES", 16, UINT64_MAX, &cfg->min_channel_bytes));
+  DF_CHECK(env_u32("DFCCL_SLOT_BYTES", 256, 64u << 20, &cfg->slot_bytes));
+  DF_CHECK(env_u32("DFCCL_SQ_ENTRIES", 2, 1u << 20, &cfg->sq_entries));
+  DF_CHECK(env_u32("DFCCL_CQ_SLOTS", 1, 1u << 20, &cfg->cq_slots));
+  DF_CHECK(env_u64("DFCCL_SUBMIT_TIMEOUT_MS", 0, UINT64_MAX, &cfg->submit_timeout_ms));
+  DF_CHECK(env_u64("DFCCL_DESTROY_TIMEOUT_MS", 0, UINT64_MAX, &cfg->destroy_timeout_ms));
+  DF_CHECK(env_u64("DFCCL_RELAUNCH_DELAY_US", 0, 10000000, &cfg->relaunch_delay_us));
+  DF_CHECK(env_u64("DFCCL_POLLER_SPIN_ROUNDS", 0, UINT64_MAX, &cfg->poller_spin_rounds));
+  DF_CHECK(env_u64("DFCCL_SPIN_FRONT", 1, UINT64_MAX, &cfg->spin.front));
+  DF_CHECK(env_u64("DFCCL_SPIN_FLOOR", 1, UINT64_MAX, &cfg->spin.floor));
+  DF_CHECK(env_u32("DFCCL_SPIN_DECAY_SHIFT", 0, 63, &cfg->spin.decay_shift));
+  DF_CHECK(env_u32("DFCCL_SPIN_GROWTH", 1, 1000000, &cfg->spin.growth));
+  DF_CHECK(env_u64("DFCCL_SPIN_CEILING", 1, UINT64_MAX, &cfg->spin.ceiling));
+  DF_CHECK(env_u64("DFCCL_QUIT_PERIOD_US", 1, 3600ull * 1000000, &quit_us));
+  DF_CHECK(env_u32("DFCCL_PREEMPTION", 0, 1, &preemption));
+  DF_CHECK(env_u32("DFCCL_DEBUG", 0, 9, &debug));
+  cfg->spin.quit_period_ns = quit_us * 1000;
+  cfg->spin.preemption = preemption;
+  cfg->debug = (int)debug;
+
+  if (cfg->slot_bytes % 16)
+    return df_error(dfcclInvalidArgument, "DFCCL_SLOT_BYTES=%u: must be a multiple of 16", cfg->slot_bytes);
+  if (!is_power_of_two(cfg->sq_entries))
+    return df_error(dfcclInvalidArgument, "DFCCL_SQ_ENTRIES=%u: must be a power of two", cfg->sq_entries);
+  if (cfg->spin.floor > cfg->spin.front) cfg->spin.floor = cfg->spin.front;
+  if (cfg->spin.ceiling < cfg->spin.front) cfg->spin.ceiling = cfg->spin.front;
+  return dfcclSuccess;
+}

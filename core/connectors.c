@@ -1,0 +1,151 @@
+/*
+ * A collective's connectors, made when it is registered.  Each participant allocates, in memory
+ * its peers can map:
+ *   recv region: per channel a df_recv_ctrl, then the FIFOs -- written by the ring predecessor;
+ *   send region: per channel a df_send_ctrl -- written by the ring successor;
+ * then all participants exchange the handles (with the collective's signature, so that a rank
+ * that registered something else is told so) and each maps its successor's recv region and its
+ * predecessor's send region.
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* What a rank tells the other participants of a collective it registers. */
+typedef struct {
+  df_mem_handle recv, send;
+  uint64_t recv_bytes, send_bytes;
+  /* the signature: every participant must register the same collective */
+  int32_t id;
+  uint32_t kind, dtype, op;
+  int32_t root;
+  uint32_t nchannels, slot_bytes, target;
+  uint64_t count;
+  uint32_t failed; /* this rank could not allocate: everyone gives up together */
+  uint32_t pad;
+} registration_card;
+
+static dfcclResult_t allgather(df_ctx* ctx, const df_group* g, const void* send, void* recv, size_t bytes) {
+  int rc = ctx->bootstrap.allgather(ctx->bootstrap.state, g->ranks, g->nranks, send, recv, bytes);
+  if (rc != 0)
+    return df_error(dfcclBootstrapError, "the bootstrap allgather over %d ranks returned %d", g->nranks, rc);
+  return dfcclSuccess;
+}
+
+static dfcclResult_t check_card(const df_ctx* ctx, const df_group* g, int i, const registration_card* mine,
+                                const registration_card* c) {
+  if (c->failed) return df_error(dfcclOutOfResources, "rank %d could not allocate connectors", g->ranks[i]);
+  if (c->id != mine->id || c->kind != mine->kind || c->dtype != mine->dtype || c->op != mine->op ||
+      c->root != mine->root || c->count != mine->count)
+    return df_error(dfcclInvalidArgument,
+                    "rank %d registered collective %d (kind %u, %llu elements, type %u, op %u, root %d) while "
+                    "rank %d registered collective %d (kind %u, %llu elements, type %u, op %u, root %d): "
+                    "participants must register the same collectives in the same order",
+                    ctx->rank, mine->id, mine->kind, (unsigned long long)mine->count, mine->dtype, mine->op,
+                    mine->root, g->ranks[i], c->id, c->kind, (unsigned long long)c->count, c->dtype, c->op,
+                    c->root);
+  if (c->nchannels != mine->nchannels || c->slot_bytes != mine->slot_bytes || c->target != mine->target)
+    return df_error(dfcclInvalidArgument,
+                    "rank %d and rank %d disagree on channels (%u/%u), slot bytes (%u/%u) or target (%u/%u): "
+                    "set DFCCL_* alike on all ranks",
+                    ctx->rank, g->ranks[i], mine->nchannels, c->nchannels, mine->slot_bytes, c->slot_bytes,
+                    mine->target, c->target);
+  return dfcclSuccess;
+}
+
+/* Connector tables as this rank's daemon sees them, copied to daemon memory. */
+static dfcclResult_t build_device_view(df_ctx* ctx, df_coll_links* cl, uint32_t nchannels, uint32_t slot_bytes) {
+  size_t table = nchannels * sizeof(df_connector);
+  size_t counters = nchannels * sizeof(uint64_t);
+  void* mem;
+  DF_CHECK(ctx->target->alloc(ctx, sizeof(df_links) + 2 * table + 2 * counters, &mem));
+  cl->dev = mem; /* zeroed: step counters start at 0 */
+  df_connector* conns = calloc(2 * nchannels, sizeof *conns);
+  if (!conns) return df_error(dfcclOutOfResources, "out of memory");
+  char* fifo_mine = (char*)cl->recv_region + nchannels * sizeof(df_recv_ctrl);
+  char* fifo_next = (char*)cl->next_recv_region + nchannels * sizeof(df_recv_ctrl);
+  size_t fifo_bytes = (size_t)DF_FIFO_STEPS * slot_bytes;
+  for (uint32_t c = 0; c < nchannels; c++) {
+    conns[c].recv_ctrl = (df_recv_ctrl*)cl->next_recv_region + c;
+    conns[c].send_ctrl = (df_send_ctrl*)cl->send_region + c;
+    conns[c].fifo = fifo_next + c * fifo_bytes;
+    conns[nchannels + c].recv_ctrl = (df_recv_ctrl*)cl->recv_region + c;
+    conns[nchannels + c].send_ctrl = (df_send_ctrl*)cl->prev_send_region + c;
+    conns[nchannels + c].fifo = fifo_mine + c * fifo_bytes;
+  }
+  char* base = mem;
+  df_links links = {.nchannels = nchannels,
+                    .slot_bytes = slot_bytes,
+                    .to_next = (df_connector*)(base + sizeof(df_links)),
+                    .from_prev = (df_connector*)(base + sizeof(df_links) + table),
+                    .sent = (uint64_t*)(base + sizeof(df_links) + 2 * table),
+                    .consumed = (uint64_t*)(base + sizeof(df_links) + 2 * table + counters)};
+  dfcclResult_t r = ctx->target->copy_in(ctx, links.to_next, conns, 2 * table);
+  free(conns);
+  DF_CHECK(r);
+  return ctx->target->copy_in(ctx, mem, &links, sizeof links);
+}
+
+dfcclResult_t df_links_create(df_ctx* ctx, const df_group* g, int id, const df_coll_static* st,
+                              uint32_t slot_bytes, df_coll_links* cl) {
+  memset(cl, 0, sizeof *cl);
+  if (g->nranks == 1) return dfcclSuccess; /* nothing to connect */
+  uint32_t nch = st->nchannels;
+  cl->recv_bytes = nch * (sizeof(df_recv_ctrl) + (size_t)DF_FIFO_STEPS * slot_bytes);
+  cl->send_bytes = nch * sizeof(df_send_ctrl);
+
+  registration_card mine;
+  memset(&mine, 0, sizeof mine);
+  /* A local failure still takes part in the exchanges, so that no peer waits for us forever. */
+  dfcclResult_t local = ctx->target->alloc_shared(ctx, cl->recv_bytes, &cl->recv_region, &mine.recv);
+  if (local == dfcclSuccess) local = ctx->target->alloc_shared(ctx, cl->send_bytes, &cl->send_region, &mine.send);
+  mine.failed = local != dfcclSuccess;
+  mine.recv_bytes = cl->recv_bytes;
+  mine.send_bytes = cl->send_bytes;
+  mine.id = id;
+  mine.kind = st->kind;
+  mine.dtype = st->dtype;
+  mine.op = st->op;
+  mine.root = st->root;
+  mine.count = st->count;
+  mine.nchannels = nch;
+  mine.slot_bytes = slot_bytes;
+  mine.target = (uint32_t)ctx->cfg.target;
+
+  registration_card* cards = calloc((size_t)g->nranks, sizeof *cards);
+  if (!cards) return df_error(dfcclOutOfResources, "out of memory");
+  dfcclResult_t r = allgather(ctx, g, &mine, cards, sizeof mine);
+  if (r == dfcclSuccess && local != dfcclSuccess) r = local;
+  for (int i = 0; r == dfcclSuccess && i < g->nranks; i++) r = check_card(ctx, g, i, &mine, &cards[i]);
+  int next = (g->position + 1) % g->nranks, prev = (g->position + g->nranks - 1) % g->nranks;
+  if (r == dfcclSuccess)
+    r = ctx->target->map_peer(ctx, &cards[next].recv, cards[next].recv_bytes, &cl->next_recv_region);
+  if (r == dfcclSuccess)
+    r = ctx->target->map_peer(ctx, &cards[prev].send, cards[prev].send_bytes, &cl->prev_send_region);
+  free(cards);
+  /* Everyone has mapped what it needs before the memory's names may go away. */
+  int token = r != dfcclSuccess, *tokens = calloc((size_t)g->nranks, sizeof(int));
+  if (!tokens) return df_error(dfcclOutOfResources, "out of memory");
+  dfcclResult_t rb = allgather(ctx, g, &token, tokens, sizeof token);
+  for (int i = 0; rb == dfcclSuccess && r == dfcclSuccess && i < g->nranks; i++)
+    if (tokens[i]) r = df_error(dfcclSystemError, "rank %d could not map its peers' connectors", g->ranks[i]);
+  free(tokens);
+  if (cl->recv_region) ctx->target->shared_setup_done(ctx, &mine.recv);
+  if (cl->send_region) ctx->target->shared_setup_done(ctx, &mine.send);
+  if (r == dfcclSuccess) r = rb;
+  if (r == dfcclSuccess) r = build_device_view(ctx, cl, nch, slot_bytes);
+  return r;
+}
+
+void df_links_free(df_ctx* ctx, df_coll_links* cl) {
+  const df_target_ops* t = ctx->target;
+  if (cl->next_recv_region) t->unmap_peer(ctx, cl->next_recv_region, cl->recv_bytes);
+  if (cl->prev_send_region) t->unmap_peer(ctx, cl->prev_send_region, cl->send_bytes);
+  if (cl->recv_region) t->free_shared(ctx, cl->recv_region, cl->recv_bytes);
+  if (cl->send_region) t->free_shared(ctx, cl->send_region, cl->send_bytes);
+  if (cl->dev) t->free(ctx, cl->dev);
+  memset(cl, 0, sizeof *cl);
+}

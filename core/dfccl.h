@@ -1,0 +1,151 @@
+/*
+ * DFCCL: deadlock-free collective communication.
+ *
+ * Every collective of a rank runs inside one persistent daemon (a kernel on a GPU, or threads on the
+ * host execution target).  A collective that cannot progress is preempted and another one runs, so
+ * collectives invoked in different orders on different ranks, or a device synchronization between
+ * them, never deadlock.
+ *
+ * Life cycle: dfcclInit -> dfcclRegister* (any time, once per collective id) -> dfcclRun* (any number
+ * of times, asynchronous; the callback runs on DFCCL's poller thread) -> dfcclDestroy.
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef DFCCL_H
+#define DFCCL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DFCCL_VERSION_MAJOR 0
+#define DFCCL_VERSION_MINOR 1
+
+typedef enum {
+  dfcclSuccess = 0,
+  dfcclInvalidArgument,  /* null/misaligned pointer, bad count, dtype, op, participants ... */
+  dfcclUnregisteredId,   /* dfcclRun* with an id that was never registered                 */
+  dfcclDuplicateId,      /* dfcclRegister* with an id that is already registered           */
+  dfcclInFlight,         /* dfcclRun* of a collective whose previous run has not completed */
+  dfcclDestroyed,        /* the context was destroyed                                      */
+  dfcclWrongDevice,      /* a buffer is not memory of the context's device                 */
+  dfcclTimeout,          /* the submission queue stayed full longer than the timeout       */
+  dfcclUnsupported,      /* the requested execution target is not available here           */
+  dfcclOutOfResources,   /* too many collectives / participants / memory                   */
+  dfcclSystemError,      /* an operating-system call failed                                */
+  dfcclCudaError,        /* a CUDA call failed                                             */
+  dfcclBootstrapError,   /* the caller's allgather failed                                  */
+  dfcclInternalError,
+  dfcclNumResults
+} dfcclResult_t;
+
+typedef enum {
+  dfcclInt8 = 0, dfcclUint8, dfcclInt32, dfcclUint32, dfcclInt64, dfcclUint64,
+  dfcclFloat16, dfcclBfloat16, dfcclFloat32, dfcclFloat64,
+  dfcclNumTypes
+} dfcclDataType_t;
+
+typedef enum { dfcclSum = 0, dfcclProd, dfcclMax, dfcclMin, dfcclNumOps } dfcclRedOp_t;
+
+typedef enum {
+  dfcclTargetDefault = 0, /* DFCCL_TARGET from the environment ("cuda" or "host"), else cuda */
+  dfcclTargetCuda,        /* the daemon is a kernel on a GPU                                  */
+  dfcclTargetHost         /* the daemon is CPU threads; connectors in POSIX shared memory     */
+} dfcclTarget_t;
+
+/*
+ * Bootstrap: DFCCL never talks to MPI (or anything else) to exchange connection information; the
+ * caller provides an allgather.  `ranks` lists the participating world ranks in ascending order
+ * (the caller is one of them); each contributes `bytes` bytes and receives all contributions in
+ * that order.  Every listed rank makes the same sequence of such calls.  Return 0 on success.
+ */
+typedef int (*dfcclAllgatherFn)(void* state, const int* ranks, int nranks, const void* sendbuf,
+                                void* recvbuf, size_t bytes);
+
+typedef struct {
+  int rank;                  /* this process's rank in [0, nranks)          */
+  int nranks;
+  dfcclAllgatherFn allgather;
+  void* state;               /* passed back to allgather                    */
+} dfcclBootstrap_t;
+
+typedef struct {
+  dfcclTarget_t target;
+  int device;                /* CUDA device ordinal, or -1 for the current device (cuda target) */
+  dfcclBootstrap_t bootstrap;
+} dfcclInitArgs_t;
+
+typedef struct dfcclRankCtx* dfcclRankCtx_t;
+
+/* Runs on DFCCL's poller thread when a run completes; keep it short.  `status` is dfcclSuccess,
+ * or the error that ended the run (e.g. dfcclDestroyed when the context went away first). */
+typedef void (*dfcclCallback_t)(int collId, dfcclResult_t status, void* arg);
+
+dfcclResult_t dfcclInit(dfcclRankCtx_t* ctx, const dfcclInitArgs_t* args);
+
+/*
+ * Registers all-reduce `collId` (any int >= 0, unique per context).  `participants` lists world
+ * ranks (any order; NULL with nparticipants 0 means all ranks).  Registration is collective over
+ * the participants, like creating a communicator: each registers the same collective (id, count,
+ * type, op) in the same order, and they exchange the collective's connectors through the
+ * bootstrap; a mismatch is reported as dfcclInvalidArgument on every participant.  Each collective
+ * gets connectors of its own, sized to it, so a preempted collective never blocks another.
+ * Higher `priority` runs first when several collectives are ready (0 is the default).
+ */
+dfcclResult_t dfcclRegisterAllReduce(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype,
+                                     dfcclRedOp_t op, int collId, const int* participants,
+                                     int nparticipants, int priority);
+
+/* Submits one run of a registered all-reduce.  sendbuff == recvbuff is in place.  The daemon may
+ * read sendbuff at once and is not ordered after the caller's CUDA streams: whatever produces
+ * sendbuff must be complete first (synchronize its stream), and recvbuff is ready when the
+ * callback runs. */
+dfcclResult_t dfcclRunAllReduce(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
+                                dfcclCallback_t callback, void* callbackArg);
+
+/* Waits for every submitted run to complete, stops the daemon and frees everything. */
+dfcclResult_t dfcclDestroy(dfcclRankCtx_t ctx);
+
+/* A device synchronization of the context's execution target: cudaDeviceSynchronize() for the cuda
+ * target; for the host target, blocks until the running daemon has exited, as a device
+ * synchronization waits for a running kernel.  Tests use it to build synchronization deadlocks. */
+dfcclResult_t dfcclTargetSynchronize(dfcclRankCtx_t ctx);
+
+const char* dfcclGetErrorString(dfcclResult_t result);
+/* A sentence about the last error returned to this thread (empty if none). */
+const char* dfcclGetLastErrorMessage(void);
+
+/* Counters of the daemon on this rank, summed over its blocks. */
+typedef struct {
+  uint64_t sqesRead;            /* SQEs taken into a task queue                          */
+  uint64_t preemptions;         /* runs of a collective that ended before its completion */
+  uint64_t contextLoads;        /* contexts loaded into an active slot                   */
+  uint64_t contextSaves;        /* dynamic contexts written back (lazily)                */
+  uint64_t voluntaryQuits;      /* blocks that quit because nothing could progress       */
+  uint64_t relaunches;          /* daemon launches after the first                       */
+  uint64_t launches;            /* daemon launches                                       */
+  uint64_t maxTaskQueueLength;  /* longest task queue seen by any block                  */
+  uint64_t completions;         /* completed runs reported by the completion queue       */
+} dfcclStats_t;
+
+typedef struct {
+  uint64_t runs;                /* completed runs                                        */
+  uint64_t preemptions;         /* summed over blocks                                    */
+  uint64_t contextLoads;
+  uint64_t contextSaves;
+  uint64_t lastTaskQueueLength; /* task-queue length when block 0 read its latest SQE    */
+  uint64_t maxTaskQueueLength;
+} dfcclCollStats_t;
+
+dfcclResult_t dfcclGetStats(dfcclRankCtx_t ctx, dfcclStats_t* stats);
+dfcclResult_t dfcclGetCollStats(dfcclRankCtx_t ctx, int collId, dfcclCollStats_t* stats);
+
+size_t dfcclTypeSize(dfcclDataType_t dtype);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DFCCL_H */

@@ -1,0 +1,61 @@
+/*
+ * Error codes, their strings, and the per-thread sentence that says what exactly went wrong.
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "internal.h"
+
+static _Thread_local char last_error[512];
+
+dfcclResult_t df_error(dfcclResult_t result, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(last_error, sizeof last_error, fmt, ap);
+  va_end(ap);
+  return result;
+}
+
+void df_debug(const df_ctx* ctx, const char* fmt, ...) {
+  if (!ctx || !ctx->cfg.debug) return;
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "[dfccl rank %d] ", ctx->rank);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+const char* dfcclGetLastErrorMessage(void) { return last_error; }
+
+const char* dfcclGetErrorString(dfcclResult_t result) {
+  switch (result) {
+    case dfcclSuccess: return "success";
+    case dfcclInvalidArgument: return "invalid argument";
+    case dfcclUnregisteredId: return "collective id not registered";
+    case dfcclDuplicateId: return "collective id already registered";
+    case dfcclInFlight: return "collective still in flight";
+    case dfcclDestroyed: return "context destroyed";
+    case dfcclWrongDevice: return "buffer not on the context's device";
+    case dfcclTimeout: return "timed out";
+    case dfcclUnsupported: return "execution target not available";
+    case dfcclOutOfResources: return "out of resources";
+    case dfcclSystemError: return "system call failed";
+    case dfcclCudaError: return "CUDA call failed";
+    case dfcclBootstrapError: return "bootstrap allgather failed";
+    case dfcclInternalError: return "internal error";
+    default: return "unknown result code";
+  }
+}
+
+size_t dfcclTypeSize(dfcclDataType_t dtype) {
+  switch (dtype) {
+    case dfcclInt8: case dfcclUint8: return 1;
+    case dfcclFloat16: case dfcclBfloat16: return 2;
+    case dfcclInt32: case dfcclUint32: case dfcclFloat32: return 4;
+    case dfcclInt64: case dfcclUint64: case dfcclFloat64: return 8;
+    default: return 0;
+  }
+}

@@ -1,0 +1,235 @@
+/*
+ * The host-side runtime's own types: the rank context, collectives, groups, execution targets.
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef DFCCL_INTERNAL_H
+#define DFCCL_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "dfccl.h"
+#include "kernel/daemon.h"
+
+typedef struct dfcclRankCtx df_ctx;
+
+/* ---- errors (error.c) ---- */
+
+/* Records a sentence for dfcclGetLastErrorMessage and returns `result`. */
+dfcclResult_t df_error(dfcclResult_t result, const char* fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void df_debug(const df_ctx* ctx, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define DF_CHECK(call)                       \
+  do {                                       \
+    dfcclResult_t df_check_result_ = (call); \
+    if (df_check_result_ != dfcclSuccess) return df_check_result_; \
+  } while (0)
+
+/* ---- configuration (config.c) ---- */
+
+typedef struct {
+  dfcclTarget_t target;
+  uint32_t max_channels;      /* blocks a collective may use                        */
+  uint64_t min_channel_bytes; /* a collective gets one channel per this many bytes   */
+  uint32_t slot_bytes;        /* largest FIFO slot (small collectives get smaller)   */
+  uint32_t sq_entries;
+  uint32_t cq_slots;
+  uint64_t submit_timeout_ms; /* a full SQ makes dfcclRun* wait this long at most    */
+  uint64_t destroy_timeout_ms;/* dfcclDestroy waits this long for outstanding runs   */
+  uint64_t relaunch_delay_us; /* first delay before relaunching for stalled runs     */
+  uint64_t poller_spin_rounds;/* idle poller rounds that only yield, before sleeping   */
+  df_spin_policy spin;
+  int debug;
+} df_config;
+
+/* Defaults for the target, then DFCCL_* environment overrides.  Errors name the variable. */
+dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested);
+
+/* ---- execution targets (target_host.c, target_cuda.c) ---- */
+
+#define DF_HANDLE_BYTES 128
+typedef struct {
+  unsigned char bytes[DF_HANDLE_BYTES];
+} df_mem_handle;
+
+typedef struct df_target_ops {
+  const char* name;
+  dfcclResult_t (*open)(df_ctx* ctx, int device);
+  void (*close)(df_ctx* ctx);
+  /* memory of the daemon (device memory on a GPU), zeroed */
+  dfcclResult_t (*alloc)(df_ctx* ctx, size_t bytes, void** ptr);
+  void (*free)(df_ctx* ctx, void* ptr);
+  /* memory both the host and the daemon touch (pinned and mapped on a GPU), zeroed */
+  dfcclResult_t (*alloc_mapped)(df_ctx* ctx, size_t bytes, void** host, void** daemon);
+  void (*free_mapped)(df_ctx* ctx, void* host);
+  dfcclResult_t (*copy_in)(df_ctx* ctx, void* daemon_dst, const void* host_src, size_t bytes);
+  dfcclResult_t (*copy_out)(df_ctx* ctx, void* host_dst, const void* daemon_src, size_t bytes);
+  /* memory shared with other processes (connectors), zeroed */
+  dfcclResult_t (*alloc_shared)(df_ctx* ctx, size_t bytes, void** ptr, df_mem_handle* handle);
+  void (*free_shared)(df_ctx* ctx, void* ptr, size_t bytes);
+  dfcclResult_t (*map_peer)(df_ctx* ctx, const df_mem_handle* handle, size_t bytes, void** ptr);
+  void (*unmap_peer)(df_ctx* ctx, void* ptr, size_t bytes);
+  /* called once every peer has mapped our shared memory */
+  void (*shared_setup_done)(df_ctx* ctx, const df_mem_handle* handle);
+  /* the daemon */
+  dfcclResult_t (*launch)(df_ctx* ctx, const df_daemon_args* daemon_args, int grid);
+  /* Non-blocking: is a launch still running?  A failed daemon is reported as an error. */
+  dfcclResult_t (*daemon_running)(df_ctx* ctx, bool* running);
+  dfcclResult_t (*synchronize)(df_ctx* ctx);
+  /* Is [p, p+bytes) memory the daemon can use as a user buffer? */
+  dfcclResult_t (*check_buffer)(df_ctx* ctx, const void* p, size_t bytes, const char* what);
+} df_target_ops;
+
+extern const df_target_ops df_target_host;
+#ifdef DFCCL_HAVE_CUDA
+extern const df_target_ops df_target_cuda;
+#endif
+
+/* ---- groups (group.c) ---- */
+
+typedef struct df_group {
+  struct df_group* next;
+  int* ranks;             /* sorted world ranks: the ring order             */
+  int nranks;
+  int position;           /* this rank's index in `ranks`                   */
+} df_group;
+
+dfcclResult_t df_group_get(df_ctx* ctx, const int* participants, int n, df_group** out);
+void df_group_free_all(df_ctx* ctx);
+
+/* ---- a collective's connectors (connectors.c) ---- */
+
+typedef struct {
+  size_t recv_bytes, send_bytes;
+  void* recv_region;      /* ours: FIFOs and tails, written by the predecessor */
+  void* send_region;      /* ours: heads, written by the successor            */
+  void* next_recv_region; /* the successor's, mapped                          */
+  void* prev_send_region; /* the predecessor's, mapped                        */
+  df_links* dev;          /* the daemon's view, in daemon memory              */
+} df_coll_links;
+
+/* Collective over the group: allocates, exchanges (with the signature) and maps. */
+dfcclResult_t df_links_create(df_ctx* ctx, const df_group* g, int id, const df_coll_static* st,
+                              uint32_t slot_bytes, df_coll_links* links);
+void df_links_free(df_ctx* ctx, df_coll_links* links);
+
+/* ---- collectives (registry.c) ---- */
+
+typedef struct {
+  int id;
+  bool registered;
+  bool in_flight;
+  uint32_t epoch;          /* of the latest run submitted; runs count from 1 */
+  df_coll_static stat;
+  df_group* group;
+  df_coll_links links;
+  dfcclCallback_t callback;
+  void* callback_arg;
+  uint64_t runs;           /* completed */
+} df_coll;
+
+dfcclResult_t df_registry_init(df_ctx* ctx);
+void df_registry_fini(df_ctx* ctx);
+/* Index of collId, or -1. */
+int df_registry_find(const df_ctx* ctx, int id);
+dfcclResult_t df_registry_add(df_ctx* ctx, int id, const df_coll_static* stat, df_group* group,
+                              const df_coll_links* links, int* index);
+
+/* ---- queues (queue/sq_host.c, queue/cq_host.c) ---- */
+
+typedef struct {
+  df_sqe* host;            /* the ring as the host writes it   */
+  df_sqe* daemon;          /* the same memory as the daemon sees it */
+  uint32_t entries;
+  uint32_t readers;        /* daemon blocks that read each new entry */
+  uint64_t tail;           /* next sequence number             */
+  pthread_mutex_t lock;    /* one writer at a time             */
+} df_sq_host;
+
+dfcclResult_t df_sq_host_init(df_ctx* ctx, df_sq_host* sq, uint32_t entries);
+void df_sq_host_fini(df_ctx* ctx, df_sq_host* sq);
+/* Writes one entry; waits while the ring is full, up to timeout_ms (then dfcclTimeout). */
+dfcclResult_t df_sq_host_submit(df_sq_host* sq, uint32_t coll, uint32_t epoch, const void* sendbuff,
+                                void* recvbuff, uint64_t timeout_ms);
+/* From now on every entry is read by `readers` blocks; returns the sequence number of the first
+ * such entry (where blocks that have not read the queue before must start). */
+uint64_t df_sq_host_set_readers(df_sq_host* sq, uint32_t readers);
+
+typedef struct {
+  uint64_t* host;
+  uint64_t* daemon;
+  uint32_t nslots;
+} df_cq_host;
+
+dfcclResult_t df_cq_host_init(df_ctx* ctx, df_cq_host* cq, uint32_t nslots);
+void df_cq_host_fini(df_ctx* ctx, df_cq_host* cq);
+/* Takes every published completion: calls fn(arg, cqe) for each, frees its slot.  Returns how many. */
+uint32_t df_cq_host_reap(df_cq_host* cq, void (*fn)(void* arg, uint64_t cqe), void* arg);
+
+/* ---- poller (poller.c) ---- */
+
+dfcclResult_t df_poller_start(df_ctx* ctx);
+void df_poller_stop(df_ctx* ctx);
+/* Wakes the poller: new work was submitted. */
+void df_poller_notify(df_ctx* ctx);
+/* Launches the daemon with the current grid (it must not be running). */
+dfcclResult_t df_daemon_launch(df_ctx* ctx);
+/* Ends every outstanding run with `error` (its callback gets it). */
+void df_poller_fail_outstanding(df_ctx* ctx, dfcclResult_t error);
+
+/* ---- the rank context ---- */
+
+#define DF_CTX_MAGIC 0x6466636375ull
+#define DF_CTX_DEAD 0xdeadull
+
+struct dfcclRankCtx {
+  uint64_t magic;
+  df_config cfg;
+  const df_target_ops* target;
+  void* target_state;
+  int device;
+  int rank, nranks;
+  dfcclBootstrap_t bootstrap;
+
+  pthread_mutex_t register_lock; /* one registration (maybe a group exchange) at a time */
+  pthread_mutex_t lock;          /* collective records; held briefly                  */
+  df_coll* colls;       /* [DF_MAX_COLLS] */
+  int ncolls;
+  int* id_index;        /* open-addressing map: collId -> index */
+  size_t id_slots;
+  df_group* groups;
+
+  /* the daemon's tables and its arguments */
+  df_daemon_args args;  /* host copy: pointers into daemon memory */
+  df_daemon_args* dev_args;
+  df_coll_static* dev_colls;
+  volatile uint32_t* quit_request_host;
+  atomic_uint grid;     /* blocks of the next launch: the most any collective needs */
+  uint32_t grid_launched;
+  uint32_t grid_ever;   /* blocks whose state has been initialised                 */
+
+  df_sq_host sq;
+  df_cq_host cq;
+
+  /* poller and daemon management */
+  pthread_t poller;
+  bool poller_started;
+  atomic_bool poller_stop;
+  atomic_uint_fast64_t submitted;   /* SQEs written                          */
+  atomic_uint_fast64_t outstanding; /* runs submitted and not completed      */
+  atomic_uint_fast64_t completions;
+  atomic_uint_fast64_t launches;
+  uint64_t submitted_at_launch;
+  atomic_int fatal;                 /* a dfcclResult_t that ended the daemon */
+  pthread_mutex_t wake_lock;
+  pthread_cond_t wake;
+  atomic_bool destroying;
+};
+
+/* Validates a handle passed to the API. */
+dfcclResult_t df_ctx_check(const df_ctx* ctx);
+
+#endif /* DFCCL_INTERNAL_H */

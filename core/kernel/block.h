@@ -1,0 +1,45 @@
+/*
+ * A daemon block's working memory (CUDA shared memory on a GPU, the thread's stack on the host
+ * target) and the state of the run being executed.
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef DFCCL_KERNEL_BLOCK_H
+#define DFCCL_KERNEL_BLOCK_H
+
+#include "daemon.h"
+
+/* An active context slot: a collective's static and dynamic context while it is scheduled. */
+typedef struct {
+  df_coll_static stat;
+  df_coll_dynamic dyn;
+  int32_t coll;   /* collective index held, -1 when empty                       */
+  uint32_t dirty; /* dyn differs from the copy in global memory (lazy saving)   */
+} df_context_slot;
+
+typedef struct {
+  df_context_slot slots[DF_CONTEXT_SLOTS];
+  uint16_t tasks[DF_MAX_COLLS]; /* the task queue: collective indices, in scheduling order */
+  uint32_t ntasks;
+  uint32_t current;             /* slot of the run being executed                          */
+  uint32_t sqe_fetched;         /* the last fetch took SQEs                                */
+  uint32_t quit;                /* 1: voluntary quit, 2: final exit                        */
+  /* Published by the leader for the other threads of the block. */
+  volatile uint32_t go;         /* the waits of the current primitive succeeded            */
+  char* in_slot;                /* FIFO slot to read                                       */
+  char* out_slot;               /* FIFO slot to write                                      */
+  uint64_t last_progress_ns;
+  uint64_t cq_hint_pad;
+} df_block_shared;
+
+/* The run being executed: a collective on one block, from load to completion or preemption. */
+typedef struct {
+  const df_daemon_args* args;
+  const df_block* blk;
+  df_block_shared* sh;
+  df_context_slot* ctx;
+  uint64_t threshold; /* polls a wait may take before the run is preempted (leader's) */
+  bool progressed;    /* a primitive completed during this run                       */
+} df_run;
+
+#endif /* DFCCL_KERNEL_BLOCK_H */

@@ -1,0 +1,89 @@
+/*
+ * Collective contexts: the active slots in the block's working memory are a direct-mapped cache
+ * of the contexts in global memory.  Loading brings in the static and the dynamic context; a
+ * dynamic context is written back only when it changed since it was loaded (lazy saving) -- when
+ * its slot is needed by another collective, and always before the block quits.
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef DFCCL_KERNEL_CONTEXT_H
+#define DFCCL_KERNEL_CONTEXT_H
+
+#include "block.h"
+
+DF_FN df_coll_dynamic* df_global_dynamic(const df_daemon_args* a, const df_block* blk, uint32_t coll) {
+  return &a->dynamic[(size_t)blk->bid * DF_MAX_COLLS + coll];
+}
+
+DF_FN void df_context_save(const df_daemon_args* a, const df_block* blk, df_context_slot* slot) {
+  if (slot->coll < 0 || !slot->dirty) return;
+  *df_global_dynamic(a, blk, (uint32_t)slot->coll) = slot->dyn;
+  slot->dirty = 0;
+  a->blocks[blk->bid].counters.context_saves++;
+  df_atomic_add_u32(&a->coll_counters[slot->coll].context_saves, 1);
+}
+
+/* Leader: makes `coll` resident and returns its slot. */
+DF_FN uint32_t df_context_acquire(const df_daemon_args* a, const df_block* blk, df_block_shared* sh,
+                                  uint32_t coll) {
+  uint32_t index = coll % DF_CONTEXT_SLOTS;
+  df_context_slot* slot = &sh->slots[index];
+  if (slot->coll == (int32_t)coll) return index;
+  df_context_save(a, blk, slot);
+  slot->stat = a->colls[coll];
+  slot->dyn = *df_global_dynamic(a, blk, coll);
+  slot->coll = (int32_t)coll;
+  slot->dirty = 0;
+  a->blocks[blk->bid].counters.context_loads++;
+  df_atomic_add_u32(&a->coll_counters[coll].context_loads, 1);
+  return index;
+}
+
+/* Leader: a new run taken from the SQ starts from the beginning. */
+DF_FN void df_context_start_run(const df_daemon_args* a, const df_block* blk, df_block_shared* sh,
+                                const df_sqe* e) {
+  df_coll_dynamic d;
+  d.sendbuff = e->sendbuff;
+  d.recvbuff = e->recvbuff;
+  d.epoch = e->epoch;
+  d.state = DF_RUN_QUEUED;
+  d.iteration = 0;
+  d.step = 0;
+  d.pad[0] = d.pad[1] = d.pad[2] = 0;
+  *df_global_dynamic(a, blk, e->coll) = d;
+  df_context_slot* slot = &sh->slots[e->coll % DF_CONTEXT_SLOTS];
+  if (slot->coll == (int32_t)e->coll) slot->coll = -1; /* a finished run's copy: stale now */
+}
+
+/* Leader: the block's part of the run is complete. */
+DF_FN void df_context_finish_run(const df_daemon_args* a, const df_block* blk, df_context_slot* slot) {
+  df_coll_dynamic* d = &slot->dyn;
+  d->state = DF_RUN_IDLE;
+  *df_global_dynamic(a, blk, (uint32_t)slot->coll) = *d;
+  slot->coll = -1;
+  slot->dirty = 0;
+}
+
+/* Leader: a (re)launched block picks up its task queue where it left it. */
+DF_FN void df_context_block_start(const df_daemon_args* a, const df_block* blk, df_block_shared* sh) {
+  const df_block_state* bs = &a->blocks[blk->bid];
+  for (uint32_t i = 0; i < DF_CONTEXT_SLOTS; i++) {
+    sh->slots[i].coll = -1;
+    sh->slots[i].dirty = 0;
+  }
+  sh->ntasks = bs->ntasks;
+  const uint16_t* saved = &a->saved_tasks[(size_t)blk->bid * DF_MAX_COLLS];
+  for (uint32_t i = 0; i < sh->ntasks; i++) sh->tasks[i] = saved[i];
+}
+
+/* Leader: the block quits; every context that changed, and the task queue, go to global memory. */
+DF_FN void df_context_block_stop(const df_daemon_args* a, const df_block* blk, df_block_shared* sh) {
+  for (uint32_t i = 0; i < DF_CONTEXT_SLOTS; i++) df_context_save(a, blk, &sh->slots[i]);
+  df_block_state* bs = &a->blocks[blk->bid];
+  uint16_t* saved = &a->saved_tasks[(size_t)blk->bid * DF_MAX_COLLS];
+  for (uint32_t i = 0; i < sh->ntasks; i++) saved[i] = sh->tasks[i];
+  bs->ntasks = sh->ntasks;
+  df_fence_system(); /* the host reads this state after the daemon exits */
+}
+
+#endif /* DFCCL_KERNEL_CONTEXT_H */

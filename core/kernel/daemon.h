@@ -1,0 +1,150 @@
+/*
+ * What the host and the daemon share: the layout of connectors, collective contexts, per-block
+ * state and the daemon's arguments.  Plain structs, no code.
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef DFCCL_KERNEL_DAEMON_H
+#define DFCCL_KERNEL_DAEMON_H
+
+#include "platform.h"
+#include "../queue/cq.h"
+#include "../queue/sq.h"
+
+#define DF_MAX_BLOCKS 64     /* daemon blocks (= channels) at most                        */
+#define DF_MAX_COLLS 2048    /* registered collectives per rank at most                   */
+#define DF_FIFO_STEPS 8      /* slots in a connector's FIFO                               */
+#define DF_CONTEXT_SLOTS 4   /* active context slots per block (direct-mapped cache)      */
+
+/* ---------------------------------------------------------------------------------------------
+ * Connectors.  A connector carries data from a sender to a receiver in one channel: a FIFO of
+ * DF_FIFO_STEPS slots and `tail` (slots posted) live in the receiver's memory and are written by
+ * the sender; `head` (slots consumed, i.e. credits) lives in the sender's memory and is written by
+ * the receiver.  Each side polls only its own memory.
+ *
+ * Every collective has connectors of its own, one pair per channel, sized to it: a preempted
+ * collective leaves data in its FIFOs that only it will consume, and no other collective ever
+ * waits for those slots -- which is what makes independent preemption deadlock-free.  Successive
+ * runs of one collective use its FIFOs one after the other, in order on both sides.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct {
+  volatile uint64_t tail; /* written by the sender: slots posted since the connector was made */
+  uint64_t pad[15];
+} df_recv_ctrl;           /* in the receiver's memory                                         */
+
+typedef struct {
+  volatile uint64_t head; /* written by the receiver: slots consumed                          */
+  uint64_t pad[15];
+} df_send_ctrl;           /* in the sender's memory                                           */
+
+/* One connector as one side sees it (pointers valid in that side's daemon). */
+typedef struct {
+  df_recv_ctrl* recv_ctrl; /* receiver's control block (local to a receiver, remote to a sender) */
+  df_send_ctrl* send_ctrl; /* sender's control block (local to a sender, remote to a receiver)   */
+  char* fifo;              /* DF_FIFO_STEPS slots, in the receiver's memory                       */
+  uint64_t pad;
+} df_connector;
+
+/* A collective's connectors, as this rank's daemon sees them. */
+typedef struct {
+  uint32_t nchannels;
+  uint32_t slot_bytes;     /* bytes per FIFO slot (a multiple of 16)                   */
+  df_connector* to_next;   /* [channel]: this rank sends to its ring successor         */
+  df_connector* from_prev; /* [channel]: this rank receives from its predecessor       */
+  uint64_t* sent;          /* [channel]: slots this rank has posted to its successor   */
+  uint64_t* consumed;      /* [channel]: slots this rank has taken from its predecessor */
+} df_links;
+
+/* ---------------------------------------------------------------------------------------------
+ * Collective contexts.  The static context is the collective's registration (one per collective,
+ * shared by all blocks).  The dynamic context is where one block stands in one run of it: saved
+ * when the run is preempted after progress, loaded when it is scheduled again.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef enum { DF_COLL_ALL_REDUCE = 0, DF_COLL_NUM_KINDS } df_coll_kind;
+
+typedef struct {
+  uint32_t kind;           /* df_coll_kind                                        */
+  uint32_t dtype;          /* dfcclDataType_t                                     */
+  uint32_t op;             /* dfcclRedOp_t                                        */
+  uint32_t nranks;         /* participants                                        */
+  uint32_t rank;           /* this rank's position in the ring of participants    */
+  uint32_t nchannels;      /* blocks that take part                               */
+  int32_t root;            /* for rooted collectives                              */
+  int32_t priority;
+  uint64_t count;          /* elements                                            */
+  const df_links* links;   /* NULL when the collective has one participant      */
+  uint64_t pad;
+} df_coll_static;          /* 64 bytes */
+
+typedef enum { DF_RUN_IDLE = 0, DF_RUN_QUEUED = 1 } df_run_state;
+
+typedef struct {
+  const void* sendbuff;    /* of the current run, from its SQE                    */
+  void* recvbuff;
+  uint32_t epoch;          /* which run                                           */
+  uint32_t state;          /* df_run_state                                        */
+  uint64_t iteration;      /* algorithm loop iteration                            */
+  uint32_t step;           /* primitive within the iteration                      */
+  uint32_t pad[3];
+} df_coll_dynamic;         /* 48 bytes */
+
+/* Counters per collective, summed over blocks with atomics. */
+typedef struct {
+  uint32_t preemptions;
+  uint32_t context_loads;
+  uint32_t context_saves;
+  uint32_t last_queue_length;
+  uint32_t max_queue_length;
+  uint32_t pad[3];
+} df_coll_counters;
+
+/* Counters per block (only its own block writes them). */
+typedef struct {
+  uint64_t sqes_read;
+  uint64_t preemptions;
+  uint64_t context_loads;
+  uint64_t context_saves;
+  uint64_t voluntary_quits;
+  uint64_t max_queue_length;
+} df_block_counters;
+
+/* What survives a block's exit: where it stands in the SQ and which runs it holds. */
+typedef struct {
+  uint64_t sq_frontier;
+  uint32_t ntasks;         /* entries of the block's row of saved_tasks          */
+  uint32_t exited;         /* saw the final-exit SQE                             */
+  uint32_t cq_hint;
+  uint32_t pad;
+  df_block_counters counters;
+} df_block_state;
+
+/* Spin thresholds (paper §4.3): the run at the front of a task queue waits longest, later ones
+ * progressively less, and a run that just made progress waits `growth` times longer. */
+typedef struct {
+  uint64_t front;          /* polls for the first run of the task queue           */
+  uint64_t floor;          /* the least any run gets                              */
+  uint32_t decay_shift;    /* each later position gets threshold >> decay_shift   */
+  uint32_t growth;         /* multiplier after a primitive succeeds               */
+  uint64_t ceiling;        /* no threshold grows beyond this                      */
+  uint64_t quit_period_ns; /* quit after this long without progress or new SQEs   */
+  uint32_t preemption;     /* 0: never preempt (test twin: shows the deadlock)    */
+  uint32_t pad;
+} df_spin_policy;
+
+typedef struct {
+  df_sq sq;
+  df_cq cq;
+  const df_coll_static* colls;   /* [DF_MAX_COLLS]                                */
+  df_coll_dynamic* dynamic;      /* [block * DF_MAX_COLLS + coll]                 */
+  uint32_t* done_blocks;         /* [coll]: blocks that finished the current run  */
+  df_coll_counters* coll_counters; /* [coll]                                      */
+  df_block_state* blocks;        /* [block]                                       */
+  uint16_t* saved_tasks;         /* [block * DF_MAX_COLLS + i]                    */
+  const volatile uint32_t* quit_request; /* host asks the blocks to quit soon     */
+  uint64_t* quit_votes;          /* bit b: block b offers to quit (zeroed per launch) */
+  df_spin_policy spin;
+} df_daemon_args;
+
+#endif /* DFCCL_KERNEL_DAEMON_H */

@@ -1,0 +1,26 @@
+/*
+ * The daemon kernel: one persistent kernel per GPU, one block per channel, 512 threads a block.
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "daemon_launch.h"
+#include "scheduler.h"
+
+static __global__ void __launch_bounds__(DF_CUDA_THREADS, 1) df_daemon_kernel(const df_daemon_args* args) {
+  __shared__ df_block_shared shared;
+  df_block blk;
+  blk.tid = (int)threadIdx.x;
+  blk.nthreads = (int)blockDim.x;
+  blk.bid = (int)blockIdx.x;
+  blk.nblocks = (int)gridDim.x;
+  df_daemon_block_main(args, &blk, &shared);
+}
+
+extern "C" cudaError_t df_cuda_launch_daemon(const df_daemon_args* device_args, int grid,
+                                             cudaStream_t stream) {
+  void* params[] = {(void*)&device_args};
+  return cudaLaunchKernel((const void*)df_daemon_kernel, dim3((unsigned)grid), dim3(DF_CUDA_THREADS),
+                          params, 0, stream);
+}
+
+extern "C" size_t df_cuda_daemon_shared_bytes(void) { return sizeof(df_block_shared); }

@@ -1,0 +1,57 @@
+/*
+ * How a collective's elements are split: over channels (blocks), then per channel into loop
+ * iterations of nranks chunks of one FIFO slot each.  Every rank computes the same split, so a
+ * sender and its receiver agree on every chunk's size without talking.
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef DFCCL_KERNEL_PARTITION_H
+#define DFCCL_KERNEL_PARTITION_H
+
+#include "daemon.h"
+#include "dtypes.h"
+
+DF_FN uint64_t df_div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+DF_FN uint64_t df_round_up(uint64_t a, uint64_t b) { return df_div_up(a, b) * b; }
+
+typedef struct {
+  uint64_t begin;      /* first element of this channel's range                     */
+  uint64_t count;      /* elements in it                                             */
+  uint64_t chunk;      /* elements per chunk in full iterations (one FIFO slot)      */
+  uint64_t last_chunk; /* elements per chunk in the last, partial iteration          */
+  uint64_t iterations;
+  uint32_t nranks;
+} df_chunking;
+
+/* Channel ranges and chunks start at multiples of 16 bytes of the buffer, so that 16-byte
+ * vector accesses stay possible inside every chunk of an aligned buffer. */
+DF_FN void df_chunking_init(df_chunking* ch, const df_coll_static* st, uint32_t channel,
+                            uint32_t slot_bytes) {
+  uint64_t esize = df_dtype_bytes((dfcclDataType_t)st->dtype);
+  uint64_t align = 16 / esize;
+  uint64_t per_channel = df_round_up(df_div_up(st->count, st->nchannels), align);
+  uint64_t begin = (uint64_t)channel * per_channel;
+  if (begin > st->count) begin = st->count;
+  uint64_t end = begin + per_channel < st->count ? begin + per_channel : st->count;
+  ch->begin = begin;
+  ch->count = end - begin;
+  ch->nranks = st->nranks;
+  ch->chunk = slot_bytes / esize;
+  if (ch->chunk == 0) ch->chunk = align;
+  uint64_t per_iteration = ch->chunk * st->nranks;
+  uint64_t rest = ch->count % per_iteration;
+  ch->iterations = ch->count / per_iteration + (rest ? 1 : 0);
+  ch->last_chunk = rest ? df_round_up(df_div_up(rest, st->nranks), align) : ch->chunk;
+}
+
+/* Chunk `chunk` of loop iteration `iteration`: its first element and its length (may be 0). */
+DF_FN void df_chunk_range(const df_chunking* ch, uint64_t iteration, uint32_t chunk,
+                          uint64_t* offset, uint64_t* nelem) {
+  bool last = iteration + 1 == ch->iterations;
+  uint64_t size = last ? ch->last_chunk : ch->chunk;
+  uint64_t start = iteration * ch->chunk * ch->nranks + (uint64_t)chunk * size;
+  *offset = ch->begin + start;
+  *nelem = start >= ch->count ? 0 : (ch->count - start < size ? ch->count - start : size);
+}
+
+#endif /* DFCCL_KERNEL_PARTITION_H */

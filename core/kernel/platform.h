@@ -1,0 +1,147 @@
+/*
+ * The daemon's code is written once and compiled twice: by nvcc for the GPU (one daemon block = one
+ * CUDA thread block) and by the C compiler for the host execution target (one daemon block = one
+ * CPU thread).  This header is the whole difference between the two.
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef DFCCL_KERNEL_PLATFORM_H
+#define DFCCL_KERNEL_PLATFORM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__CUDACC__)
+#define DF_CUDA 1
+#define DF_FN static __device__ __forceinline__
+#define DF_NOINLINE static __device__ __noinline__
+#define DF_RESTRICT __restrict__
+#else
+#define DF_CUDA 0
+#define DF_FN static inline
+#define DF_NOINLINE static
+#define DF_RESTRICT restrict
+#include <sched.h>
+#include <time.h>
+#endif
+
+/* Where a thread is inside its daemon block.  On the host target a block has one thread. */
+typedef struct {
+  int tid;      /* thread index inside the block */
+  int nthreads; /* threads in the block          */
+  int bid;      /* block index = channel index   */
+  int nblocks;  /* blocks in this launch         */
+} df_block;
+
+DF_FN bool df_is_leader(const df_block* b) { return b->tid == 0; }
+
+/* Barrier among the threads of one daemon block. */
+DF_FN void df_block_sync(void) {
+#if DF_CUDA
+  __syncthreads();
+#endif
+}
+
+/* ---- memory ordering between agents (host threads, GPUs, other processes) ----
+ * Data are written with plain stores; a counter that publishes them is written with a release store
+ * and read with an acquire load, at system scope.  Those are the only two orderings DFCCL needs. */
+
+DF_FN uint64_t df_load_acquire_u64(const volatile uint64_t* p) {
+#if DF_CUDA
+  uint64_t v;
+  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+#else
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#endif
+}
+
+DF_FN void df_store_release_u64(volatile uint64_t* p, uint64_t v) {
+#if DF_CUDA
+  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#else
+  __atomic_store_n(p, v, __ATOMIC_RELEASE);
+#endif
+}
+
+DF_FN uint64_t df_load_relaxed_u64(const volatile uint64_t* p) {
+#if DF_CUDA
+  uint64_t v;
+  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+#else
+  return __atomic_load_n(p, __ATOMIC_RELAXED);
+#endif
+}
+
+/* Makes this thread's earlier writes (and, after a block barrier, the block's) visible system-wide
+ * before its later writes. */
+DF_FN void df_fence_system(void) {
+#if DF_CUDA
+  __threadfence_system();
+#else
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+/* Atomics among the blocks of one daemon.  They may touch pinned host memory (SQ, CQ), where a GPU
+ * may only perform device-scope atomics: atomic among that GPU's blocks -- all DFCCL asks of them,
+ * since the host never updates those words atomically. */
+DF_FN uint32_t df_atomic_add_u32(uint32_t* p, uint32_t v) {
+#if DF_CUDA
+  return atomicAdd((unsigned int*)p, v);
+#else
+  return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL);
+#endif
+}
+
+DF_FN uint64_t df_atomic_cas_u64(uint64_t* p, uint64_t expected, uint64_t desired) {
+#if DF_CUDA
+  return atomicCAS((unsigned long long*)p, (unsigned long long)expected, (unsigned long long)desired);
+#else
+  __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  return expected;
+#endif
+}
+
+DF_FN uint64_t df_atomic_or_u64(uint64_t* p, uint64_t v) {
+#if DF_CUDA
+  return atomicOr((unsigned long long*)p, (unsigned long long)v);
+#else
+  return __atomic_fetch_or(p, v, __ATOMIC_ACQ_REL);
+#endif
+}
+
+/* Nanoseconds from an arbitrary origin, for periods (quit period), not for precise timing. */
+DF_FN uint64_t df_time_ns(void) {
+#if DF_CUDA
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+#else
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+#endif
+}
+
+/* Called in every spin loop.  The host target shares few cores among many ranks and threads: a
+ * waiting thread first yields, then sleeps briefly, so that the thread it waits for can run.  A
+ * GPU block just spins. */
+DF_FN void df_spin_pause(uint64_t iteration) {
+#if DF_CUDA
+  (void)iteration;
+#else
+  if ((iteration & 7) != 7) return;
+  if (iteration < 64) {
+    sched_yield();
+  } else {
+    struct timespec pause = {0, 20000};
+    nanosleep(&pause, NULL);
+  }
+#endif
+}
+
+#endif /* DFCCL_KERNEL_PLATFORM_H */

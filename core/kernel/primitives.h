@@ -1,0 +1,133 @@
+/*
+ * Primitives (Simple protocol): one step of an algorithm moves one FIFO slot's worth of data.
+ *
+ *   wait  -- the leader polls until the receive connector holds the next slot and/or the send
+ *            connector has a free slot, at most `threshold` polls; if not, the step is abandoned
+ *            before anything moved (so re-running it after preemption is idempotent);
+ *   move  -- all threads copy/reduce between user buffers and FIFO slots;
+ *   post  -- the leader publishes: tail for the data sent, head for the slot consumed.
+ *
+ * Step counters live in the connectors' state, advance only in `post`, and so survive preemption
+ * exactly.
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef DFCCL_KERNEL_PRIMITIVES_H
+#define DFCCL_KERNEL_PRIMITIVES_H
+
+#include "block.h"
+#include "reduce.h"
+
+enum {
+  DF_RECV = 1u << 0,     /* read a slot from the predecessor                      */
+  DF_SEND = 1u << 1,     /* write a slot to the successor                         */
+  DF_REDUCE = 1u << 2,   /* combine the received slot with the user source        */
+  DF_COPY_OUT = 1u << 3  /* also store the result in the user destination         */
+};
+
+typedef enum { DF_PRIM_DONE = 0, DF_PRIM_BLOCKED = 1 } df_prim_result;
+
+/* Receiver side: has the predecessor posted the next slot? */
+DF_FN bool df_recv_ready(const df_run* run) {
+  const df_links* l = run->ctx->stat.links;
+  int c = run->blk->bid;
+  return df_load_acquire_u64(&l->from_prev[c].recv_ctrl->tail) > l->consumed[c];
+}
+
+/* Sender side: has the successor freed a slot? */
+DF_FN bool df_send_ready(const df_run* run) {
+  const df_links* l = run->ctx->stat.links;
+  int c = run->blk->bid;
+  return df_load_acquire_u64(&l->to_next[c].send_ctrl->head) + DF_FIFO_STEPS > l->sent[c];
+}
+
+/* Leader: spin until every wait of the step is satisfied, or give up after the threshold. */
+DF_FN bool df_wait_ready(const df_run* run, unsigned flags) {
+  bool unlimited = !run->args->spin.preemption;
+  for (uint64_t polls = 0;; polls++) {
+    bool ready = true;
+    if (flags & DF_RECV) ready = df_recv_ready(run);
+    if (ready && (flags & DF_SEND)) ready = df_send_ready(run);
+    if (ready) return true;
+    if (!unlimited && polls >= run->threshold) return false;
+    df_spin_pause(polls);
+  }
+}
+
+DF_FN char* df_slot_address(const df_connector* c, uint64_t step, uint32_t slot_bytes) {
+  return c->fifo + (size_t)(step % DF_FIFO_STEPS) * slot_bytes;
+}
+
+/* Leader, after the data moved: advance the step counters and tell the peers. */
+DF_FN void df_post(const df_run* run, unsigned flags) {
+  const df_links* l = run->ctx->stat.links;
+  int c = run->blk->bid;
+  if (flags & DF_SEND) {
+    l->sent[c]++;
+    df_fence_system(); /* the whole block's data stores before the tail that publishes them */
+    df_store_release_u64(&l->to_next[c].recv_ctrl->tail, l->sent[c]);
+  }
+  if (flags & DF_RECV) {
+    l->consumed[c]++;
+    df_store_release_u64(&l->from_prev[c].send_ctrl->head, l->consumed[c]);
+  }
+}
+
+/* One step on `nelem` elements.  user_src is read (sent, or reduced with what was received),
+ * user_dst is written (with DF_COPY_OUT or when nothing is sent).  Called by all threads. */
+DF_FN df_prim_result df_prim(df_run* run, unsigned flags, const void* user_src, void* user_dst,
+                             size_t nelem) {
+  df_block_shared* sh = run->sh;
+  const df_coll_static* st = &run->ctx->stat;
+  if (df_is_leader(run->blk)) {
+    bool ready = df_wait_ready(run, flags);
+    if (ready) {
+      const df_links* l = st->links;
+      int c = run->blk->bid;
+      if (flags & DF_RECV) sh->in_slot = df_slot_address(&l->from_prev[c], l->consumed[c], l->slot_bytes);
+      if (flags & DF_SEND) sh->out_slot = df_slot_address(&l->to_next[c], l->sent[c], l->slot_bytes);
+    }
+    sh->go = ready;
+  }
+  df_block_sync();
+  if (!sh->go) return DF_PRIM_BLOCKED;
+
+  const void* src0 = (flags & DF_RECV) ? (const void*)sh->in_slot : user_src;
+  const void* src1 = (flags & DF_REDUCE) ? user_src : NULL;
+  void* dst0 = (flags & DF_SEND) ? (void*)sh->out_slot : user_dst;
+  void* dst1 = ((flags & DF_SEND) && (flags & DF_COPY_OUT)) ? user_dst : NULL;
+  df_reduce_copy(run->blk, (dfcclDataType_t)st->dtype, (dfcclRedOp_t)st->op, src0, src1, dst0, dst1,
+                 nelem);
+  df_block_sync();
+
+  if (df_is_leader(run->blk)) {
+    df_post(run, flags);
+    /* A received slot shows that the predecessor is running this collective now: stay with it
+     * longer (paper §4.3).  A send proves nothing -- it only needed a free slot. */
+    if (flags & DF_RECV) {
+      uint64_t grown = run->threshold * run->args->spin.growth;
+      run->threshold = grown > run->args->spin.ceiling ? run->args->spin.ceiling : grown;
+    }
+  }
+  run->progressed = true;
+  return DF_PRIM_DONE;
+}
+
+/* Convenience names, as the algorithms speak of them. */
+DF_FN df_prim_result df_send(df_run* r, const void* src, size_t n) {
+  return df_prim(r, DF_SEND, src, NULL, n);
+}
+DF_FN df_prim_result df_recv_reduce_send(df_run* r, const void* src, size_t n) {
+  return df_prim(r, DF_RECV | DF_REDUCE | DF_SEND, src, NULL, n);
+}
+DF_FN df_prim_result df_recv_reduce_copy_send(df_run* r, const void* src, void* dst, size_t n) {
+  return df_prim(r, DF_RECV | DF_REDUCE | DF_SEND | DF_COPY_OUT, src, dst, n);
+}
+DF_FN df_prim_result df_recv_copy_send(df_run* r, void* dst, size_t n) {
+  return df_prim(r, DF_RECV | DF_SEND | DF_COPY_OUT, NULL, dst, n);
+}
+DF_FN df_prim_result df_recv(df_run* r, void* dst, size_t n) {
+  return df_prim(r, DF_RECV, NULL, dst, n);
+}
+
+#endif /* DFCCL_KERNEL_PRIMITIVES_H */

@@ -1,0 +1,184 @@
+/*
+ * The daemon block's main loop: the paper's Algorithm 1.
+ *
+ *   while not finally exiting:
+ *     fetch SQEs into the task queue (kept in priority order, FIFO among equals)
+ *     for each collective in the task queue:
+ *       load its context (set its initial spin threshold by its queue position)
+ *       execute its primitives; each success raises the threshold, a timed-out wait preempts it
+ *       completed: write the CQE (the block finishing last does)
+ *     nothing progressed for the quit period: save every context and quit voluntarily
+ *
+ * The leader thread (the only thread on the host target) keeps the queue and the contexts; all
+ * threads of the block execute the primitives.
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef DFCCL_KERNEL_SCHEDULER_H
+#define DFCCL_KERNEL_SCHEDULER_H
+
+#include "all_reduce.h"
+#include "context.h"
+
+enum { DF_CONTINUE = 0, DF_VOLUNTARY_QUIT = 1, DF_FINAL_EXIT = 2 };
+
+/* Inserts a collective behind every queued one of equal or higher priority. */
+DF_FN void df_task_queue_insert(const df_daemon_args* a, df_block_shared* sh, uint16_t coll) {
+  int32_t prio = a->colls[coll].priority;
+  uint32_t i = sh->ntasks;
+  while (i > 0 && a->colls[sh->tasks[i - 1]].priority < prio) {
+    sh->tasks[i] = sh->tasks[i - 1];
+    i--;
+  }
+  sh->tasks[i] = coll;
+  sh->ntasks++;
+}
+
+/* Leader: takes every SQE addressed to this block.  Returns how many it took. */
+DF_FN uint32_t df_fetch_sqes(const df_daemon_args* a, const df_block* blk, df_block_shared* sh) {
+  df_block_state* bs = &a->blocks[blk->bid];
+  uint32_t taken = 0;
+  df_sqe e;
+  while (df_sq_read(a->sq, &bs->sq_frontier, &e)) {
+    if (e.coll == DF_SQE_EXIT) {
+      bs->exited = 1;
+      continue;
+    }
+    if ((uint32_t)blk->bid >= a->colls[e.coll].nchannels) continue; /* no channel here */
+    df_context_start_run(a, blk, sh, &e);
+    df_task_queue_insert(a, sh, (uint16_t)e.coll);
+    bs->counters.sqes_read++;
+    if (sh->ntasks > bs->counters.max_queue_length) bs->counters.max_queue_length = sh->ntasks;
+    if (blk->bid == 0) a->coll_counters[e.coll].last_queue_length = sh->ntasks;
+    if (sh->ntasks > a->coll_counters[e.coll].max_queue_length)
+      a->coll_counters[e.coll].max_queue_length = sh->ntasks;
+    taken++;
+  }
+  return taken;
+}
+
+/* The initial spin threshold of the collective at queue position `position`. */
+DF_FN uint64_t df_initial_threshold(const df_spin_policy* p, uint32_t position) {
+  uint32_t shift = position * p->decay_shift;
+  uint64_t t = shift >= 64 ? 0 : p->front >> shift;
+  return t < p->floor ? p->floor : t;
+}
+
+/* Leader: the block's part of a run is complete.  The last block to finish writes the CQE. */
+DF_FN void df_complete_run(const df_daemon_args* a, const df_block* blk, df_context_slot* slot) {
+  uint32_t coll = (uint32_t)slot->coll;
+  uint32_t epoch = slot->dyn.epoch;
+  df_context_finish_run(a, blk, slot);
+  /* This block's results (written by all its threads, ordered by the barrier before us) are
+   * visible before it counts itself done, so that the CQE covers every block's part. */
+  df_fence_system();
+  if (df_atomic_add_u32(&a->done_blocks[coll], 1) + 1 < a->colls[coll].nchannels) return;
+  a->done_blocks[coll] = 0; /* ready for the next run, which the CQE allows the host to submit */
+  df_fence_system();
+  df_block_state* bs = &a->blocks[blk->bid];
+  uint64_t cqe = df_cqe_pack(coll, epoch);
+  for (uint64_t i = 0; !df_cq_try_write(a->cq, &bs->cq_hint, cqe); i++) df_spin_pause(i);
+}
+
+/* Runs the task at queue position i.  Returns true when it progressed.  All threads. */
+DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_shared* sh,
+                       uint32_t position, bool* completed) {
+  if (df_is_leader(blk)) sh->current = df_context_acquire(a, blk, sh, sh->tasks[position]);
+  df_block_sync();
+  df_run run;
+  run.args = a;
+  run.blk = blk;
+  run.sh = sh;
+  run.ctx = &sh->slots[sh->current];
+  run.threshold = df_initial_threshold(&a->spin, position);
+  run.progressed = false;
+
+  df_prim_result r;
+  switch (run.ctx->stat.kind) {
+    case DF_COLL_ALL_REDUCE: r = df_all_reduce(&run); break;
+    default: r = DF_PRIM_DONE; break;
+  }
+  df_block_sync(); /* every thread is done with the slot before the leader changes it */
+  *completed = (r == DF_PRIM_DONE);
+  if (df_is_leader(blk)) {
+    if (*completed) {
+      df_complete_run(a, blk, run.ctx);
+    } else {
+      df_block_state* bs = &a->blocks[blk->bid];
+      bs->counters.preemptions++;
+      df_atomic_add_u32(&a->coll_counters[run.ctx->coll].preemptions, 1);
+      if (run.progressed) run.ctx->dirty = 1; /* saved lazily, on eviction */
+    }
+  }
+  return r == DF_PRIM_DONE || run.progressed;
+}
+
+/* Leader: drops completed tasks (marked 0xFFFF) keeping the order. */
+DF_FN void df_task_queue_compact(df_block_shared* sh) {
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < sh->ntasks; i++)
+    if (sh->tasks[i] != 0xFFFFu) sh->tasks[kept++] = sh->tasks[i];
+  sh->ntasks = kept;
+}
+
+/* Leader.  A block that made no progress for the quit period offers to quit, and keeps working
+ * while it waits: the daemon quits only when all its blocks offer at once, because a collective
+ * spans blocks and a block that left early could not take its part of the next one.  A block that
+ * finds work again withdraws its offer, unless the vote has already been decided. */
+DF_FN bool df_quit_vote(const df_daemon_args* a, const df_block* blk, bool offer) {
+  uint64_t bit = 1ull << blk->bid;
+  uint64_t all = blk->nblocks >= 64 ? ~0ull : (1ull << blk->nblocks) - 1;
+  if (offer) return (df_atomic_or_u64(a->quit_votes, bit) | bit) == all;
+  for (;;) {
+    uint64_t votes = df_load_acquire_u64(a->quit_votes);
+    if (votes == all) return true;
+    if (!(votes & bit)) return false;
+    if (df_atomic_cas_u64(a->quit_votes, votes, votes & ~bit) == votes) return false;
+  }
+}
+
+/* Leader: quit or go on after a traversal of the task queue. */
+DF_FN uint32_t df_decide(const df_daemon_args* a, const df_block* blk, df_block_shared* sh,
+                         bool active) {
+  df_block_state* bs = &a->blocks[blk->bid];
+  if (bs->exited && sh->ntasks == 0) return DF_FINAL_EXIT;
+  if (*a->quit_request) return DF_VOLUNTARY_QUIT; /* the host wants a relaunch (e.g. a larger grid) */
+  uint64_t now = df_time_ns();
+  if (active) {
+    sh->last_progress_ns = now;
+    return df_quit_vote(a, blk, false) ? DF_VOLUNTARY_QUIT : DF_CONTINUE;
+  }
+  if (now - sh->last_progress_ns < a->spin.quit_period_ns) return DF_CONTINUE;
+  return df_quit_vote(a, blk, true) ? DF_VOLUNTARY_QUIT : DF_CONTINUE;
+}
+
+DF_FN void df_daemon_block_main(const df_daemon_args* a, const df_block* blk, df_block_shared* sh) {
+  if (df_is_leader(blk)) {
+    df_context_block_start(a, blk, sh);
+    sh->last_progress_ns = df_time_ns();
+    sh->quit = DF_CONTINUE;
+  }
+  df_block_sync();
+  while (sh->quit == DF_CONTINUE) {
+    if (df_is_leader(blk)) sh->sqe_fetched = df_fetch_sqes(a, blk, sh);
+    df_block_sync();
+    bool active = sh->sqe_fetched > 0;
+    uint32_t ntasks = sh->ntasks;
+    for (uint32_t i = 0; i < ntasks; i++) {
+      bool completed = false;
+      if (df_run_task(a, blk, sh, i, &completed)) active = true;
+      if (completed && df_is_leader(blk)) sh->tasks[i] = 0xFFFFu;
+    }
+    if (df_is_leader(blk)) {
+      df_task_queue_compact(sh);
+      sh->quit = df_decide(a, blk, sh, active);
+    }
+    df_block_sync();
+  }
+  if (df_is_leader(blk)) {
+    if (sh->quit == DF_VOLUNTARY_QUIT) a->blocks[blk->bid].counters.voluntary_quits++;
+    df_context_block_stop(a, blk, sh);
+  }
+}
+
+#endif /* DFCCL_KERNEL_SCHEDULER_H */

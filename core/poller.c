@@ -1,0 +1,185 @@
+/*
+ * The poller thread: takes completions from the CQ and runs their callbacks, and keeps the daemon
+ * alive -- it (re)launches the daemon when new SQEs wait for it, and, with a growing delay, when
+ * runs are outstanding after a voluntary quit (so that a device synchronization that the quit
+ * released gets its chance to return first).
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#include <stdio.h>
+#include <time.h>
+
+#include "internal.h"
+
+#define MAX_RELAUNCH_DELAY_US 20000
+
+static uint64_t now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static void on_completion(void* arg, uint64_t cqe) {
+  df_ctx* ctx = arg;
+  uint32_t index = df_cqe_coll(cqe), epoch = df_cqe_epoch(cqe);
+  pthread_mutex_lock(&ctx->lock);
+  df_coll* c = index < (uint32_t)ctx->ncolls ? &ctx->colls[index] : NULL;
+  if (!c || !c->in_flight || c->epoch != epoch) {
+    pthread_mutex_unlock(&ctx->lock);
+    /* Never silently dropped: this would be a bug in DFCCL, and the user must hear of it. */
+    fprintf(stderr, "dfccl: rank %d: unexpected completion (collective index %u, run %u)\n", ctx->rank,
+            index, epoch);
+    atomic_store(&ctx->fatal, dfcclInternalError);
+    return;
+  }
+  c->in_flight = false; /* before the callback, which may well submit the next run */
+  c->runs++;
+  dfcclCallback_t callback = c->callback;
+  void* callback_arg = c->callback_arg;
+  int id = c->id;
+  pthread_mutex_unlock(&ctx->lock);
+  atomic_fetch_add(&ctx->completions, 1);
+  atomic_fetch_sub(&ctx->outstanding, 1);
+  if (callback) callback(id, dfcclSuccess, callback_arg);
+}
+
+/* The daemon failed (e.g. a CUDA error): every outstanding run ends with that error. */
+void df_poller_fail_outstanding(df_ctx* ctx, dfcclResult_t error) {
+  atomic_store(&ctx->fatal, error);
+  fprintf(stderr, "dfccl: rank %d: daemon failed: %s (%s)\n", ctx->rank, dfcclGetErrorString(error),
+          dfcclGetLastErrorMessage());
+  for (int i = 0;; i++) {
+    pthread_mutex_lock(&ctx->lock);
+    if (i >= ctx->ncolls) {
+      pthread_mutex_unlock(&ctx->lock);
+      break;
+    }
+    df_coll* c = &ctx->colls[i];
+    bool was = c->in_flight;
+    c->in_flight = false;
+    dfcclCallback_t callback = c->callback;
+    void* callback_arg = c->callback_arg;
+    int id = c->id;
+    pthread_mutex_unlock(&ctx->lock);
+    if (was) {
+      atomic_fetch_sub(&ctx->outstanding, 1);
+      if (callback) callback(id, error, callback_arg);
+    }
+  }
+}
+
+dfcclResult_t df_daemon_launch(df_ctx* ctx) {
+  *ctx->quit_request_host = 0;
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  uint64_t no_votes = 0;
+  DF_CHECK(ctx->target->copy_in(ctx, ctx->args.quit_votes, &no_votes, sizeof no_votes));
+  ctx->submitted_at_launch = atomic_load(&ctx->submitted);
+  ctx->grid_launched = atomic_load(&ctx->grid);
+  DF_CHECK(ctx->target->launch(ctx, ctx->dev_args, (int)ctx->grid_launched));
+  atomic_fetch_add(&ctx->launches, 1);
+  df_debug(ctx, "daemon launched with %u blocks", ctx->grid_launched);
+  return dfcclSuccess;
+}
+
+typedef struct {
+  bool was_running;
+  uint64_t ended_us;
+  uint64_t delay_us;
+} daemon_watch;
+
+/* Returns false when the daemon is not running and nothing asks for it. */
+static bool manage_daemon(df_ctx* ctx, daemon_watch* w) {
+  bool running = false;
+  dfcclResult_t r = ctx->target->daemon_running(ctx, &running);
+  if (r != dfcclSuccess) {
+    df_poller_fail_outstanding(ctx, r);
+    return false;
+  }
+  if (running) {
+    w->was_running = true;
+    return true;
+  }
+  uint64_t now = now_us();
+  if (w->was_running) { /* it just ended (a voluntary quit) */
+    w->was_running = false;
+    w->ended_us = now;
+  }
+  bool new_sqes = atomic_load(&ctx->submitted) > ctx->submitted_at_launch;
+  bool outstanding = atomic_load(&ctx->outstanding) > 0;
+  if (!new_sqes && !(outstanding && now - w->ended_us >= w->delay_us)) return outstanding;
+  if (!new_sqes) { /* relaunching for stalled runs only: back off, a synchronization may wait */
+    w->delay_us = w->delay_us * 2 > MAX_RELAUNCH_DELAY_US ? MAX_RELAUNCH_DELAY_US : w->delay_us * 2;
+  }
+  r = df_daemon_launch(ctx);
+  if (r != dfcclSuccess) {
+    df_poller_fail_outstanding(ctx, r);
+    return false;
+  }
+  w->was_running = true;
+  return true;
+}
+
+static void idle_wait(df_ctx* ctx, uint64_t idle_rounds, bool daemon_needed) {
+  if (!daemon_needed && atomic_load(&ctx->outstanding) == 0) {
+    /* Nothing to do until someone submits. */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 10 * 1000000;
+    if (until.tv_nsec >= 1000000000) {
+      until.tv_sec++;
+      until.tv_nsec -= 1000000000;
+    }
+    pthread_mutex_lock(&ctx->wake_lock);
+    if (atomic_load(&ctx->submitted) == ctx->submitted_at_launch && !atomic_load(&ctx->poller_stop))
+      pthread_cond_timedwait(&ctx->wake, &ctx->wake_lock, &until);
+    pthread_mutex_unlock(&ctx->wake_lock);
+    return;
+  }
+  uint64_t spin = ctx->cfg.poller_spin_rounds;
+  if (idle_rounds < spin) { /* completions tend to come soon: stay responsive */
+    sched_yield();
+    return;
+  }
+  uint64_t shift = (idle_rounds - spin) / 500;
+  long ns = 10000L << (shift > 6 ? 6 : shift); /* 10 us .. 640 us */
+  nanosleep(&(struct timespec){.tv_nsec = ns}, NULL);
+}
+
+static void* poller_main(void* arg) {
+  df_ctx* ctx = arg;
+  daemon_watch watch = {.delay_us = ctx->cfg.relaunch_delay_us};
+  uint64_t idle = 0;
+  while (!atomic_load(&ctx->poller_stop)) {
+    uint32_t n = df_cq_host_reap(&ctx->cq, on_completion, ctx);
+    if (n) {
+      idle = 0;
+      watch.delay_us = ctx->cfg.relaunch_delay_us;
+    }
+    bool needed = atomic_load(&ctx->fatal) == dfcclSuccess && manage_daemon(ctx, &watch);
+    if (n == 0) idle_wait(ctx, idle++, needed);
+  }
+  df_cq_host_reap(&ctx->cq, on_completion, ctx);
+  return NULL;
+}
+
+dfcclResult_t df_poller_start(df_ctx* ctx) {
+  atomic_store(&ctx->poller_stop, false);
+  int err = pthread_create(&ctx->poller, NULL, poller_main, ctx);
+  if (err) return df_error(dfcclSystemError, "starting the poller thread failed (error %d)", err);
+  ctx->poller_started = true;
+  return dfcclSuccess;
+}
+
+void df_poller_stop(df_ctx* ctx) {
+  if (!ctx->poller_started) return;
+  atomic_store(&ctx->poller_stop, true);
+  df_poller_notify(ctx);
+  pthread_join(ctx->poller, NULL);
+  ctx->poller_started = false;
+}
+
+void df_poller_notify(df_ctx* ctx) {
+  pthread_mutex_lock(&ctx->wake_lock);
+  pthread_cond_signal(&ctx->wake);
+  pthread_mutex_unlock(&ctx->wake_lock);
+}

@@ -1,0 +1,82 @@
+/*
+ * Submission queue, host side: one writer at a time (a lock for multi-threaded callers),
+ * back-pressure with a timeout when every slot still has readers to come.
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#include <errno.h>
+#include <time.h>
+
+#include "../internal.h"
+
+dfcclResult_t df_sq_host_init(df_ctx* ctx, df_sq_host* sq, uint32_t entries) {
+  void *host, *daemon;
+  DF_CHECK(ctx->target->alloc_mapped(ctx, (size_t)entries * sizeof(df_sqe), &host, &daemon));
+  sq->host = host;
+  sq->daemon = daemon;
+  sq->entries = entries;
+  sq->readers = 1;
+  sq->tail = 0;
+  for (uint32_t i = 0; i < entries; i++) {
+    sq->host[i].seq = DF_SEQ_NONE;
+    sq->host[i].nreaders = 0;
+    sq->host[i].readers_done = 0;
+  }
+  if (pthread_mutex_init(&sq->lock, NULL))
+    return df_error(dfcclSystemError, "pthread_mutex_init failed for the submission queue");
+  return dfcclSuccess;
+}
+
+void df_sq_host_fini(df_ctx* ctx, df_sq_host* sq) {
+  if (!sq->host) return;
+  ctx->target->free_mapped(ctx, sq->host);
+  pthread_mutex_destroy(&sq->lock);
+  sq->host = NULL;
+}
+
+static bool slot_free(const df_sqe* e) {
+  return __atomic_load_n(&e->readers_done, __ATOMIC_ACQUIRE) == e->nreaders;
+}
+
+static uint64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+uint64_t df_sq_host_set_readers(df_sq_host* sq, uint32_t readers) {
+  pthread_mutex_lock(&sq->lock);
+  sq->readers = readers;
+  uint64_t tail = sq->tail;
+  pthread_mutex_unlock(&sq->lock);
+  return tail;
+}
+
+dfcclResult_t df_sq_host_submit(df_sq_host* sq, uint32_t coll, uint32_t epoch, const void* sendbuff,
+                                void* recvbuff, uint64_t timeout_ms) {
+  pthread_mutex_lock(&sq->lock);
+  df_sqe* e = &sq->host[sq->tail & (sq->entries - 1)];
+  uint64_t start = 0;
+  for (unsigned spins = 0; !slot_free(e); spins++) {
+    /* Full: the daemon frees slots as its blocks read them; wait, politely, but not forever. */
+    if (start == 0) start = now_ms();
+    if (now_ms() - start > timeout_ms) {
+      pthread_mutex_unlock(&sq->lock);
+      return df_error(dfcclTimeout,
+                      "submission queue full for %llu ms (DFCCL_SUBMIT_TIMEOUT_MS); is the daemon stuck?",
+                      (unsigned long long)timeout_ms);
+    }
+    if (spins < 64) sched_yield();
+    else nanosleep(&(struct timespec){.tv_nsec = 50000}, NULL);
+  }
+  e->coll = coll;
+  e->epoch = epoch;
+  e->sendbuff = sendbuff;
+  e->recvbuff = recvbuff;
+  e->nreaders = sq->readers;
+  e->readers_done = 0;
+  __atomic_store_n(&e->seq, sq->tail, __ATOMIC_RELEASE); /* publishes the fields above */
+  sq->tail++;
+  pthread_mutex_unlock(&sq->lock);
+  return dfcclSuccess;
+}

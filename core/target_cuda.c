@@ -1,0 +1,213 @@
+/*
+ * The CUDA execution target: the daemon is a persistent kernel on a non-blocking stream, its
+ * tables are device memory, the queues are pinned host memory mapped into the device, and
+ * connectors are device memory shared with other processes through CUDA IPC (NVLink or PCIe
+ * peer-to-peer, or the same GPU).
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "internal.h"
+#include "kernel/daemon_launch.h"
+
+typedef struct {
+  cudaStream_t daemon_stream;  /* non-blocking: never serialised with the legacy stream  */
+  cudaStream_t control_stream; /* copies to and from the daemon's tables                 */
+} cuda_state;
+
+_Static_assert(sizeof(cudaIpcMemHandle_t) <= DF_HANDLE_BYTES, "IPC handle does not fit");
+
+#define CUDA_TRY(call)                                                                          \
+  do {                                                                                          \
+    cudaError_t cuda_try_err_ = (call);                                                         \
+    if (cuda_try_err_ != cudaSuccess)                                                           \
+      return df_error(dfcclCudaError, "%s failed: %s (%s:%d)", #call,                           \
+                      cudaGetErrorString(cuda_try_err_), __FILE__, __LINE__);                   \
+  } while (0)
+
+static cuda_state* state_of(df_ctx* ctx) { return (cuda_state*)ctx->target_state; }
+
+/* CUDA's current device is per thread; the poller and the callers' threads all need ours. */
+static dfcclResult_t use_device(df_ctx* ctx) {
+  CUDA_TRY(cudaSetDevice(ctx->device));
+  return dfcclSuccess;
+}
+
+static dfcclResult_t cuda_open(df_ctx* ctx, int device) {
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess || count == 0)
+    return df_error(dfcclUnsupported, "no usable CUDA device (%s); the host target is DFCCL_TARGET=host",
+                    err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
+  if (device < 0) CUDA_TRY(cudaGetDevice(&device));
+  if (device >= count)
+    return df_error(dfcclInvalidArgument, "CUDA device %d does not exist (%d devices)", device, count);
+  ctx->device = device;
+  DF_CHECK(use_device(ctx));
+  int unified = 0;
+  CUDA_TRY(cudaDeviceGetAttribute(&unified, cudaDevAttrUnifiedAddressing, device));
+  if (!unified) return df_error(dfcclUnsupported, "device %d lacks unified addressing", device);
+  cuda_state* s = calloc(1, sizeof *s);
+  if (!s) return df_error(dfcclOutOfResources, "out of memory for the CUDA target");
+  ctx->target_state = s;
+  CUDA_TRY(cudaStreamCreateWithFlags(&s->daemon_stream, cudaStreamNonBlocking));
+  CUDA_TRY(cudaStreamCreateWithFlags(&s->control_stream, cudaStreamNonBlocking));
+  return dfcclSuccess;
+}
+
+static void cuda_close(df_ctx* ctx) {
+  cuda_state* s = state_of(ctx);
+  if (!s) return;
+  cudaSetDevice(ctx->device);
+  if (s->daemon_stream) {
+    cudaStreamSynchronize(s->daemon_stream);
+    cudaStreamDestroy(s->daemon_stream);
+  }
+  if (s->control_stream) cudaStreamDestroy(s->control_stream);
+  free(s);
+  ctx->target_state = NULL;
+}
+
+static dfcclResult_t cuda_alloc(df_ctx* ctx, size_t bytes, void** ptr) {
+  DF_CHECK(use_device(ctx));
+  CUDA_TRY(cudaMalloc(ptr, bytes ? bytes : 16));
+  CUDA_TRY(cudaMemsetAsync(*ptr, 0, bytes, state_of(ctx)->control_stream));
+  CUDA_TRY(cudaStreamSynchronize(state_of(ctx)->control_stream));
+  return dfcclSuccess;
+}
+
+static void cuda_free(df_ctx* ctx, void* ptr) {
+  if (!ptr) return;
+  cudaSetDevice(ctx->device);
+  cudaFree(ptr);
+}
+
+static dfcclResult_t cuda_alloc_mapped(df_ctx* ctx, size_t bytes, void** host, void** daemon) {
+  DF_CHECK(use_device(ctx));
+  CUDA_TRY(cudaHostAlloc(host, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
+  memset(*host, 0, bytes);
+  CUDA_TRY(cudaHostGetDevicePointer(daemon, *host, 0));
+  return dfcclSuccess;
+}
+
+static void cuda_free_mapped(df_ctx* ctx, void* host) {
+  (void)ctx;
+  if (host) cudaFreeHost(host);
+}
+
+static dfcclResult_t cuda_copy(df_ctx* ctx, void* dst, const void* src, size_t bytes,
+                               enum cudaMemcpyKind kind) {
+  DF_CHECK(use_device(ctx));
+  cudaStream_t s = state_of(ctx)->control_stream;
+  CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, kind, s));
+  CUDA_TRY(cudaStreamSynchronize(s));
+  return dfcclSuccess;
+}
+
+static dfcclResult_t cuda_copy_in(df_ctx* ctx, void* dst, const void* src, size_t bytes) {
+  return cuda_copy(ctx, dst, src, bytes, cudaMemcpyHostToDevice);
+}
+
+static dfcclResult_t cuda_copy_out(df_ctx* ctx, void* dst, const void* src, size_t bytes) {
+  return cuda_copy(ctx, dst, src, bytes, cudaMemcpyDeviceToHost);
+}
+
+static dfcclResult_t cuda_alloc_shared(df_ctx* ctx, size_t bytes, void** ptr, df_mem_handle* handle) {
+  DF_CHECK(cuda_alloc(ctx, bytes, ptr));
+  cudaIpcMemHandle_t h;
+  CUDA_TRY(cudaIpcGetMemHandle(&h, *ptr));
+  memset(handle, 0, sizeof *handle);
+  memcpy(handle->bytes, &h, sizeof h);
+  return dfcclSuccess;
+}
+
+static void cuda_free_shared(df_ctx* ctx, void* ptr, size_t bytes) {
+  (void)bytes;
+  cuda_free(ctx, ptr);
+}
+
+static dfcclResult_t cuda_map_peer(df_ctx* ctx, const df_mem_handle* handle, size_t bytes, void** ptr) {
+  (void)bytes;
+  DF_CHECK(use_device(ctx));
+  cudaIpcMemHandle_t h;
+  memcpy(&h, handle->bytes, sizeof h);
+  CUDA_TRY(cudaIpcOpenMemHandle(ptr, h, cudaIpcMemLazyEnablePeerAccess));
+  return dfcclSuccess;
+}
+
+static void cuda_unmap_peer(df_ctx* ctx, void* ptr, size_t bytes) {
+  (void)bytes;
+  cudaSetDevice(ctx->device);
+  cudaIpcCloseMemHandle(ptr);
+}
+
+static void cuda_shared_setup_done(df_ctx* ctx, const df_mem_handle* handle) {
+  (void)ctx;
+  (void)handle;
+}
+
+static dfcclResult_t cuda_launch(df_ctx* ctx, const df_daemon_args* args, int grid) {
+  DF_CHECK(use_device(ctx));
+  CUDA_TRY(df_cuda_launch_daemon(args, grid, state_of(ctx)->daemon_stream));
+  return dfcclSuccess;
+}
+
+static dfcclResult_t cuda_daemon_running(df_ctx* ctx, bool* running) {
+  DF_CHECK(use_device(ctx));
+  cudaError_t err = cudaStreamQuery(state_of(ctx)->daemon_stream);
+  if (err == cudaErrorNotReady) {
+    *running = true;
+    return dfcclSuccess;
+  }
+  *running = false;
+  CUDA_TRY(err); /* a failed daemon kernel surfaces here */
+  return dfcclSuccess;
+}
+
+static dfcclResult_t cuda_synchronize(df_ctx* ctx) {
+  DF_CHECK(use_device(ctx));
+  CUDA_TRY(cudaDeviceSynchronize());
+  return dfcclSuccess;
+}
+
+static dfcclResult_t cuda_check_buffer(df_ctx* ctx, const void* p, size_t bytes, const char* what) {
+  if (bytes == 0) return dfcclSuccess;
+  if (p == NULL) return df_error(dfcclInvalidArgument, "%s is NULL", what);
+  struct cudaPointerAttributes attr;
+  cudaError_t err = cudaPointerGetAttributes(&attr, p);
+  if (err != cudaSuccess) {
+    cudaGetLastError(); /* clear the sticky-free error of an unknown pointer */
+    return df_error(dfcclWrongDevice, "%s (%p) is not CUDA memory: %s", what, p, cudaGetErrorString(err));
+  }
+  if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged)
+    return df_error(dfcclWrongDevice, "%s (%p) is host memory; the cuda target needs device memory", what, p);
+  if (attr.device != ctx->device)
+    return df_error(dfcclWrongDevice, "%s (%p) is memory of device %d, the context's device is %d", what,
+                    p, attr.device, ctx->device);
+  return dfcclSuccess;
+}
+
+const df_target_ops df_target_cuda = {
+    .name = "cuda",
+    .open = cuda_open,
+    .close = cuda_close,
+    .alloc = cuda_alloc,
+    .free = cuda_free,
+    .alloc_mapped = cuda_alloc_mapped,
+    .free_mapped = cuda_free_mapped,
+    .copy_in = cuda_copy_in,
+    .copy_out = cuda_copy_out,
+    .alloc_shared = cuda_alloc_shared,
+    .free_shared = cuda_free_shared,
+    .map_peer = cuda_map_peer,
+    .unmap_peer = cuda_unmap_peer,
+    .shared_setup_done = cuda_shared_setup_done,
+    .launch = cuda_launch,
+    .daemon_running = cuda_daemon_running,
+    .synchronize = cuda_synchronize,
+    .check_buffer = cuda_check_buffer,
+};

@@ -1,0 +1,248 @@
+/*
+ * The host execution target: the daemon's blocks are CPU threads, its memory is ordinary memory,
+ * and connectors live in POSIX shared memory so that ranks in different processes reach them.
+ * Selected explicitly (dfcclTargetHost or DFCCL_TARGET=host), never in place of a GPU.
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "kernel/daemon_launch.h"
+
+typedef struct {
+  pthread_mutex_t lock;
+  pthread_cond_t ended;
+  pthread_t threads[DF_MAX_BLOCKS];
+  int nthreads;         /* threads of the current launch, to be joined */
+  int live;             /* of them, still running                      */
+  uint64_t launched;    /* launches so far                             */
+  uint64_t finished;    /* launches whose every block has exited       */
+  const df_daemon_args* args;
+  unsigned shm_counter;
+} host_state;
+
+typedef struct {
+  host_state* state;
+  int block;
+  int nblocks;
+} block_start;
+
+typedef struct {
+  char name[64];
+} shm_handle;
+
+static host_state* state_of(df_ctx* ctx) { return (host_state*)ctx->target_state; }
+
+static dfcclResult_t host_open(df_ctx* ctx, int device) {
+  (void)device;
+  host_state* s = calloc(1, sizeof *s);
+  if (!s) return df_error(dfcclOutOfResources, "out of memory for the host target");
+  pthread_mutex_init(&s->lock, NULL);
+  pthread_cond_init(&s->ended, NULL);
+  ctx->target_state = s;
+  return dfcclSuccess;
+}
+
+static void join_finished(host_state* s) {
+  /* caller holds s->lock and has seen live == 0 */
+  for (int i = 0; i < s->nthreads; i++) pthread_join(s->threads[i], NULL);
+  s->nthreads = 0;
+}
+
+static void host_close(df_ctx* ctx) {
+  host_state* s = state_of(ctx);
+  if (!s) return;
+  pthread_mutex_lock(&s->lock);
+  while (s->live > 0) pthread_cond_wait(&s->ended, &s->lock);
+  join_finished(s);
+  pthread_mutex_unlock(&s->lock);
+  pthread_mutex_destroy(&s->lock);
+  pthread_cond_destroy(&s->ended);
+  free(s);
+  ctx->target_state = NULL;
+}
+
+static dfcclResult_t host_alloc(df_ctx* ctx, size_t bytes, void** ptr) {
+  (void)ctx;
+  size_t rounded = (bytes + 63) & ~(size_t)63;
+  *ptr = aligned_alloc(64, rounded ? rounded : 64);
+  if (!*ptr) return df_error(dfcclOutOfResources, "out of memory (%zu bytes)", bytes);
+  memset(*ptr, 0, rounded);
+  return dfcclSuccess;
+}
+
+static void host_free(df_ctx* ctx, void* ptr) {
+  (void)ctx;
+  free(ptr);
+}
+
+static dfcclResult_t host_alloc_mapped(df_ctx* ctx, size_t bytes, void** host, void** daemon) {
+  DF_CHECK(host_alloc(ctx, bytes, host));
+  *daemon = *host;
+  return dfcclSuccess;
+}
+
+static dfcclResult_t host_copy(df_ctx* ctx, void* dst, const void* src, size_t bytes) {
+  (void)ctx;
+  memcpy(dst, src, bytes);
+  return dfcclSuccess;
+}
+
+static dfcclResult_t map_fd(int fd, size_t bytes, void** ptr, const char* name) {
+  void* p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  int err = errno;
+  close(fd);
+  if (p == MAP_FAILED)
+    return df_error(dfcclSystemError, "mmap of shared memory %s (%zu bytes) failed: %s", name, bytes,
+                    strerror(err));
+  *ptr = p;
+  return dfcclSuccess;
+}
+
+static dfcclResult_t host_alloc_shared(df_ctx* ctx, size_t bytes, void** ptr, df_mem_handle* handle) {
+  host_state* s = state_of(ctx);
+  shm_handle* h = (shm_handle*)handle->bytes;
+  memset(handle, 0, sizeof *handle);
+  snprintf(h->name, sizeof h->name, "/dfccl-%d-%d-%u", (int)getpid(), ctx->rank, s->shm_counter++);
+  int fd = shm_open(h->name, O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0)
+    return df_error(dfcclSystemError, "shm_open(%s) failed: %s", h->name, strerror(errno));
+  if (ftruncate(fd, (off_t)bytes) != 0) {
+    int err = errno;
+    close(fd);
+    shm_unlink(h->name);
+    return df_error(dfcclSystemError, "ftruncate of %s to %zu bytes failed: %s", h->name, bytes,
+                    strerror(err));
+  }
+  dfcclResult_t r = map_fd(fd, bytes, ptr, h->name); /* new shared memory reads as zeros */
+  if (r != dfcclSuccess) shm_unlink(h->name);
+  return r;
+}
+
+static void host_free_shared(df_ctx* ctx, void* ptr, size_t bytes) {
+  (void)ctx;
+  munmap(ptr, bytes);
+}
+
+static dfcclResult_t host_map_peer(df_ctx* ctx, const df_mem_handle* handle, size_t bytes, void** ptr) {
+  (void)ctx;
+  const shm_handle* h = (const shm_handle*)handle->bytes;
+  int fd = shm_open(h->name, O_RDWR, 0600);
+  if (fd < 0)
+    return df_error(dfcclSystemError, "shm_open(%s) of a peer failed: %s", h->name, strerror(errno));
+  return map_fd(fd, bytes, ptr, h->name);
+}
+
+static void host_unmap_peer(df_ctx* ctx, void* ptr, size_t bytes) { host_free_shared(ctx, ptr, bytes); }
+
+/* Every peer has mapped it: the name can go, so nothing is left behind in /dev/shm. */
+static void host_shared_setup_done(df_ctx* ctx, const df_mem_handle* handle) {
+  (void)ctx;
+  shm_unlink(((const shm_handle*)handle->bytes)->name);
+}
+
+static void* block_thread(void* arg) {
+  block_start start = *(block_start*)arg;
+  free(arg);
+  host_state* s = start.state;
+  /* Waiting blocks sleep in tens of microseconds; the default 50 us timer slack would triple that. */
+  prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+  df_host_daemon_block(s->args, start.block, start.nblocks);
+  pthread_mutex_lock(&s->lock);
+  if (--s->live == 0) {
+    s->finished++;
+    pthread_cond_broadcast(&s->ended);
+  }
+  pthread_mutex_unlock(&s->lock);
+  return NULL;
+}
+
+static dfcclResult_t host_launch(df_ctx* ctx, const df_daemon_args* args, int grid) {
+  host_state* s = state_of(ctx);
+  pthread_mutex_lock(&s->lock);
+  if (s->live > 0) {
+    pthread_mutex_unlock(&s->lock);
+    return df_error(dfcclInternalError, "daemon launched while still running");
+  }
+  join_finished(s);
+  s->args = args;
+  s->launched++;
+  for (int b = 0; b < grid; b++) {
+    block_start* start = malloc(sizeof *start);
+    int err = start ? 0 : ENOMEM;
+    if (start) {
+      start->state = s;
+      start->block = b;
+      start->nblocks = grid;
+      s->live++;
+      err = pthread_create(&s->threads[b], NULL, block_thread, start);
+      if (err) {
+        s->live--;
+        free(start);
+      }
+    }
+    if (err) {
+      /* The blocks already started quit on their own; report the launch as failed. */
+      if (s->live == 0) s->finished++;
+      pthread_mutex_unlock(&s->lock);
+      return df_error(dfcclSystemError, "starting daemon block thread %d failed: %s", b, strerror(err));
+    }
+    s->nthreads = b + 1;
+  }
+  pthread_mutex_unlock(&s->lock);
+  return dfcclSuccess;
+}
+
+static dfcclResult_t host_daemon_running(df_ctx* ctx, bool* running) {
+  host_state* s = state_of(ctx);
+  pthread_mutex_lock(&s->lock);
+  *running = s->live > 0;
+  if (!*running && s->nthreads) join_finished(s);
+  pthread_mutex_unlock(&s->lock);
+  return dfcclSuccess;
+}
+
+/* Like cudaDeviceSynchronize: waits for the launch running now (if any) to end. */
+static dfcclResult_t host_synchronize(df_ctx* ctx) {
+  host_state* s = state_of(ctx);
+  pthread_mutex_lock(&s->lock);
+  uint64_t target = s->launched;
+  while (s->finished < target) pthread_cond_wait(&s->ended, &s->lock);
+  pthread_mutex_unlock(&s->lock);
+  return dfcclSuccess;
+}
+
+static dfcclResult_t host_check_buffer(df_ctx* ctx, const void* p, size_t bytes, const char* what) {
+  (void)ctx;
+  if (bytes > 0 && p == NULL) return df_error(dfcclInvalidArgument, "%s is NULL", what);
+  return dfcclSuccess;
+}
+
+const df_target_ops df_target_host = {
+    .name = "host",
+    .open = host_open,
+    .close = host_close,
+    .alloc = host_alloc,
+    .free = host_free,
+    .alloc_mapped = host_alloc_mapped,
+    .free_mapped = host_free,
+    .copy_in = host_copy,
+    .copy_out = host_copy,
+    .alloc_shared = host_alloc_shared,
+    .free_shared = host_free_shared,
+    .map_peer = host_map_peer,
+    .unmap_peer = host_unmap_peer,
+    .shared_setup_done = host_shared_setup_done,
+    .launch = host_launch,
+    .daemon_running = host_daemon_running,
+    .synchronize = host_synchronize,
+    .check_buffer = host_check_buffer,
+};

@@ -1,0 +1,56 @@
+/* Groups, collectives and each GPU's expected invocation order.
+ *
+ * Built once per run from the configuration and shared read-only by all
+ * threads.  Collectives are numbered group by group: group g owns
+ * coll_base[g] .. coll_base[g] + coll_cnt[g] - 1.  Inside a group, a member
+ * is known by its bit (its position in the member list), so the state of
+ * one collective on all its members fits in a 64-bit mask.
+ */
+#ifndef DFCCL_SIM_TOPOLOGY_H
+#define DFCCL_SIM_TOPOLOGY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+
+/* An entry of a GPU's list: a collective and this GPU's bit in its group. */
+static inline uint32_t entry_make(uint32_t coll, uint32_t bit) { return coll << 6 | bit; }
+static inline uint32_t entry_coll(uint32_t e) { return e >> 6; }
+static inline uint32_t entry_bit(uint32_t e) { return e & 63u; }
+
+struct topology {
+	uint32_t gpu_num, group_num, coll_num;
+
+	uint32_t *member_off;  /* group -> members[member_off[g] ..] */
+	uint32_t *members;
+	uint64_t *all_members; /* group -> mask with one bit per member */
+	uint32_t *coll_base;   /* group -> first collective id */
+	uint32_t *coll_cnt;
+	uint32_t *coll_group;  /* collective -> group */
+
+	uint32_t *order_off;   /* GPU -> order[order_off[gpu] .. order_off[gpu + 1]) */
+	uint32_t *order;       /* entries, in the GPU's expected invocation order */
+
+	/* Only for naming collectives in --explain. */
+	enum sim_grouping grouping;
+	uint32_t tp, dp;
+};
+
+int topology_build(const struct sim_config *cfg, struct topology *t, char *err, size_t errlen);
+void topology_free(struct topology *t);
+
+static inline uint32_t group_size(const struct topology *t, uint32_t g)
+{
+	return t->member_off[g + 1] - t->member_off[g];
+}
+
+static inline uint32_t member_gpu(const struct topology *t, uint32_t g, uint32_t bit)
+{
+	return t->members[t->member_off[g] + bit];
+}
+
+/* "TP group 3 (stage 0), collective 17" and the like. */
+void topology_name_coll(const struct topology *t, uint32_t coll, char *buf, size_t len);
+
+#endif

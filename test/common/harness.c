@@ -1,0 +1,213 @@
+/*
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "harness.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mpi_bootstrap.h"
+
+#ifdef DFCCL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#define CHECK_CUDA(call)                                                                           \
+  do {                                                                                             \
+    cudaError_t e_ = (call);                                                                       \
+    if (e_ != cudaSuccess) {                                                                       \
+      fprintf(stderr, "%s failed: %s (%s:%d)\n", #call, cudaGetErrorString(e_), __FILE__, __LINE__); \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                                                \
+    }                                                                                              \
+  } while (0)
+#endif
+
+static atomic_ulong progress_ticks;
+
+void harness_progress(void) { atomic_fetch_add(&progress_ticks, 1); }
+
+typedef struct {
+  double seconds;
+  char what[128];
+} watchdog_args;
+
+static void* watchdog_main(void* arg) {
+  watchdog_args a = *(watchdog_args*)arg;
+  free(arg);
+  unsigned long last = atomic_load(&progress_ticks);
+  struct timespec since;
+  clock_gettime(CLOCK_MONOTONIC, &since);
+  for (;;) {
+    nanosleep(&(struct timespec){.tv_nsec = 100 * 1000000}, NULL);
+    unsigned long now_ticks = atomic_load(&progress_ticks);
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (now_ticks != last) {
+      last = now_ticks;
+      since = now;
+      continue;
+    }
+    double idle = (double)(now.tv_sec - since.tv_sec) + (double)(now.tv_nsec - since.tv_nsec) * 1e-9;
+    if (idle >= a.seconds) {
+      fprintf(stderr, "WATCHDOG: %s: no progress for %.1f s: hang detected\n", a.what, idle);
+      fflush(stderr);
+      _exit(HARNESS_WATCHDOG_EXIT);
+    }
+  }
+  return NULL;
+}
+
+void harness_watchdog_start(double seconds, const char* what) {
+  const char* env = getenv("TEST_WATCHDOG_S");
+  if (env && *env) seconds = atof(env);
+  watchdog_args* a = malloc(sizeof *a);
+  a->seconds = seconds;
+  snprintf(a->what, sizeof a->what, "%s", what);
+  pthread_t t;
+  if (pthread_create(&t, NULL, watchdog_main, a) != 0) {
+    fprintf(stderr, "cannot start the watchdog thread\n");
+    exit(1);
+  }
+  pthread_detach(t);
+}
+
+void harness_check(dfcclResult_t r, const char* what, int line) {
+  if (r == dfcclSuccess) return;
+  fprintf(stderr, "line %d: %s: %s (%s)\n", line, what, dfcclGetErrorString(r), dfcclGetLastErrorMessage());
+  MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+void harness_init(harness* h, int* argc, char*** argv, const char* program) {
+  memset(h, 0, sizeof *h);
+  int provided;
+  MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &h->rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &h->nranks);
+  if (dfccl_mpi_bootstrap_init(MPI_COMM_WORLD, &h->init.bootstrap) != 0) MPI_Abort(MPI_COMM_WORLD, 1);
+  const char* target = getenv("DFCCL_TARGET");
+  h->gpu = !(target && strcmp(target, "host") == 0);
+  h->init.target = dfcclTargetDefault;
+  h->init.device = -1;
+#ifdef DFCCL_HAVE_CUDA
+  if (h->gpu) {
+    int devices = 0;
+    CHECK_CUDA(cudaGetDeviceCount(&devices));
+    int local = dfccl_mpi_local_rank(MPI_COMM_WORLD);
+    h->init.device = local % devices;
+    CHECK_CUDA(cudaSetDevice(h->init.device));
+  }
+#else
+  if (h->gpu) {
+    if (h->rank == 0)
+      fprintf(stderr, "%s: built without CUDA; set DFCCL_TARGET=host to run on the host target\n", program);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+#endif
+  CHECK_DFCCL(dfcclInit(&h->ctx, &h->init));
+  if (h->rank == 0)
+    printf("%s: %d ranks, %s execution target\n", program, h->nranks, h->gpu ? "GPU (cuda)" : "host");
+  fflush(stdout);
+}
+
+int harness_finish(harness* h, long failures) {
+  long total = 0;
+  MPI_Allreduce(&failures, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  CHECK_DFCCL(dfcclDestroy(h->ctx));
+  dfccl_mpi_bootstrap_fini(&h->init.bootstrap);
+  MPI_Finalize();
+  return total == 0 ? 0 : 1;
+}
+
+void* harness_alloc(const harness* h, size_t bytes) {
+  void* p = NULL;
+#ifdef DFCCL_HAVE_CUDA
+  if (h->gpu) {
+    CHECK_CUDA(cudaMalloc(&p, bytes ? bytes : 16));
+    return p;
+  }
+#endif
+  (void)h;
+  p = malloc(bytes ? bytes : 16);
+  if (!p) {
+    fprintf(stderr, "out of memory\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  return p;
+}
+
+void harness_free(const harness* h, void* p) {
+#ifdef DFCCL_HAVE_CUDA
+  if (h->gpu) {
+    CHECK_CUDA(cudaFree(p));
+    return;
+  }
+#endif
+  (void)h;
+  free(p);
+}
+
+#ifdef DFCCL_HAVE_CUDA
+/* The daemon is not ordered after the caller's streams: a buffer must be complete before it is
+ * handed to dfcclRun*.  A plain cudaMemcpy from pageable memory may return before its DMA lands,
+ * so copies go through our own stream and are waited for.  (Not cudaDeviceSynchronize: that would
+ * wait for the daemon too.) */
+static cudaStream_t copy_stream(void) {
+  static cudaStream_t s;
+  if (!s) CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  return s;
+}
+#endif
+
+void harness_upload(const harness* h, void* dst, const void* src, size_t bytes) {
+#ifdef DFCCL_HAVE_CUDA
+  if (h->gpu) {
+    CHECK_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, copy_stream()));
+    CHECK_CUDA(cudaStreamSynchronize(copy_stream()));
+    return;
+  }
+#endif
+  (void)h;
+  memcpy(dst, src, bytes);
+}
+
+void harness_download(const harness* h, void* dst, const void* src, size_t bytes) {
+#ifdef DFCCL_HAVE_CUDA
+  if (h->gpu) {
+    CHECK_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, copy_stream()));
+    CHECK_CUDA(cudaStreamSynchronize(copy_stream()));
+    return;
+  }
+#endif
+  (void)h;
+  memcpy(dst, src, bytes);
+}
+
+void harness_on_complete(int collId, dfcclResult_t status, void* arg) {
+  (void)collId;
+  harness_counter* c = arg;
+  if (status != dfcclSuccess) atomic_fetch_add(&c->errors, 1);
+  atomic_fetch_add(&c->done, 1);
+  harness_progress();
+}
+
+void harness_wait(harness_counter* counter, int target) {
+  for (unsigned spins = 0; atomic_load(&counter->done) < target; spins++) {
+    if (spins < 1000) sched_yield();
+    else nanosleep(&(struct timespec){.tv_nsec = 50000}, NULL);
+  }
+}
+
+void harness_print_stats(const harness* h, const char* label) {
+  dfcclStats_t s;
+  CHECK_DFCCL(dfcclGetStats(h->ctx, &s));
+  printf("%s rank %d: sqes %llu, preemptions %llu, context loads %llu, saves %llu, voluntary quits %llu, "
+         "launches %llu, max task queue %llu, completions %llu\n",
+         label, h->rank, (unsigned long long)s.sqesRead, (unsigned long long)s.preemptions,
+         (unsigned long long)s.contextLoads, (unsigned long long)s.contextSaves,
+         (unsigned long long)s.voluntaryQuits, (unsigned long long)s.launches,
+         (unsigned long long)s.maxTaskQueueLength, (unsigned long long)s.completions);
+  fflush(stdout);
+}

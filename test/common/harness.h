@@ -1,0 +1,60 @@
+/*
+ * Shared pieces of DFCCL's MPI test programs: start-up, buffers on the context's target, waiting
+ * for callbacks, and a watchdog that turns a hang into a clear failure.
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef DFCCL_TEST_HARNESS_H
+#define DFCCL_TEST_HARNESS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <mpi.h>
+
+#include "dfccl.h"
+
+#define HARNESS_WATCHDOG_EXIT 42
+
+typedef struct {
+  dfcclRankCtx_t ctx;
+  dfcclInitArgs_t init;
+  int rank, nranks;
+  bool gpu; /* buffers are device memory */
+} harness;
+
+/* MPI_Init, bootstrap, dfcclInit on the target DFCCL_TARGET names (GPU: local rank % devices).
+ * Prints which target runs (rank 0).  Exits on failure. */
+void harness_init(harness* h, int* argc, char*** argv, const char* program);
+/* dfcclDestroy, bootstrap fini, MPI_Finalize.  Returns the exit status to use: `failures`
+ * summed over ranks == 0 ? 0 : 1. */
+int harness_finish(harness* h, long failures);
+
+/* Exits the process with HARNESS_WATCHDOG_EXIT if harness_progress() is not called for `seconds`
+ * (TEST_WATCHDOG_S overrides). */
+void harness_watchdog_start(double seconds, const char* what);
+void harness_progress(void);
+
+/* Buffers on the target: device memory for the GPU, host memory otherwise. */
+void* harness_alloc(const harness* h, size_t bytes);
+void harness_free(const harness* h, void* p);
+void harness_upload(const harness* h, void* dst, const void* src, size_t bytes);
+void harness_download(const harness* h, void* dst, const void* src, size_t bytes);
+
+/* Completion counting: pass &counter as the callback argument of harness_on_complete. */
+typedef struct {
+  atomic_int done;
+  atomic_int errors;
+} harness_counter;
+void harness_on_complete(int collId, dfcclResult_t status, void* arg);
+/* Waits until counter->done >= target, ticking the watchdog while completions arrive. */
+void harness_wait(harness_counter* counter, int target);
+
+/* Aborts the job with a message if r is not dfcclSuccess. */
+void harness_check(dfcclResult_t r, const char* what, int line);
+#define CHECK_DFCCL(call) harness_check((call), #call, __LINE__)
+
+void harness_print_stats(const harness* h, const char* label);
+
+#endif /* DFCCL_TEST_HARNESS_H */

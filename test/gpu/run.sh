@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Every GPU test of DFCCL in one go, for a machine with 2 GPUs (the 2x H200 test machine):
+#   build from the dist tarball in .dist/ (or this tree if it is configured), the data-path unit
+#   test, bad input, the all-reduce matrix, the deadlock programs (one rank per GPU, and 4 ranks
+#   per GPU), their preemption-off twins, compute-sanitizer, and the benchmark beside NCCL.
+# Usage: bash test/gpu/run.sh [quick]      Logs go to $OUT (or /tmp/dfccl-gpu); a summary is printed.
+set -u
+export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 DFCCL_TARGET=cuda
+out=${OUT:-/tmp/dfccl-gpu}
+mkdir -p "$out"
+log="$out/gpu-tests.log"
+summary="$out/gpu-summary.txt"
+: > "$log"
+: > "$summary"
+quick=${1:-}
+repo=$(pwd)
+
+note() { echo "$*" | tee -a "$summary"; }
+# step NAME TIMEOUT COMMAND...: runs it, logs everything, notes PASS/FAIL with the last line.
+step() {
+  name=$1; limit=$2; shift 2
+  case " ${SKIP:-} " in *" $name "*) note "SKIP $name"; return 0 ;; esac
+  echo "===== $name: $*" >> "$log"
+  start=$(date +%s)
+  timeout "$limit" "$@" > "$out/step.out" 2>&1
+  status=$?
+  cat "$out/step.out" >> "$log"
+  took=$(( $(date +%s) - start ))
+  last=$(grep -v '^\s*$' "$out/step.out" | tail -n 1 | cut -c1-150)
+  if [ "$status" -eq 0 ]; then note "PASS $name (${took}s): $last"; else note "FAIL $name (exit $status, ${took}s): $last"; fi
+  return $status
+}
+
+note "DFCCL GPU tests, $(date -u +%Y-%m-%dT%H:%MZ), commit $(cat .dist/COMMIT 2>/dev/null || git rev-parse --short HEAD 2>/dev/null)"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 2 | tee -a "$summary"
+nvidia-smi topo -m >> "$log" 2>&1
+
+# ---- build ----
+tarball=$(ls .dist/dfccl-*.tar.gz 2>/dev/null | head -n 1)
+if [ -n "$tarball" ]; then
+  rm -rf /tmp/dfccl-build && mkdir -p /tmp/dfccl-build && tar xzf "$tarball" -C /tmp/dfccl-build
+  cd /tmp/dfccl-build/dfccl-*
+  step configure 120 ./configure || exit 1
+fi
+step build 400 make -j16 || exit 1
+step build-tests 300 make -j16 check TESTS= || exit 1
+mpi="sh test/mpi/mpirun.sh"
+
+# ---- data path ----
+step reduce-unit-gpu 120 sh -c "nvcc -std=c++17 -O3 -arch=sm_90 -I core -I core/kernel test/gpu/test_reduce_cuda.cu -o /tmp/test_reduce_cuda && /tmp/test_reduce_cuda"
+
+# ---- correctness ----
+step bad-input 120 $mpi 2 test/mpi/test_bad_input
+step allreduce-matrix-2gpu 300 $mpi 2 test/mpi/test_allreduce
+step random-order-2x1 ${RO_LIMIT:-300} $mpi 2 test/mpi/test_random_order -i "${RO_ITERS:-1000}"
+step sync-between-2x1 ${SYNC_LIMIT:-300} $mpi 2 test/mpi/test_sync_between -i "${SYNC_ITERS:-200}"
+step cudafree-between-2x1 ${SYNC_LIMIT:-300} $mpi 2 test/mpi/test_sync_between -i 50 -f
+step random-order-8ranks ${RO8_LIMIT:-400} $mpi 8 test/mpi/test_random_order -i "${RO8_ITERS:-200}"
+step random-order-twin-no-preemption 40 env DFCCL_PREEMPTION=0 TEST_WATCHDOG_S=10 sh -c \
+  'sh test/mpi/mpirun.sh 2 test/mpi/test_random_order -i 50 2>&1 | tail -n 5; exit 0'
+grep -qE "WATCHDOG|Exit code: *42" "$out/step.out" && note "  twin: watchdog fired (hang shown)" || note "  twin: NO HANG SEEN"
+step sync-twin-no-preemption 40 env DFCCL_PREEMPTION=0 TEST_WATCHDOG_S=10 sh -c \
+  'sh test/mpi/mpirun.sh 2 test/mpi/test_sync_between -i 5 2>&1 | tail -n 5; exit 0'
+grep -qE "WATCHDOG|Exit code: *42" "$out/step.out" && note "  twin: watchdog fired (hang shown)" || note "  twin: NO HANG SEEN"
+step memcheck 120 sh test/mpi/mpirun.sh 2 ./libtool --mode=execute compute-sanitizer --tool memcheck \
+  --error-exitcode 9 test/mpi/test_random_order -i 3
+
+# ---- performance ----
+step benchmark 150 sh test/mpi/mpirun.sh 2 benchmarks/dfccl_bench -b 16 -e 1G -f 4 -n 20 -w 5 -c 1 -S
+cp "$out/step.out" "$out/bench.txt"
+# Large-message sweep of the data-path knobs (BENCH_SWEEP="slot:channels ...").
+for knobs in ${BENCH_SWEEP:-}; do
+  step "bench slot ${knobs%%:*} channels ${knobs##*:}" 200 env DFCCL_SLOT_BYTES=${knobs%%:*} \
+    DFCCL_MAX_CHANNELS=${knobs##*:} sh test/mpi/mpirun.sh 2 benchmarks/dfccl_bench -b 64M -e 1G -f 4 -n 10 -w 3 -N 0
+  grep -E "^ +[0-9]" "$out/step.out" | tee -a "$summary"
+done
+echo; cat "$summary"

@@ -1,0 +1,113 @@
+/*
+ * Bad input: every misuse gets its error code and a message, never a hang, a crash or corrupted
+ * data.  Run on 2 ranks.
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "mpi_bootstrap.h"
+
+static long failures;
+
+static void expect(dfcclResult_t got, dfcclResult_t want, const char* what, int rank) {
+  if (got == want) {
+    if (rank == 0) printf("ok   %-58s -> %s: %s\n", what, dfcclGetErrorString(got), got ? dfcclGetLastErrorMessage() : "");
+    return;
+  }
+  failures++;
+  fprintf(stderr, "FAIL rank %d: %s: got %s (%s), expected %s\n", rank, what, dfcclGetErrorString(got),
+          dfcclGetLastErrorMessage(), dfcclGetErrorString(want));
+}
+
+int main(int argc, char** argv) {
+  harness h;
+  harness_init(&h, &argc, &argv, "test_bad_input");
+  harness_watchdog_start(60, "bad input");
+  dfcclRankCtx_t ctx = h.ctx;
+  int other = 1 - h.rank;
+
+  /* Initialisation */
+  expect(dfcclInit(NULL, &h.init), dfcclInvalidArgument, "dfcclInit with a NULL context pointer", h.rank);
+  dfcclInitArgs_t bad = h.init;
+  bad.bootstrap.rank = 7;
+  dfcclRankCtx_t unused = NULL;
+  expect(dfcclInit(&unused, &bad), dfcclInvalidArgument, "dfcclInit with rank 7 of 2", h.rank);
+  setenv("DFCCL_SPIN_FRONT", "lots", 1);
+  expect(dfcclInit(&unused, &h.init), dfcclInvalidArgument, "dfcclInit with DFCCL_SPIN_FRONT=lots", h.rank);
+  unsetenv("DFCCL_SPIN_FRONT");
+
+  /* Registration */
+  expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, -1, NULL, 0, 0), dfcclInvalidArgument, "negative id", h.rank);
+  expect(dfcclRegisterAllReduce(ctx, 8, (dfcclDataType_t)99, dfcclSum, 1, NULL, 0, 0), dfcclInvalidArgument, "unknown data type", h.rank);
+  expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, (dfcclRedOp_t)99, 1, NULL, 0, 0), dfcclInvalidArgument, "unknown op", h.rank);
+  expect(dfcclRegisterAllReduce(ctx, SIZE_MAX / 2, dfcclInt64, dfcclSum, 1, NULL, 0, 0), dfcclInvalidArgument, "count overflow", h.rank);
+  int twice[] = {0, 0};
+  expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, 1, twice, 2, 0), dfcclInvalidArgument, "a participant listed twice", h.rank);
+  int outside[] = {0, 5};
+  expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, 1, outside, 2, 0), dfcclInvalidArgument, "participant out of range", h.rank);
+  expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, 1, &other, 1, 0), dfcclInvalidArgument, "participants without the caller", h.rank);
+  expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, 1, NULL, 3, 0), dfcclInvalidArgument, "NULL participants with a count", h.rank);
+  expect(dfcclRegisterAllReduce(ctx, 1024, dfcclInt32, dfcclSum, 1, NULL, 0, 0), dfcclSuccess, "register id 1", h.rank);
+  expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, 1, NULL, 0, 0), dfcclDuplicateId, "register id 1 again", h.rank);
+  expect(dfcclRegisterAllReduce(ctx, 0, dfcclFloat32, dfcclMax, 2, NULL, 0, 0), dfcclSuccess, "register count 0", h.rank);
+
+  /* Runs */
+  int32_t* buf = harness_alloc(&h, 1024 * sizeof(int32_t));
+  int32_t host[1024];
+  for (int i = 0; i < 1024; i++) host[i] = h.rank + 1;
+  harness_upload(&h, buf, host, sizeof host);
+  harness_counter done = {0};
+  expect(dfcclRunAllReduce(ctx, buf, buf, 99, harness_on_complete, &done), dfcclUnregisteredId, "run an unregistered id", h.rank);
+  expect(dfcclRunAllReduce(ctx, NULL, buf, 1, harness_on_complete, &done), dfcclInvalidArgument, "NULL sendbuff", h.rank);
+  expect(dfcclRunAllReduce(ctx, buf, NULL, 1, harness_on_complete, &done), dfcclInvalidArgument, "NULL recvbuff", h.rank);
+  if (h.gpu) {
+    expect(dfcclRunAllReduce(ctx, host, buf, 1, harness_on_complete, &done), dfcclWrongDevice, "host memory on the GPU target", h.rank);
+  }
+  /* Rank 0 submits first; its run cannot finish before rank 1's, so a second submission finds it
+   * in flight. */
+  int target = 0;
+  if (h.rank == 0) {
+    expect(dfcclRunAllReduce(ctx, buf, buf, 1, harness_on_complete, &done), dfcclSuccess, "run id 1", h.rank);
+    target++;
+    expect(dfcclRunAllReduce(ctx, buf, buf, 1, harness_on_complete, &done), dfcclInFlight, "run id 1 while in flight", h.rank);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (h.rank == 1) {
+    expect(dfcclRunAllReduce(ctx, buf, buf, 1, harness_on_complete, &done), dfcclSuccess, "run id 1", h.rank);
+    target++;
+  }
+  expect(dfcclRunAllReduce(ctx, NULL, NULL, 2, harness_on_complete, &done), dfcclSuccess, "count 0 with NULL buffers", h.rank);
+  target++;
+  harness_wait(&done, target);
+  harness_download(&h, host, buf, sizeof host);
+  for (int i = 0; i < 1024; i++)
+    if (host[i] != 3) {
+      failures++;
+      fprintf(stderr, "rank %d: element %d is %d after the misuse, expected 3\n", h.rank, i, host[i]);
+      break;
+    }
+  if (atomic_load(&done.errors)) failures++;
+
+  /* Strings */
+  for (int r = 0; r <= dfcclNumResults; r++)
+    if (!dfcclGetErrorString((dfcclResult_t)r) || !*dfcclGetErrorString((dfcclResult_t)r)) failures++;
+
+  /* Use after destroy */
+  harness_free(&h, buf);
+  expect(dfcclDestroy(ctx), dfcclSuccess, "destroy", h.rank);
+  expect(dfcclRunAllReduce(ctx, NULL, NULL, 2, NULL, NULL), dfcclDestroyed, "run after destroy", h.rank);
+  expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, 3, NULL, 0, 0), dfcclDestroyed, "register after destroy", h.rank);
+  expect(dfcclDestroy(ctx), dfcclDestroyed, "destroy twice", h.rank);
+
+  long total = 0;
+  MPI_Allreduce(&failures, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (h.rank == 0) printf("%s\n", total ? "SOME MISUSE WAS NOT REPORTED CORRECTLY" : "every misuse reported with its error code");
+  dfccl_mpi_bootstrap_fini(&h.init.bootstrap);
+  MPI_Finalize();
+  return total ? 1 : 0;
+}
