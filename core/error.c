@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "internal.h"
+#include "kernel/dtypes.h"
 
 static _Thread_local char last_error[512];
 
@@ -50,12 +51,4 @@ const char* dfcclGetErrorString(dfcclResult_t result) {
   }
 }
 
-size_t dfcclTypeSize(dfcclDataType_t dtype) {
-  switch (dtype) {
-    case dfcclInt8: case dfcclUint8: return 1;
-    case dfcclFloat16: case dfcclBfloat16: return 2;
-    case dfcclInt32: case dfcclUint32: case dfcclFloat32: return 4;
-    case dfcclInt64: case dfcclUint64: case dfcclFloat64: return 8;
-    default: return 0;
-  }
-}
+size_t dfcclTypeSize(dfcclDataType_t dtype) { return df_dtype_bytes(dtype); }

@@ -200,14 +200,57 @@ void harness_wait(harness_counter* counter, int target) {
   }
 }
 
-void harness_print_stats(const harness* h, const char* label) {
+dfcclStats_t harness_report_stats(const harness* h) {
   dfcclStats_t s;
   CHECK_DFCCL(dfcclGetStats(h->ctx, &s));
-  printf("%s rank %d: sqes %llu, preemptions %llu, context loads %llu, saves %llu, voluntary quits %llu, "
+  printf("stats rank %d: sqes %llu, preemptions %llu, context loads %llu, saves %llu, voluntary quits %llu, "
          "launches %llu, max task queue %llu, completions %llu\n",
-         label, h->rank, (unsigned long long)s.sqesRead, (unsigned long long)s.preemptions,
+         h->rank, (unsigned long long)s.sqesRead, (unsigned long long)s.preemptions,
          (unsigned long long)s.contextLoads, (unsigned long long)s.contextSaves,
          (unsigned long long)s.voluntaryQuits, (unsigned long long)s.launches,
          (unsigned long long)s.maxTaskQueueLength, (unsigned long long)s.completions);
   fflush(stdout);
+  dfcclStats_t total;
+  _Static_assert(sizeof s % sizeof(uint64_t) == 0, "dfcclStats_t is all uint64_t");
+  MPI_Reduce(&s, &total, (int)(sizeof s / sizeof(uint64_t)), MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+  MPI_Barrier(MPI_COMM_WORLD);
+  return total;
+}
+
+uint64_t harness_random(uint64_t* state) { /* splitmix64 */
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+void harness_permutation(int* order, int n, uint64_t seed) {
+  for (int i = 0; i < n; i++) order[i] = i;
+  for (int i = n - 1; i > 0; i--) {
+    int j = (int)(harness_random(&seed) % (uint64_t)(i + 1));
+    int t = order[i];
+    order[i] = order[j];
+    order[j] = t;
+  }
+}
+
+long harness_check_sum(const harness* h, harness_value_fn value, int iteration, int coll, const int32_t* got,
+                       size_t count) {
+  /* value(rank, ...) = (rank + 1) * value(0, ...), so the sum over ranks is a multiple of it. */
+  int32_t ranks_sum = h->nranks * (h->nranks + 1) / 2;
+  long wrong = 0;
+  for (size_t i = 0; i < count; i++) {
+    int32_t expected = value(0, iteration, coll, i) * ranks_sum;
+    if (got[i] != expected && wrong++ < 5)
+      fprintf(stderr, "rank %d iteration %d collective %d element %zu: %d, expected %d\n", h->rank, iteration,
+              coll, i, got[i], expected);
+  }
+  return wrong;
+}
+
+void harness_iteration_done(const harness* h, int iteration, int iterations, int every) {
+  if (h->rank == 0 && ((iteration + 1) % every == 0 || iteration + 1 == iterations)) {
+    printf("iteration %d/%d done\n", iteration + 1, iterations);
+    fflush(stdout);
+  }
 }

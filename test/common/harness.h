@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <mpi.h>
 
@@ -55,6 +56,19 @@ void harness_wait(harness_counter* counter, int target);
 void harness_check(dfcclResult_t r, const char* what, int line);
 #define CHECK_DFCCL(call) harness_check((call), #call, __LINE__)
 
-void harness_print_stats(const harness* h, const char* label);
+/* Prints this rank's daemon counters and returns them summed over all ranks (on rank 0). */
+dfcclStats_t harness_report_stats(const harness* h);
+
+/* Deterministic randomness for the disordered programs. */
+uint64_t harness_random(uint64_t* state);
+void harness_permutation(int* order, int n, uint64_t seed);
+
+/* The disordered programs' inputs: value(rank, iteration, collective, element), small integers.
+ * Checks an int32 sum all-reduce result; returns the wrong elements (the first few are printed). */
+typedef int32_t (*harness_value_fn)(int rank, int iteration, int coll, size_t i);
+long harness_check_sum(const harness* h, harness_value_fn value, int iteration, int coll, const int32_t* got,
+                       size_t count);
+/* Rank 0 prints "iteration k/n done" every `every` iterations and at the end. */
+void harness_iteration_done(const harness* h, int iteration, int iterations, int every);
 
 #endif /* DFCCL_TEST_HARNESS_H */

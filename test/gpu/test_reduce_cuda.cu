@@ -47,7 +47,7 @@ static constexpr int kThreads = 512;
 /* Each block reduces its own slice of `per_block` elements. */
 __global__ void reduce_copy_kernel(dfcclDataType_t dtype, dfcclRedOp_t op, const char* src0,
                                    const char* src1, char* dst0, char* dst1, size_t per_block) {
-  const df_block block = {(int)threadIdx.x, (int)blockDim.x, (int)blockIdx.x};
+  const df_block block = {(int)threadIdx.x, (int)blockDim.x, (int)blockIdx.x, (int)gridDim.x};
   const size_t offset = (size_t)blockIdx.x * per_block * df_dtype_bytes(dtype);
   df_reduce_copy(&block, dtype, op, src0 + offset, src1 ? src1 + offset : nullptr, dst0 + offset,
                  dst1 ? dst1 + offset : nullptr, per_block);

@@ -25,23 +25,6 @@ static int32_t input_value(int rank, int iteration, int coll, size_t i) {
   return (int32_t)((rank + 1) * (int)((i + (size_t)iteration * 7 + (size_t)coll * 13) % 101 + 1));
 }
 
-static uint64_t next_random(uint64_t* state) { /* splitmix64 */
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-static void random_order(int* order, int n, uint64_t seed) {
-  for (int i = 0; i < n; i++) order[i] = i;
-  for (int i = n - 1; i > 0; i--) {
-    int j = (int)(next_random(&seed) % (uint64_t)(i + 1));
-    int t = order[i];
-    order[i] = order[j];
-    order[j] = t;
-  }
-}
-
 int main(int argc, char** argv) {
   harness h;
   harness_init(&h, &argc, &argv, "test_random_order");
@@ -73,38 +56,24 @@ int main(int argc, char** argv) {
       for (size_t i = 0; i < count; i++) host[i] = input_value(h.rank, it, c, i);
       harness_upload(&h, send[c], host, coll_bytes[c]);
     }
-    random_order(order, NCOLLS, seed * 1000003u + (uint64_t)it * 7919u + (consistent ? 0 : (uint64_t)h.rank));
+    harness_permutation(order, NCOLLS, seed * 1000003u + (uint64_t)it * 7919u + (consistent ? 0 : (uint64_t)h.rank));
     for (int k = 0; k < NCOLLS; k++)
       CHECK_DFCCL(dfcclRunAllReduce(h.ctx, send[order[k]], recv[order[k]], order[k], harness_on_complete, &done));
     harness_wait(&done, (it + 1) * NCOLLS);
     harness_progress();
-    int sum_ranks = h.nranks * (h.nranks + 1) / 2;
     for (int c = 0; c < NCOLLS; c++) {
-      size_t count = coll_bytes[c] / sizeof(int32_t);
       harness_download(&h, host, recv[c], coll_bytes[c]);
-      for (size_t i = 0; i < count; i++) {
-        int32_t expected = input_value(0, it, c, i) * sum_ranks;
-        if (host[i] != expected && wrong++ < 5)
-          fprintf(stderr, "rank %d iteration %d collective %d element %zu: %d, expected %d\n", h.rank, it, c,
-                  i, host[i], expected);
-      }
+      wrong += harness_check_sum(&h, input_value, it, c, host, coll_bytes[c] / sizeof(int32_t));
     }
-    if (h.rank == 0 && ((it + 1) % 20 == 0 || it + 1 == iterations)) {
-      printf("iteration %d/%d done\n", it + 1, iterations);
-      fflush(stdout);
-    }
+    harness_iteration_done(&h, it, iterations, 20);
   }
   if (atomic_load(&done.errors)) wrong++;
 
-  dfcclStats_t s;
-  CHECK_DFCCL(dfcclGetStats(h.ctx, &s));
-  unsigned long long mine[2] = {s.preemptions, s.voluntaryQuits}, all[2];
-  MPI_Reduce(mine, all, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-  harness_print_stats(&h, "stats");
-  MPI_Barrier(MPI_COMM_WORLD);
+  dfcclStats_t all = harness_report_stats(&h);
   if (h.rank == 0)
     printf("%d iterations x %d all-reduces on %d ranks: %s; preemptions %llu, voluntary quits %llu (all ranks)\n",
-           iterations, NCOLLS, h.nranks, wrong ? "WRONG RESULTS" : "all results exact", all[0], all[1]);
+           iterations, NCOLLS, h.nranks, wrong ? "WRONG RESULTS" : "all results exact",
+           (unsigned long long)all.preemptions, (unsigned long long)all.voluntaryQuits);
   for (int c = 0; c < NCOLLS; c++) {
     harness_free(&h, send[c]);
     if (recv[c] != send[c]) harness_free(&h, recv[c]);

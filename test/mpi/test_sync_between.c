@@ -27,23 +27,10 @@ static int32_t input_value(int rank, int iteration, int coll, size_t i) {
   return (int32_t)((rank + 1) * (int)((i * 3 + (size_t)iteration + (size_t)coll * 5) % 89 + 1));
 }
 
-static uint64_t next_random(uint64_t* state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 /* A different order on every rank: rotate a random permutation by the rank. */
 static void disordered(int* order, int rank, uint64_t seed) {
   int perm[NCOLLS];
-  for (int i = 0; i < NCOLLS; i++) perm[i] = i;
-  for (int i = NCOLLS - 1; i > 0; i--) {
-    int j = (int)(next_random(&seed) % (uint64_t)(i + 1));
-    int t = perm[i];
-    perm[i] = perm[j];
-    perm[j] = t;
-  }
+  harness_permutation(perm, NCOLLS, seed);
   for (int i = 0; i < NCOLLS; i++) order[i] = perm[(i + rank) % NCOLLS];
 }
 
@@ -93,32 +80,19 @@ int main(int argc, char** argv) {
       harness_progress();
     }
     harness_wait(&done, (it + 1) * NCOLLS);
-    int sum_ranks = h.nranks * (h.nranks + 1) / 2;
     for (int c = 0; c < NCOLLS; c++) {
       harness_download(&h, host, buf[c], coll_bytes[c]);
-      for (size_t i = 0; i < coll_bytes[c] / sizeof(int32_t); i++) {
-        int32_t expected = input_value(0, it, c, i) * sum_ranks;
-        if (host[i] != expected && wrong++ < 5)
-          fprintf(stderr, "rank %d iteration %d collective %d element %zu: %d, expected %d\n", h.rank, it, c, i,
-                  host[i], expected);
-      }
+      wrong += harness_check_sum(&h, input_value, it, c, host, coll_bytes[c] / sizeof(int32_t));
     }
-    if (h.rank == 0 && ((it + 1) % 10 == 0 || it + 1 == iterations)) {
-      printf("iteration %d/%d done\n", it + 1, iterations);
-      fflush(stdout);
-    }
+    harness_iteration_done(&h, it, iterations, 10);
   }
   if (atomic_load(&done.errors)) wrong++;
-  dfcclStats_t s;
-  CHECK_DFCCL(dfcclGetStats(h.ctx, &s));
-  unsigned long long mine[2] = {s.voluntaryQuits, s.relaunches}, all[2];
-  MPI_Reduce(mine, all, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-  harness_print_stats(&h, "stats");
-  MPI_Barrier(MPI_COMM_WORLD);
+  dfcclStats_t all = harness_report_stats(&h);
   if (h.rank == 0)
     printf("%d iterations x %d all-reduces with %s between: %s; voluntary quits %llu, relaunches %llu (all ranks)\n",
            iterations, NCOLLS, use_free ? "cudaFree" : "device synchronizations",
-           wrong ? "WRONG RESULTS" : "all results exact", all[0], all[1]);
+           wrong ? "WRONG RESULTS" : "all results exact", (unsigned long long)all.voluntaryQuits,
+           (unsigned long long)all.relaunches);
   for (int c = 0; c < NCOLLS; c++) harness_free(&h, buf[c]);
   free(host);
   return harness_finish(&h, wrong);

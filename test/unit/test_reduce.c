@@ -390,7 +390,7 @@ static void prepare(const test_case* tc) {
 }
 
 static void call_thread(const test_case* tc, int tid) {
-  const df_block block = {tid, tc->nthreads, 0};
+  const df_block block = {tid, tc->nthreads, 0, 1};
   df_reduce_copy(&block, tc->type->dtype, tc->op, data_of(tc, S0),
                  tc->has_src1 ? data_of(tc, S1) : NULL, data_of(tc, D0),
                  tc->has_dst1 ? data_of(tc, D1) : NULL, tc->count);
