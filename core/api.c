@@ -159,10 +159,18 @@ static uint32_t channels_for(const df_config* cfg, uint64_t bytes) {
   return n > cfg->max_channels ? cfg->max_channels : (uint32_t)n;
 }
 
-/* A FIFO slot carries one chunk: no larger than a channel's share of one rank's data needs (in
- * 4 KiB steps), so that small collectives take little connector memory. */
-static uint32_t slot_for(const df_config* cfg, uint64_t bytes, uint32_t nchannels, uint32_t nranks) {
-  uint64_t per_step = (bytes / nchannels + nranks) / nranks;
+/* Bytes a collective moves through each rank's connectors, which decides its channels. */
+static uint64_t traffic_bytes(df_coll_kind kind, uint64_t bytes, uint32_t nranks) {
+  return kind == DF_COLL_ALL_GATHER || kind == DF_COLL_REDUCE_SCATTER ? bytes * nranks : bytes;
+}
+
+/* A FIFO slot carries one chunk: no larger than what one step of a channel moves (in 4 KiB
+ * steps, at most DFCCL_SLOT_BYTES), so that small collectives take little connector memory.  A
+ * step moves a channel's share of the buffer, divided by the ranks for all-reduce. */
+static uint32_t slot_for(const df_config* cfg, df_coll_kind kind, uint64_t bytes, uint32_t nchannels,
+                         uint32_t nranks) {
+  uint64_t per_step = bytes / nchannels + 1;
+  if (kind == DF_COLL_ALL_REDUCE) per_step = (per_step + nranks - 1) / nranks;
   uint64_t slot = (per_step + 4095) / 4096 * 4096;
   return slot < cfg->slot_bytes ? (uint32_t)slot : cfg->slot_bytes;
 }
@@ -201,9 +209,24 @@ static dfcclResult_t check_registration(df_ctx* ctx, size_t count, dfcclDataType
 static dfcclResult_t register_locked(df_ctx* ctx, df_coll_kind kind, size_t count, dfcclDataType_t dtype,
                                      dfcclRedOp_t op, int root, int collId, const int* participants,
                                      int nparticipants, int priority) {
-  DF_CHECK(check_registration(ctx, count, dtype, op, collId));
+  /* Without a valid set of participants there is nobody to tell; otherwise a local failure is
+   * still announced to the peers (df_links_create), which are waiting for this registration. */
   df_group* g;
   DF_CHECK(df_group_get(ctx, participants, nparticipants, &g));
+  dfcclResult_t prior = check_registration(ctx, count, dtype, op, collId);
+  int root_position = 0;
+  if (prior == dfcclSuccess && (kind == DF_COLL_BROADCAST || kind == DF_COLL_REDUCE)) {
+    root_position = -1;
+    for (int i = 0; i < g->nranks; i++)
+      if (g->ranks[i] == root) root_position = i;
+    if (root_position < 0) prior = df_error(dfcclInvalidArgument, "root %d is not a participant", root);
+  }
+  if (prior != dfcclSuccess) {
+    root_position = 0;
+    dtype = dfcclInt8; /* keep the card's fields harmless */
+    op = dfcclSum;
+    count = 0;
+  }
   df_coll_static st;
   memset(&st, 0, sizeof st);
   st.kind = kind;
@@ -211,13 +234,14 @@ static dfcclResult_t register_locked(df_ctx* ctx, df_coll_kind kind, size_t coun
   st.op = (uint32_t)op;
   st.nranks = (uint32_t)g->nranks;
   st.rank = (uint32_t)g->position;
-  st.nchannels = channels_for(&ctx->cfg, (uint64_t)count * dfcclTypeSize(dtype));
-  st.root = root;
+  uint64_t bytes = (uint64_t)count * dfcclTypeSize(dtype);
+  st.nchannels = channels_for(&ctx->cfg, traffic_bytes(kind, bytes, st.nranks));
+  st.root = root_position;
   st.priority = priority;
   st.count = count;
   df_coll_links links;
-  uint32_t slot = slot_for(&ctx->cfg, (uint64_t)count * dfcclTypeSize(dtype), st.nchannels, st.nranks);
-  dfcclResult_t r = df_links_create(ctx, g, collId, &st, slot, &links);
+  uint32_t slot = slot_for(&ctx->cfg, kind, bytes, st.nchannels, st.nranks);
+  dfcclResult_t r = df_links_create(ctx, g, collId, &st, slot, prior, &links);
   st.links = links.dev;
   if (r == dfcclSuccess) r = grow_grid(ctx, st.nchannels);
   int index = ctx->ncolls; /* only registrations add, and they are serialised */
@@ -234,18 +258,65 @@ static dfcclResult_t register_locked(df_ctx* ctx, df_coll_kind kind, size_t coun
   return r;
 }
 
-dfcclResult_t dfcclRegisterAllReduce(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype,
-                                     dfcclRedOp_t op, int collId, const int* participants,
-                                     int nparticipants, int priority) {
+static dfcclResult_t register_collective(df_ctx* ctx, df_coll_kind kind, size_t count, dfcclDataType_t dtype,
+                                         dfcclRedOp_t op, int root, int collId, const int* participants,
+                                         int nparticipants, int priority) {
   DF_CHECK(df_ctx_check(ctx));
   pthread_mutex_lock(&ctx->register_lock);
-  dfcclResult_t r = register_locked(ctx, DF_COLL_ALL_REDUCE, count, dtype, op, 0, collId, participants,
-                                    nparticipants, priority);
+  dfcclResult_t r = register_locked(ctx, kind, count, dtype, op, root, collId, participants, nparticipants,
+                                    priority);
   pthread_mutex_unlock(&ctx->register_lock);
   return r;
 }
 
+dfcclResult_t dfcclRegisterAllReduce(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype,
+                                     dfcclRedOp_t op, int collId, const int* participants,
+                                     int nparticipants, int priority) {
+  return register_collective(ctx, DF_COLL_ALL_REDUCE, count, dtype, op, 0, collId, participants, nparticipants,
+                             priority);
+}
+
+dfcclResult_t dfcclRegisterAllGather(dfcclRankCtx_t ctx, size_t sendcount, dfcclDataType_t dtype, int collId,
+                                     const int* participants, int nparticipants, int priority) {
+  return register_collective(ctx, DF_COLL_ALL_GATHER, sendcount, dtype, dfcclSum, 0, collId, participants,
+                             nparticipants, priority);
+}
+
+dfcclResult_t dfcclRegisterReduceScatter(dfcclRankCtx_t ctx, size_t recvcount, dfcclDataType_t dtype,
+                                         dfcclRedOp_t op, int collId, const int* participants,
+                                         int nparticipants, int priority) {
+  return register_collective(ctx, DF_COLL_REDUCE_SCATTER, recvcount, dtype, op, 0, collId, participants,
+                             nparticipants, priority);
+}
+
+dfcclResult_t dfcclRegisterBroadcast(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype, int root,
+                                     int collId, const int* participants, int nparticipants, int priority) {
+  return register_collective(ctx, DF_COLL_BROADCAST, count, dtype, dfcclSum, root, collId, participants,
+                             nparticipants, priority);
+}
+
+dfcclResult_t dfcclRegisterReduce(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype, dfcclRedOp_t op,
+                                  int root, int collId, const int* participants, int nparticipants,
+                                  int priority) {
+  return register_collective(ctx, DF_COLL_REDUCE, count, dtype, op, root, collId, participants, nparticipants,
+                             priority);
+}
+
 /* ---- runs ---- */
+
+/* The bytes a run reads from sendbuff and writes to recvbuff on this rank (0: not touched). */
+static void buffer_bytes(const df_coll_static* st, size_t* send_bytes, size_t* recv_bytes) {
+  size_t block = st->count * dfcclTypeSize((dfcclDataType_t)st->dtype);
+  bool root = st->rank == (uint32_t)st->root;
+  *send_bytes = *recv_bytes = block;
+  switch ((df_coll_kind)st->kind) {
+    case DF_COLL_ALL_GATHER: *recv_bytes = block * st->nranks; break;
+    case DF_COLL_REDUCE_SCATTER: *send_bytes = block * st->nranks; break;
+    case DF_COLL_BROADCAST: if (!root) *send_bytes = 0; break;
+    case DF_COLL_REDUCE: if (!root) *recv_bytes = 0; break;
+    default: break;
+  }
+}
 
 static dfcclResult_t submit(df_ctx* ctx, df_coll_kind kind, const void* sendbuff, void* recvbuff,
                             int collId, dfcclCallback_t callback, void* callbackArg) {
@@ -264,9 +335,10 @@ static dfcclResult_t submit(df_ctx* ctx, df_coll_kind kind, const void* sendbuff
     r = df_error(dfcclInFlight, "collective id %d is still in flight (run %u); wait for its callback", collId,
                  c->epoch);
   if (r == dfcclSuccess) {
-    size_t bytes = c->stat.count * dfcclTypeSize((dfcclDataType_t)c->stat.dtype);
-    r = ctx->target->check_buffer(ctx, sendbuff, bytes, "sendbuff");
-    if (r == dfcclSuccess) r = ctx->target->check_buffer(ctx, recvbuff, bytes, "recvbuff");
+    size_t send_bytes, recv_bytes;
+    buffer_bytes(&c->stat, &send_bytes, &recv_bytes);
+    r = ctx->target->check_buffer(ctx, sendbuff, send_bytes, "sendbuff");
+    if (r == dfcclSuccess) r = ctx->target->check_buffer(ctx, recvbuff, recv_bytes, "recvbuff");
   }
   if (r != dfcclSuccess) {
     pthread_mutex_unlock(&ctx->lock);
@@ -296,6 +368,26 @@ static dfcclResult_t submit(df_ctx* ctx, df_coll_kind kind, const void* sendbuff
 dfcclResult_t dfcclRunAllReduce(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
                                 dfcclCallback_t callback, void* callbackArg) {
   return submit(ctx, DF_COLL_ALL_REDUCE, sendbuff, recvbuff, collId, callback, callbackArg);
+}
+
+dfcclResult_t dfcclRunAllGather(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
+                                dfcclCallback_t callback, void* callbackArg) {
+  return submit(ctx, DF_COLL_ALL_GATHER, sendbuff, recvbuff, collId, callback, callbackArg);
+}
+
+dfcclResult_t dfcclRunReduceScatter(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
+                                    dfcclCallback_t callback, void* callbackArg) {
+  return submit(ctx, DF_COLL_REDUCE_SCATTER, sendbuff, recvbuff, collId, callback, callbackArg);
+}
+
+dfcclResult_t dfcclRunBroadcast(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
+                                dfcclCallback_t callback, void* callbackArg) {
+  return submit(ctx, DF_COLL_BROADCAST, sendbuff, recvbuff, collId, callback, callbackArg);
+}
+
+dfcclResult_t dfcclRunReduce(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
+                             dfcclCallback_t callback, void* callbackArg) {
+  return submit(ctx, DF_COLL_REDUCE, sendbuff, recvbuff, collId, callback, callbackArg);
 }
 
 /* ---- destroy ---- */
@@ -358,7 +450,7 @@ dfcclResult_t dfcclDestroy(dfcclRankCtx_t ctx) {
   release(ctx);
   ctx->magic = DF_CTX_DEAD;
   pthread_mutex_lock(&tombstones_lock);
-  ctx->groups = (df_group*)tombstones; /* the list link of a tombstone */
+  ctx->next_tombstone = tombstones;
   tombstones = ctx;
   pthread_mutex_unlock(&tombstones_lock);
   return r;

@@ -9,6 +9,7 @@
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,7 +25,7 @@ typedef struct {
   int32_t root;
   uint32_t nchannels, slot_bytes, target;
   uint64_t count;
-  uint32_t failed; /* this rank could not allocate: everyone gives up together */
+  uint32_t failed; /* this rank cannot register it: everyone gives up together */
   uint32_t pad;
 } registration_card;
 
@@ -37,7 +38,9 @@ static dfcclResult_t allgather(df_ctx* ctx, const df_group* g, const void* send,
 
 static dfcclResult_t check_card(const df_ctx* ctx, const df_group* g, int i, const registration_card* mine,
                                 const registration_card* c) {
-  if (c->failed) return df_error(dfcclOutOfResources, "rank %d could not allocate connectors", g->ranks[i]);
+  if (c->failed)
+    return df_error(dfcclInvalidArgument, "rank %d failed to register collective %d (its own error says why)",
+                    g->ranks[i], mine->id);
   if (c->id != mine->id || c->kind != mine->kind || c->dtype != mine->dtype || c->op != mine->op ||
       c->root != mine->root || c->count != mine->count)
     return df_error(dfcclInvalidArgument,
@@ -90,17 +93,21 @@ static dfcclResult_t build_device_view(df_ctx* ctx, df_coll_links* cl, uint32_t 
 }
 
 dfcclResult_t df_links_create(df_ctx* ctx, const df_group* g, int id, const df_coll_static* st,
-                              uint32_t slot_bytes, df_coll_links* cl) {
+                              uint32_t slot_bytes, dfcclResult_t prior, df_coll_links* cl) {
   memset(cl, 0, sizeof *cl);
-  if (g->nranks == 1) return dfcclSuccess; /* nothing to connect */
+  if (g->nranks == 1) return prior; /* nothing to connect */
+  char prior_message[512];
+  snprintf(prior_message, sizeof prior_message, "%s", dfcclGetLastErrorMessage());
   uint32_t nch = st->nchannels;
   cl->recv_bytes = nch * (sizeof(df_recv_ctrl) + (size_t)DF_FIFO_STEPS * slot_bytes);
   cl->send_bytes = nch * sizeof(df_send_ctrl);
 
   registration_card mine;
   memset(&mine, 0, sizeof mine);
-  /* A local failure still takes part in the exchanges, so that no peer waits for us forever. */
-  dfcclResult_t local = ctx->target->alloc_shared(ctx, cl->recv_bytes, &cl->recv_region, &mine.recv);
+  /* A rank that cannot register (bad arguments, no memory) still takes part in the exchanges, so
+   * that no peer waits for it forever and every participant returns an error. */
+  dfcclResult_t local = prior;
+  if (local == dfcclSuccess) local = ctx->target->alloc_shared(ctx, cl->recv_bytes, &cl->recv_region, &mine.recv);
   if (local == dfcclSuccess) local = ctx->target->alloc_shared(ctx, cl->send_bytes, &cl->send_region, &mine.send);
   mine.failed = local != dfcclSuccess;
   mine.recv_bytes = cl->recv_bytes;
@@ -137,6 +144,7 @@ dfcclResult_t df_links_create(df_ctx* ctx, const df_group* g, int id, const df_c
   if (cl->send_region) ctx->target->shared_setup_done(ctx, &mine.send);
   if (r == dfcclSuccess) r = rb;
   if (r == dfcclSuccess) r = build_device_view(ctx, cl, nch, slot_bytes);
+  if (prior != dfcclSuccess) return df_error(prior, "%s", prior_message);
   return r;
 }
 

@@ -99,12 +99,41 @@ dfcclResult_t dfcclRegisterAllReduce(dfcclRankCtx_t ctx, size_t count, dfcclData
                                      dfcclRedOp_t op, int collId, const int* participants,
                                      int nparticipants, int priority);
 
+/* The other collectives, on the same machinery.  Counts are per rank where MPI has them so:
+ * all-gather gathers `sendcount` elements from each participant (recvbuff holds nparticipants x
+ * sendcount, in ring order = ascending world rank); reduce-scatter leaves `recvcount` reduced
+ * elements on each (sendbuff holds nparticipants x recvcount).  `root` is a world rank among the
+ * participants. */
+dfcclResult_t dfcclRegisterAllGather(dfcclRankCtx_t ctx, size_t sendcount, dfcclDataType_t dtype, int collId,
+                                     const int* participants, int nparticipants, int priority);
+dfcclResult_t dfcclRegisterReduceScatter(dfcclRankCtx_t ctx, size_t recvcount, dfcclDataType_t dtype,
+                                         dfcclRedOp_t op, int collId, const int* participants,
+                                         int nparticipants, int priority);
+dfcclResult_t dfcclRegisterBroadcast(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype, int root,
+                                     int collId, const int* participants, int nparticipants, int priority);
+dfcclResult_t dfcclRegisterReduce(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype, dfcclRedOp_t op,
+                                  int root, int collId, const int* participants, int nparticipants,
+                                  int priority);
+
 /* Submits one run of a registered all-reduce.  sendbuff == recvbuff is in place.  The daemon may
  * read sendbuff at once and is not ordered after the caller's CUDA streams: whatever produces
  * sendbuff must be complete first (synchronize its stream), and recvbuff is ready when the
  * callback runs. */
 dfcclResult_t dfcclRunAllReduce(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
                                 dfcclCallback_t callback, void* callbackArg);
+
+/* In place: all-gather with sendbuff == recvbuff + position x sendcount; reduce-scatter with
+ * recvbuff == sendbuff + position x recvcount; broadcast and reduce with sendbuff == recvbuff.
+ * Broadcast reads sendbuff on the root only; reduce writes recvbuff on the root only (the others
+ * may pass NULL). */
+dfcclResult_t dfcclRunAllGather(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
+                                dfcclCallback_t callback, void* callbackArg);
+dfcclResult_t dfcclRunReduceScatter(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
+                                    dfcclCallback_t callback, void* callbackArg);
+dfcclResult_t dfcclRunBroadcast(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
+                                dfcclCallback_t callback, void* callbackArg);
+dfcclResult_t dfcclRunReduce(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
+                             dfcclCallback_t callback, void* callbackArg);
 
 /* Waits for every submitted run to complete, stops the daemon and frees everything. */
 dfcclResult_t dfcclDestroy(dfcclRankCtx_t ctx);

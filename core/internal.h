@@ -111,9 +111,10 @@ typedef struct {
   df_links* dev;          /* the daemon's view, in daemon memory              */
 } df_coll_links;
 
-/* Collective over the group: allocates, exchanges (with the signature) and maps. */
+/* Collective over the group: allocates, exchanges (with the signature) and maps.  A rank whose
+ * registration already failed (prior) still exchanges, so that every participant fails. */
 dfcclResult_t df_links_create(df_ctx* ctx, const df_group* g, int id, const df_coll_static* st,
-                              uint32_t slot_bytes, df_coll_links* links);
+                              uint32_t slot_bytes, dfcclResult_t prior, df_coll_links* links);
 void df_links_free(df_ctx* ctx, df_coll_links* links);
 
 /* ---- collectives (registry.c) ---- */
@@ -227,6 +228,7 @@ struct dfcclRankCtx {
   pthread_mutex_t wake_lock;
   pthread_cond_t wake;
   atomic_bool destroying;
+  struct dfcclRankCtx* next_tombstone; /* destroyed contexts stay listed (api.c) */
 };
 
 /* Validates a handle passed to the API. */

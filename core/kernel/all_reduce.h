@@ -3,8 +3,7 @@
  *
  * A block (channel) owns a contiguous range of the buffer.  Each loop iteration handles
  * nranks chunks of one FIFO slot each: nranks-1 steps of reduce-scatter, then nranks-1 steps of
- * all-gather, 2*nranks-1 primitives in all.  The dynamic context is just (iteration, step): a
- * preempted run resumes at the primitive that could not start.
+ * all-gather, 2*nranks-1 primitives in all (collectives.h runs the loop and resumes it).
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -39,42 +38,6 @@ DF_FN df_prim_result df_all_reduce_step(df_run* run, uint32_t s, const df_chunki
   if (s == n - 1) return df_recv_reduce_copy_send(run, src, dst, nelem);
   if (s < 2 * n - 2) return df_recv_copy_send(run, dst, nelem);
   return df_recv(run, dst, nelem);
-}
-
-DF_FN df_prim_result df_all_reduce(df_run* run) {
-  const df_coll_static* st = &run->ctx->stat;
-  df_coll_dynamic* d = &run->ctx->dyn;
-  df_chunking ch;
-  df_chunking_init(&ch, st, run->blk->bid, st->links ? st->links->slot_bytes : 0);
-
-  if (st->nranks == 1) { /* nothing to exchange: the result is the input */
-    if (d->sendbuff != d->recvbuff && ch.count > 0) {
-      size_t esize = df_dtype_bytes((dfcclDataType_t)st->dtype);
-      df_reduce_copy(run->blk, (dfcclDataType_t)st->dtype, (dfcclRedOp_t)st->op,
-                     (const char*)d->sendbuff + ch.begin * esize, NULL,
-                     (char*)d->recvbuff + ch.begin * esize, NULL, ch.count);
-    }
-    return DF_PRIM_DONE;
-  }
-
-  /* Loop counters are per thread (every thread runs the same sequence); the leader records
-   * where the run stopped. */
-  uint32_t nsteps = 2 * st->nranks - 1;
-  uint64_t it = d->iteration;
-  uint32_t s = d->step;
-  df_prim_result result = DF_PRIM_DONE;
-  for (; it < ch.iterations; it++, s = 0) {
-    for (; s < nsteps; s++) {
-      result = df_all_reduce_step(run, s, &ch, it);
-      if (result == DF_PRIM_BLOCKED) goto stopped;
-    }
-  }
-stopped:
-  if (df_is_leader(run->blk)) {
-    d->iteration = it;
-    d->step = s;
-  }
-  return result;
 }
 
 #endif /* DFCCL_KERNEL_ALL_REDUCE_H */

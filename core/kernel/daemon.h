@@ -62,7 +62,14 @@ typedef struct {
  * when the run is preempted after progress, loaded when it is scheduled again.
  * ------------------------------------------------------------------------------------------- */
 
-typedef enum { DF_COLL_ALL_REDUCE = 0, DF_COLL_NUM_KINDS } df_coll_kind;
+typedef enum {
+  DF_COLL_ALL_REDUCE = 0,
+  DF_COLL_ALL_GATHER,
+  DF_COLL_REDUCE_SCATTER,
+  DF_COLL_BROADCAST,
+  DF_COLL_REDUCE,
+  DF_COLL_NUM_KINDS
+} df_coll_kind;
 
 typedef struct {
   uint32_t kind;           /* df_coll_kind                                        */
@@ -71,9 +78,9 @@ typedef struct {
   uint32_t nranks;         /* participants                                        */
   uint32_t rank;           /* this rank's position in the ring of participants    */
   uint32_t nchannels;      /* blocks that take part                               */
-  int32_t root;            /* for rooted collectives                              */
+  int32_t root;            /* broadcast and reduce: the root's ring position      */
   int32_t priority;
-  uint64_t count;          /* elements                                            */
+  uint64_t count;          /* elements: all-gather and reduce-scatter, per rank   */
   const df_links* links;   /* NULL when the collective has one participant      */
   uint64_t pad;
 } df_coll_static;          /* 64 bytes */

@@ -44,6 +44,31 @@ DF_FN void df_chunking_init(df_chunking* ch, const df_coll_static* st, uint32_t 
   ch->last_chunk = rest ? df_round_up(df_div_up(rest, st->nranks), align) : ch->chunk;
 }
 
+/* A channel's share of `count` elements (a rank's block for all-gather and reduce-scatter, the
+ * whole buffer for broadcast and reduce), cut into chunks of one FIFO slot. */
+typedef struct {
+  uint64_t begin;      /* first element of this channel's share */
+  uint64_t end;
+  uint64_t chunk;      /* elements per chunk                    */
+  uint64_t iterations; /* chunks                                */
+} df_span;
+
+DF_FN void df_span_init(df_span* sp, uint64_t count, uint32_t nchannels, uint32_t channel, uint64_t esize,
+                        uint32_t slot_bytes) {
+  uint64_t align = 16 / esize;
+  uint64_t per_channel = df_round_up(df_div_up(count, nchannels), align);
+  sp->begin = (uint64_t)channel * per_channel < count ? (uint64_t)channel * per_channel : count;
+  sp->end = sp->begin + per_channel < count ? sp->begin + per_channel : count;
+  sp->chunk = slot_bytes / esize ? slot_bytes / esize : align;
+  sp->iterations = df_div_up(sp->end - sp->begin, sp->chunk);
+}
+
+/* Chunk `iteration` of the span: its first element and its length. */
+DF_FN void df_span_chunk(const df_span* sp, uint64_t iteration, uint64_t* offset, uint64_t* nelem) {
+  *offset = sp->begin + iteration * sp->chunk;
+  *nelem = sp->end - *offset < sp->chunk ? sp->end - *offset : sp->chunk;
+}
+
 /* Chunk `chunk` of loop iteration `iteration`: its first element and its length (may be 0). */
 DF_FN void df_chunk_range(const df_chunking* ch, uint64_t iteration, uint32_t chunk,
                           uint64_t* offset, uint64_t* nelem) {

@@ -129,5 +129,11 @@ DF_FN df_prim_result df_recv_copy_send(df_run* r, void* dst, size_t n) {
 DF_FN df_prim_result df_recv(df_run* r, void* dst, size_t n) {
   return df_prim(r, DF_RECV, NULL, dst, n);
 }
+DF_FN df_prim_result df_copy_send(df_run* r, const void* src, void* dst, size_t n) {
+  return df_prim(r, DF_SEND | DF_COPY_OUT, src, dst, n);
+}
+DF_FN df_prim_result df_recv_reduce_copy(df_run* r, const void* src, void* dst, size_t n) {
+  return df_prim(r, DF_RECV | DF_REDUCE, src, dst, n);
+}
 
 #endif /* DFCCL_KERNEL_PRIMITIVES_H */

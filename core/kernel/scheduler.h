@@ -17,7 +17,7 @@
 #ifndef DFCCL_KERNEL_SCHEDULER_H
 #define DFCCL_KERNEL_SCHEDULER_H
 
-#include "all_reduce.h"
+#include "collectives.h"
 #include "context.h"
 
 enum { DF_CONTINUE = 0, DF_VOLUNTARY_QUIT = 1, DF_FINAL_EXIT = 2 };
@@ -93,11 +93,7 @@ DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_sh
   run.threshold = df_initial_threshold(&a->spin, position);
   run.progressed = false;
 
-  df_prim_result r;
-  switch (run.ctx->stat.kind) {
-    case DF_COLL_ALL_REDUCE: r = df_all_reduce(&run); break;
-    default: r = DF_PRIM_DONE; break;
-  }
+  df_prim_result r = df_execute(&run);
   df_block_sync(); /* every thread is done with the slot before the leader changes it */
   *completed = (r == DF_PRIM_DONE);
   if (df_is_leader(blk)) {

@@ -51,7 +51,7 @@ step reduce-unit-gpu 120 sh -c "nvcc -std=c++17 -O3 -arch=sm_90 -I core -I core/
 
 # ---- correctness ----
 step bad-input 120 $mpi 2 test/mpi/test_bad_input
-step allreduce-matrix-2gpu 300 $mpi 2 test/mpi/test_allreduce
+step collectives-matrix-2gpu 300 $mpi 2 test/mpi/test_collectives
 step random-order-2x1 ${RO_LIMIT:-300} $mpi 2 test/mpi/test_random_order -i "${RO_ITERS:-1000}"
 step sync-between-2x1 ${SYNC_LIMIT:-300} $mpi 2 test/mpi/test_sync_between -i "${SYNC_ITERS:-200}"
 step cudafree-between-2x1 ${SYNC_LIMIT:-300} $mpi 2 test/mpi/test_sync_between -i 50 -f

@@ -52,6 +52,11 @@ int main(int argc, char** argv) {
   expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, 1, outside, 2, 0), dfcclInvalidArgument, "participant out of range", h.rank);
   expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, 1, &other, 1, 0), dfcclInvalidArgument, "participants without the caller", h.rank);
   expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, 1, NULL, 3, 0), dfcclInvalidArgument, "NULL participants with a count", h.rank);
+  /* Registration is collective: a mismatch, or a misuse on one rank only, fails on every rank. */
+  expect(dfcclRegisterAllReduce(ctx, 8 + (size_t)h.rank, dfcclInt32, dfcclSum, 5, NULL, 0, 0), dfcclInvalidArgument,
+         "ranks register different counts", h.rank);
+  expect(dfcclRegisterAllReduce(ctx, 8, h.rank ? dfcclInt32 : (dfcclDataType_t)99, dfcclSum, 6, NULL, 0, 0),
+         dfcclInvalidArgument, "one rank passes an unknown type", h.rank);
   expect(dfcclRegisterAllReduce(ctx, 1024, dfcclInt32, dfcclSum, 1, NULL, 0, 0), dfcclSuccess, "register id 1", h.rank);
   expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, 1, NULL, 0, 0), dfcclDuplicateId, "register id 1 again", h.rank);
   expect(dfcclRegisterAllReduce(ctx, 0, dfcclFloat32, dfcclMax, 2, NULL, 0, 0), dfcclSuccess, "register count 0", h.rank);

@@ -1,6 +1,0 @@
-#!/bin/sh
-# Every data type x op x count x in/out of place x buffer offset, on 4 ranks and on a subset.
-. "${top_srcdir:-.}/test/mpi/common.sh"
-# Small channels and slots, so that counts span several channels, iterations and FIFO slots.
-export DFCCL_MIN_CHANNEL_BYTES=4096 DFCCL_SLOT_BYTES=4096 DFCCL_MAX_CHANNELS=2
-run_mpi 4 test/mpi/test_allreduce && run_mpi 3 test/mpi/test_allreduce -q

@@ -1,0 +1,8 @@
+#!/bin/sh
+# The five collectives: every data type x op x count x in/out of place x buffer offset x root,
+# on 4 ranks (with subsets) and on 3.
+. "${top_srcdir:-.}/test/mpi/common.sh"
+# Small channels and slots, so that counts span several channels, iterations and FIFO slots.
+export DFCCL_MIN_CHANNEL_BYTES=4096 DFCCL_SLOT_BYTES=4096 DFCCL_MAX_CHANNELS=2
+run_mpi 4 test/mpi/test_collectives -k allreduce && run_mpi 4 test/mpi/test_collectives -k others &&
+  run_mpi 3 test/mpi/test_collectives -q
