@@ -1,10 +1,12 @@
 /*
- * Shared declarations of dfccl_bench, the all-reduce benchmark (see README.md).
+ * Shared declarations of dfccl_bench, the collective benchmark (see README.md).
  *
  *   bench_args.c   options
+ *   bench_coll.c   the five collectives: names, sizes, bus bandwidth, buffer layouts
  *   bench_data.c   data types, the check pattern, buffers on the execution target
+ *   bench_dfccl.c  DFCCL: context, registration, runs waited for through their callbacks
  *   bench_nccl.c   NCCL (built with -DDFCCL_HAVE_NCCL)
- *   dfccl_bench.c  DFCCL, timing, output, main
+ *   dfccl_bench.c  timing, output, main
  *
  * Every .c file defines _POSIX_C_SOURCE before its first #include.
  *
@@ -72,6 +74,40 @@ const char* bench_mpi_error_string(int rc, char* buf, int len);
   } while (0)
 #endif
 
+double bench_now_sec(void); /* CLOCK_MONOTONIC, seconds */
+
+/* ---- collectives (bench_coll.c) ---- */
+
+typedef enum {
+  BENCH_ALLREDUCE = 0, BENCH_ALLGATHER, BENCH_REDUCESCATTER, BENCH_BROADCAST, BENCH_REDUCE, BENCH_NCOLLS
+} bench_coll;
+
+const char* bench_coll_name(bench_coll c);   /* "all-gather" */
+const char* bench_coll_option(bench_coll c); /* "allgather", as -C takes it */
+int bench_coll_reduces(bench_coll c);        /* has a reduction operation */
+int bench_coll_rooted(bench_coll c);         /* broadcast, reduce */
+/* busbw = algbw * factor: 2(n-1)/n, (n-1)/n or 1. */
+double bench_coll_busbw_factor(bench_coll c, int nranks);
+/* Elements per count: a size of `bytes` is count = bytes / (type size * this) per rank (nranks for
+ * all-gather and reduce-scatter, whose size is the whole gathered or scattered buffer; else 1). */
+size_t bench_coll_count_unit(bench_coll c, int nranks);
+
+/* Where one rank's run reads and writes.  sendbuff lies in the send buffer, or in the receive
+ * buffer when in place; recvbuff lies in the receive buffer.  Offsets and spans in elements. */
+typedef struct {
+  bench_coll coll;
+  size_t count;                  /* the count passed to DFCCL and NCCL */
+  size_t typeSize;
+  int inPlace;
+  size_t sendOffset, sendCount;  /* sendbuff and the elements read from it */
+  size_t recvOffset, recvCount;  /* recvbuff and the elements written to it */
+  int hasInput;                  /* 0 on broadcast's non-roots: sendbuff is not read */
+  int hasOutput;                 /* 0 on reduce's non-roots: recvbuff is not written */
+} bench_layout;
+
+void bench_coll_layout(bench_layout* l, bench_coll c, size_t count, size_t typeSize, int rank, int nranks,
+                       int root, int inPlace);
+
 /* ---- options (bench_args.c) ---- */
 
 typedef enum { BENCH_TARGET_CUDA, BENCH_TARGET_HOST } bench_target;
@@ -87,10 +123,12 @@ typedef struct {
   int runNccl;
   int printStats;
   double timeoutSec; /* give up on a DFCCL run after this long */
+  int colls[BENCH_NCOLLS]; /* colls[c]: run collective c */
+  int root;                /* world rank: root of broadcast and reduce */
 } bench_opts;
 
 /* 0: run; 1: help was printed, exit 0; 2: bad options (rank 0 printed why), exit 1. */
-int bench_parse_args(int argc, char** argv, bench_opts* opts);
+int bench_parse_args(int argc, char** argv, int nranks, bench_opts* opts);
 
 const char* bench_type_name(dfcclDataType_t dtype);
 size_t bench_type_size(dfcclDataType_t dtype);
@@ -98,23 +136,31 @@ const char* bench_op_name(dfcclRedOp_t op);
 const char* bench_target_name(bench_target target);
 
 /* ---- check pattern (bench_data.c) ----
- * Input element i of rank r is a small integer-valued number, exactly representable in every type,
- * chosen so that every partial result of the reduction over all ranks is exact too; the expected
- * result (computed in float64) is periodic in i. */
+ * Input element i (of its send buffer) of rank r is a small integer-valued number, exactly
+ * representable in every type, chosen so that every partial result of a reduction over all ranks
+ * is exact too; the expected reduction (computed in float64) is periodic in i.  Collectives without
+ * a reduction use the sum pattern with one term.  The expected output element k of a rank:
+ *   all-reduce, reduce (root)  reduction of element k
+ *   reduce-scatter             reduction of element rank*count + k
+ *   all-gather                 input element k % count of rank k / count
+ *   broadcast                  input element k of the root */
 
 typedef struct {
+  bench_coll coll;
   dfcclDataType_t dtype;
-  dfcclRedOp_t op;
-  int rank, nranks;
+  dfcclRedOp_t op;       /* sum for collectives without a reduction */
+  int rank, nranks, root;
   int modulus, offset;   /* sum/max/min: ((rank+1)(j+1) + 7j) mod modulus - offset, j = i mod modulus */
   size_t period;
-  double* expected;      /* expected[i % period] */
+  double* expected;      /* reductions: expected[i % period]; NULL otherwise */
 } bench_pattern;
 
-void bench_pattern_init(bench_pattern* p, dfcclDataType_t dtype, dfcclRedOp_t op, int rank, int nranks);
+void bench_pattern_init(bench_pattern* p, bench_coll coll, dfcclDataType_t dtype, dfcclRedOp_t op, int rank,
+                        int nranks, int root);
 void bench_pattern_fini(bench_pattern* p);
 void bench_pattern_fill(const bench_pattern* p, void* host, size_t count);
-size_t bench_pattern_count_wrong(const bench_pattern* p, const void* host, size_t count);
+/* Wrong elements among the `count` output elements in host (per-rank count `collCount`). */
+size_t bench_pattern_count_wrong(const bench_pattern* p, const void* host, size_t count, size_t collCount);
 
 /* ---- buffers on the execution target (bench_data.c) ---- */
 
@@ -131,18 +177,33 @@ typedef struct {
 
 void bench_buffers_alloc(bench_buffers* b, bench_target target, size_t bytes);
 void bench_buffers_free(bench_buffers* b);
-/* Fills the input of `count` elements (recv when in place, else send) and, out of place, resets recv. */
-void bench_buffers_prepare(bench_buffers* b, const bench_pattern* p, size_t count, int inPlace);
-/* Wrong elements among the first `count` of recv. */
-size_t bench_buffers_count_wrong(bench_buffers* b, const bench_pattern* p, size_t count);
+/* sendbuff and recvbuff of the layout. */
+void* bench_buffers_send(const bench_buffers* b, const bench_layout* l);
+void* bench_buffers_recv(const bench_buffers* b, const bench_layout* l);
+/* Resets the output (all bytes 0xff), then fills the input when the rank has one. */
+void bench_buffers_prepare(bench_buffers* b, const bench_pattern* p, const bench_layout* l);
+/* Wrong elements of the output; 0 where the rank has none. */
+size_t bench_buffers_count_wrong(bench_buffers* b, const bench_pattern* p, const bench_layout* l);
+
+/* ---- DFCCL (bench_dfccl.c) ---- */
+
+typedef struct bench_dfccl bench_dfccl;
+bench_dfccl* bench_dfccl_init(const bench_opts* o, int device);
+void bench_dfccl_register(bench_dfccl* d, bench_coll coll, size_t count, dfcclDataType_t dtype,
+                          dfcclRedOp_t op, int root, int collId);
+/* `times` runs of collId, each submitted after the previous one's completion callback. */
+void bench_dfccl_run(bench_dfccl* d, bench_coll coll, int collId, const void* send, void* recv, int times);
+dfcclRankCtx_t bench_dfccl_ctx(const bench_dfccl* d);
+void bench_dfccl_fini(bench_dfccl* d);
 
 /* ---- NCCL (bench_nccl.c) ---- */
 
 #ifdef DFCCL_HAVE_NCCL
 typedef struct bench_nccl bench_nccl;
 bench_nccl* bench_nccl_init(int rank, int nranks, cudaStream_t stream);
-void bench_nccl_allreduce(bench_nccl* n, const void* send, void* recv, size_t count, dfcclDataType_t dtype,
-                          dfcclRedOp_t op, int times);
+/* `times` runs back to back on the stream, then one stream synchronization. */
+void bench_nccl_run(bench_nccl* n, bench_coll coll, const void* send, void* recv, size_t count,
+                    dfcclDataType_t dtype, dfcclRedOp_t op, int root, int times);
 void bench_nccl_fini(bench_nccl* n);
 void bench_nccl_version(char* buf, size_t len);
 #endif

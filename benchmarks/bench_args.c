@@ -77,6 +77,16 @@ static int parse_op(const char* s, dfcclRedOp_t* out) {
   return -1;
 }
 
+/* One collective as -C names it, or "all". */
+static int parse_colls(const char* s, int* colls) {
+  int all = same(s, "all"), found = all;
+  for (int c = 0; c < BENCH_NCOLLS; c++) {
+    colls[c] = all || same(s, bench_coll_option((bench_coll)c));
+    found |= colls[c];
+  }
+  return found ? 0 : -1;
+}
+
 /* ---- numbers ---- */
 
 /* "64", "1K", "16M", "2G" (powers of 1024; a trailing "B" is allowed). */
@@ -120,8 +130,12 @@ static int parse_double(const char* s, double lo, double* out) {
 
 static void usage(const char* prog) {
   printf("Usage: mpirun -np N %s [options]\n"
-         "All-reduce benchmark of DFCCL%s, one process per GPU (or per rank with -t host).\n"
-         "  -b SIZE   smallest message in bytes, K/M/G suffixes (default 8)\n"
+         "Collective benchmark of DFCCL%s, one process per GPU (or per rank with -t host).\n"
+         "  -C COLL   allreduce allgather reducescatter broadcast reduce, or all (one after the\n"
+         "            other) (default allreduce)\n"
+         "  -r ROOT   root rank of broadcast and reduce (default 0)\n"
+         "  -b SIZE   smallest message in bytes, K/M/G suffixes (default 8); all-gather and\n"
+         "            reduce-scatter: the whole gathered / scattered buffer\n"
          "  -e SIZE   largest message in bytes (default 128M)\n"
          "  -f F      multiply the size by F between steps (default 2)\n"
          "  -n N      timed iterations per size (default 20)\n"
@@ -141,9 +155,10 @@ static void usage(const char* prog) {
 
 /* ---- parsing ---- */
 
-static int check_consistency(bench_opts* o, int ncclGiven, int rank) {
+static int check_consistency(bench_opts* o, int ncclGiven, int rank, int nranks) {
   const char* why = NULL;
   if (o->minBytes == 0 || o->maxBytes < o->minBytes) why = "need 0 < minbytes (-b) <= maxbytes (-e)";
+  else if (o->root >= nranks) why = "the root (-r) must be a rank, below the number of ranks";
   else if (o->factor <= 1.0) why = "the size factor (-f) must be greater than 1";
 #ifndef DFCCL_HAVE_CUDA
   else if (o->target == BENCH_TARGET_CUDA) why = "-t cuda: this build has no CUDA (-DDFCCL_HAVE_CUDA)";
@@ -160,7 +175,7 @@ static int check_consistency(bench_opts* o, int ncclGiven, int rank) {
   return 0;
 }
 
-int bench_parse_args(int argc, char** argv, bench_opts* o) {
+int bench_parse_args(int argc, char** argv, int nranks, bench_opts* o) {
   o->minBytes = 8;
   o->maxBytes = (size_t)128 << 20;
   o->factor = 2.0;
@@ -173,11 +188,13 @@ int bench_parse_args(int argc, char** argv, bench_opts* o) {
   o->runNccl = BENCH_NCCL_DEFAULT;
   o->printStats = 0;
   o->timeoutSec = 60.0;
+  for (int c = 0; c < BENCH_NCOLLS; c++) o->colls[c] = c == BENCH_ALLREDUCE;
+  o->root = 0;
 
   int ncclGiven = 0, bad = 0, opt;
   const char* badArg = NULL;
   opterr = 0;
-  while (!bad && (opt = getopt(argc, argv, "b:e:f:n:w:c:d:o:t:N:ST:h")) != -1) {
+  while (!bad && (opt = getopt(argc, argv, "b:e:f:n:w:c:d:o:t:N:ST:C:r:h")) != -1) {
     switch (opt) {
       case 'b': bad = parse_bytes(optarg, &o->minBytes); break;
       case 'e': bad = parse_bytes(optarg, &o->maxBytes); break;
@@ -195,6 +212,8 @@ int bench_parse_args(int argc, char** argv, bench_opts* o) {
       case 'N': bad = parse_int(optarg, 0, 1, &o->runNccl); ncclGiven = 1; break;
       case 'S': o->printStats = 1; break;
       case 'T': bad = parse_double(optarg, 0.001, &o->timeoutSec); break;
+      case 'C': bad = parse_colls(optarg, o->colls); break;
+      case 'r': bad = parse_int(optarg, 0, 1 << 30, &o->root); break;
       case 'h':
         if (bench_rank == 0) usage(argv[0]);
         return 1;
@@ -216,5 +235,5 @@ int bench_parse_args(int argc, char** argv, bench_opts* o) {
     }
     return 2;
   }
-  return check_consistency(o, ncclGiven, bench_rank);
+  return check_consistency(o, ncclGiven, bench_rank, nranks);
 }

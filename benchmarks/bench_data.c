@@ -112,13 +112,14 @@ static double exact_limit(dfcclDataType_t t) {
   }
 }
 
-/* Largest modulus <= 32 whose values summed over nranks stay exact; 1 (all zeros) when nothing fits. */
-static void choose_modulus(bench_pattern* p) {
+/* Largest modulus <= 32 whose values summed over `terms` ranks stay exact; 1 (all zeros) when nothing
+ * fits. */
+static void choose_modulus(bench_pattern* p, int terms) {
   double limit = exact_limit(p->dtype);
   for (int m = 32; m >= 1; m--) {
     int offset = is_unsigned(p->dtype) ? 0 : m / 2;
     int largest = offset > m - 1 - offset ? offset : m - 1 - offset;
-    if ((double)largest * p->nranks <= limit || m == 1) {
+    if ((double)largest * terms <= limit || m == 1) {
       p->modulus = m;
       p->offset = offset;
       return;
@@ -149,19 +150,24 @@ static double reduce2(dfcclRedOp_t op, double a, double b) {
   }
 }
 
-void bench_pattern_init(bench_pattern* p, dfcclDataType_t dtype, dfcclRedOp_t op, int rank, int nranks) {
+void bench_pattern_init(bench_pattern* p, bench_coll coll, dfcclDataType_t dtype, dfcclRedOp_t op, int rank,
+                        int nranks, int root) {
+  int reduces = bench_coll_reduces(coll);
   memset(p, 0, sizeof(*p));
+  p->coll = coll;
   p->dtype = dtype;
-  p->op = op;
+  p->op = reduces ? op : dfcclSum; /* no reduction: the sum pattern, one term per output */
   p->rank = rank;
   p->nranks = nranks;
-  choose_modulus(p);
-  p->period = op == dfcclProd ? 3u * (size_t)nranks : (size_t)p->modulus;
+  p->root = root;
+  choose_modulus(p, reduces ? nranks : 1);
+  p->period = p->op == dfcclProd ? 3u * (size_t)nranks : (size_t)p->modulus;
+  if (!reduces) return;
   p->expected = malloc(p->period * sizeof(double));
   if (p->expected == NULL) BENCH_DIE("out of memory for %zu expected values", p->period);
   for (size_t i = 0; i < p->period; i++) {
     double acc = input_value(p, 0, i);
-    for (int r = 1; r < nranks; r++) acc = reduce2(op, acc, input_value(p, r, i));
+    for (int r = 1; r < nranks; r++) acc = reduce2(p->op, acc, input_value(p, r, i));
     p->expected[i] = acc;
   }
 }
@@ -175,10 +181,20 @@ void bench_pattern_fill(const bench_pattern* p, void* host, size_t count) {
   for (size_t i = 0; i < count; i++) store_element(host, p->dtype, i, input_value(p, p->rank, i));
 }
 
-size_t bench_pattern_count_wrong(const bench_pattern* p, const void* host, size_t count) {
+/* Output element k of this rank (see bench.h). */
+static double expected_value(const bench_pattern* p, size_t k, size_t collCount) {
+  switch (p->coll) {
+    case BENCH_ALLGATHER: return input_value(p, (int)(k / collCount), k % collCount);
+    case BENCH_BROADCAST: return input_value(p, p->root, k);
+    case BENCH_REDUCESCATTER: return p->expected[((size_t)p->rank * collCount + k) % p->period];
+    default: return p->expected[k % p->period];
+  }
+}
+
+size_t bench_pattern_count_wrong(const bench_pattern* p, const void* host, size_t count, size_t collCount) {
   size_t wrong = 0;
-  for (size_t i = 0; i < count; i++)
-    if (load_element(host, p->dtype, i) != p->expected[i % p->period]) wrong++;
+  for (size_t k = 0; k < count; k++)
+    if (load_element(host, p->dtype, k) != expected_value(p, k, collCount)) wrong++;
   return wrong;
 }
 
@@ -228,34 +244,52 @@ void bench_buffers_free(bench_buffers* b) {
 /* The reset value of an output: all bits set (-1 or NaN), never an expected value. */
 #define BENCH_RESET_BYTE 0xff
 
-void bench_buffers_prepare(bench_buffers* b, const bench_pattern* p, size_t count, int inPlace) {
-  size_t bytes = count * bench_type_size(p->dtype);
-  void* input = inPlace ? b->recv : b->send;
-  if (bytes > b->bytes) BENCH_DIE("%zu bytes do not fit the %zu-byte buffers", bytes, b->bytes);
+void* bench_buffers_send(const bench_buffers* b, const bench_layout* l) {
+  return (char*)(l->inPlace ? b->recv : b->send) + l->sendOffset * l->typeSize;
+}
+
+void* bench_buffers_recv(const bench_buffers* b, const bench_layout* l) {
+  return (char*)b->recv + l->recvOffset * l->typeSize;
+}
+
+void bench_buffers_prepare(bench_buffers* b, const bench_pattern* p, const bench_layout* l) {
+  size_t inBytes = l->sendCount * l->typeSize, outBytes = l->recvCount * l->typeSize;
+  if ((l->sendOffset + l->sendCount) * l->typeSize > b->bytes ||
+      (l->recvOffset + l->recvCount) * l->typeSize > b->bytes)
+    BENCH_DIE("the %s layout of count %zu does not fit the %zu-byte buffers", bench_coll_name(l->coll),
+              l->count, b->bytes);
+  void* input = bench_buffers_send(b, l);
+  void* output = bench_buffers_recv(b, l);
+  /* Reset first: in place, the input may lie inside the output (all-gather) or around it. */
   if (b->target == BENCH_TARGET_HOST) {
-    bench_pattern_fill(p, input, count);
-    if (!inPlace) memset(b->recv, BENCH_RESET_BYTE, bytes);
+    memset(output, BENCH_RESET_BYTE, outBytes);
+    if (l->hasInput) bench_pattern_fill(p, input, l->sendCount);
     return;
   }
 #ifdef DFCCL_HAVE_CUDA
   /* Asynchronous copies on our own non-blocking stream, then wait for that stream only: a device
    * synchronization would wait for DFCCL's persistent daemon. */
-  bench_pattern_fill(p, b->staging, count);
-  CHECK_CUDA(cudaMemcpyAsync(input, b->staging, bytes, cudaMemcpyHostToDevice, b->stream));
-  if (!inPlace) CHECK_CUDA(cudaMemsetAsync(b->recv, BENCH_RESET_BYTE, bytes, b->stream));
+  CHECK_CUDA(cudaMemsetAsync(output, BENCH_RESET_BYTE, outBytes, b->stream));
+  if (l->hasInput) {
+    bench_pattern_fill(p, b->staging, l->sendCount);
+    CHECK_CUDA(cudaMemcpyAsync(input, b->staging, inBytes, cudaMemcpyHostToDevice, b->stream));
+  }
   CHECK_CUDA(cudaStreamSynchronize(b->stream));
+#else
+  (void)inBytes;
 #endif
 }
 
-size_t bench_buffers_count_wrong(bench_buffers* b, const bench_pattern* p, size_t count) {
-  size_t bytes = count * bench_type_size(p->dtype);
-  if (b->target == BENCH_TARGET_HOST) return bench_pattern_count_wrong(p, b->recv, count);
+size_t bench_buffers_count_wrong(bench_buffers* b, const bench_pattern* p, const bench_layout* l) {
+  if (!l->hasOutput) return 0;
+  const void* output = bench_buffers_recv(b, l);
+  if (b->target == BENCH_TARGET_HOST) return bench_pattern_count_wrong(p, output, l->recvCount, l->count);
 #ifdef DFCCL_HAVE_CUDA
-  CHECK_CUDA(cudaMemcpyAsync(b->staging, b->recv, bytes, cudaMemcpyDeviceToHost, b->stream));
+  CHECK_CUDA(cudaMemcpyAsync(b->staging, output, l->recvCount * l->typeSize, cudaMemcpyDeviceToHost,
+                             b->stream));
   CHECK_CUDA(cudaStreamSynchronize(b->stream));
-  return bench_pattern_count_wrong(p, b->staging, count);
+  return bench_pattern_count_wrong(p, b->staging, l->recvCount, l->count);
 #else
-  (void)bytes;
-  return count;
+  return l->recvCount;
 #endif
 }

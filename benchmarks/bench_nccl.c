@@ -64,12 +64,22 @@ bench_nccl* bench_nccl_init(int rank, int nranks, cudaStream_t stream) {
   return n;
 }
 
-/* `times` all-reduces back to back on the stream, then one stream synchronization. */
-void bench_nccl_allreduce(bench_nccl* n, const void* send, void* recv, size_t count, dfcclDataType_t dtype,
-                          dfcclRedOp_t op, int times) {
+void bench_nccl_run(bench_nccl* n, bench_coll coll, const void* send, void* recv, size_t count,
+                    dfcclDataType_t dtype, dfcclRedOp_t op, int root, int times) {
   ncclDataType_t t = nccl_type(dtype);
-  ncclRedOp_t o = nccl_op(op);
-  for (int i = 0; i < times; i++) CHECK_NCCL(ncclAllReduce(send, recv, count, t, o, n->comm, n->stream));
+  ncclRedOp_t o = bench_coll_reduces(coll) ? nccl_op(op) : ncclSum;
+  for (int i = 0; i < times; i++) {
+    switch (coll) {
+      case BENCH_ALLREDUCE: CHECK_NCCL(ncclAllReduce(send, recv, count, t, o, n->comm, n->stream)); break;
+      case BENCH_ALLGATHER: CHECK_NCCL(ncclAllGather(send, recv, count, t, n->comm, n->stream)); break;
+      case BENCH_REDUCESCATTER:
+        CHECK_NCCL(ncclReduceScatter(send, recv, count, t, o, n->comm, n->stream));
+        break;
+      case BENCH_BROADCAST: CHECK_NCCL(ncclBroadcast(send, recv, count, t, root, n->comm, n->stream)); break;
+      case BENCH_REDUCE: CHECK_NCCL(ncclReduce(send, recv, count, t, o, root, n->comm, n->stream)); break;
+      default: BENCH_DIE("unknown collective %d", (int)coll);
+    }
+  }
   CHECK_CUDA(cudaStreamSynchronize(n->stream));
 }
 

@@ -1,13 +1,11 @@
 /*
- * dfccl_bench: all-reduce bandwidth of DFCCL, and of NCCL in the same run, under mpirun.
+ * dfccl_bench: bandwidth of DFCCL's collectives, and of NCCL's in the same run, under mpirun.
  * See README.md for usage and bench.h for the other files.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
 #define _POSIX_C_SOURCE 200809L
-#include <sched.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -41,92 +39,19 @@ const char* bench_mpi_error_string(int rc, char* buf, int len) {
   return buf;
 }
 
-static double now_sec(void) {
+double bench_now_sec(void) {
   struct timespec ts;
   if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) BENCH_DIE("clock_gettime(CLOCK_MONOTONIC) failed");
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* ---- DFCCL: one run at a time, each waited for through its completion callback ---- */
-
-typedef struct {
-  dfcclRankCtx_t ctx;
-  dfcclBootstrap_t bootstrap;
-  double timeoutSec;
-  uint64_t submitted;            /* runs submitted by the main thread  */
-  atomic_uint_fast64_t completed; /* runs completed, by the callback     */
-  atomic_int expectedColl;       /* the collective of the run in flight */
-  atomic_int failedStatus;       /* first error a callback reported     */
-  atomic_int failedColl;
-} bench_dfccl;
-
-/* Runs on DFCCL's poller thread. */
-static void dfccl_done(int collId, dfcclResult_t status, void* arg) {
-  bench_dfccl* d = arg;
-  int bad = status != dfcclSuccess ? (int)status
-          : collId != atomic_load(&d->expectedColl) ? (int)dfcclInternalError : 0;
-  if (bad) {
-    int none = dfcclSuccess;
-    if (atomic_compare_exchange_strong(&d->failedStatus, &none, bad)) atomic_store(&d->failedColl, collId);
-  }
-  atomic_fetch_add_explicit(&d->completed, 1, memory_order_release);
-}
-
-static void dfccl_init(bench_dfccl* d, const bench_opts* o, int device) {
-  memset(d, 0, sizeof(*d));
-  atomic_init(&d->completed, 0);
-  atomic_init(&d->expectedColl, -1);
-  atomic_init(&d->failedStatus, dfcclSuccess);
-  atomic_init(&d->failedColl, -1);
-  d->timeoutSec = o->timeoutSec;
-  dfcclInitArgs_t args;
-  memset(&args, 0, sizeof(args));
-  args.target = o->target == BENCH_TARGET_CUDA ? dfcclTargetCuda : dfcclTargetHost;
-  args.device = device;
-  if (dfccl_mpi_bootstrap_init(MPI_COMM_WORLD, &args.bootstrap) != 0)
-    BENCH_DIE("dfccl_mpi_bootstrap_init failed");
-  d->bootstrap = args.bootstrap;
-  CHECK_DFCCL(dfcclInit(&d->ctx, &args));
-}
-
-static void dfccl_fini(bench_dfccl* d) {
-  CHECK_DFCCL(dfcclDestroy(d->ctx));
-  dfccl_mpi_bootstrap_fini(&d->bootstrap);
-}
-
-/* Waits for every submitted run's callback, or gives up after the timeout. */
-static void dfccl_wait(bench_dfccl* d, int collId) {
-  double start = now_sec();
-  unsigned spins = 0;
-  while (atomic_load_explicit(&d->completed, memory_order_acquire) < d->submitted) {
-    sched_yield();
-    if ((++spins & 255u) == 0 && now_sec() - start > d->timeoutSec)
-      BENCH_DIE("collective %d: no completion callback within %.1f s (%llu of %llu runs completed); "
-                "giving up", collId, d->timeoutSec,
-                (unsigned long long)atomic_load(&d->completed), (unsigned long long)d->submitted);
-  }
-  int status = atomic_load(&d->failedStatus);
-  if (status != dfcclSuccess)
-    BENCH_DIE("collective %d: a run completed with %s%s", atomic_load(&d->failedColl),
-              dfcclGetErrorString((dfcclResult_t)status),
-              status == dfcclInternalError ? " (or its callback named another collective)" : "");
-}
-
-/* `times` runs of collective collId, one after the other. */
-static void dfccl_allreduce(bench_dfccl* d, int collId, const void* send, void* recv, int times) {
-  atomic_store(&d->expectedColl, collId);
-  for (int i = 0; i < times; i++) {
-    d->submitted++;
-    CHECK_DFCCL(dfcclRunAllReduce(d->ctx, send, recv, collId, dfccl_done, d));
-    dfccl_wait(d, collId);
-  }
-}
-
 /* ---- sizes, libraries, measurements ---- */
 
 typedef struct {
-  int index; /* DFCCL collective ids 2*index (out of place) and 2*index+1 (in place) */
-  size_t count, bytes;
+  bench_coll coll;
+  int index;    /* DFCCL collective ids 2*index (out of place) and 2*index+1 (in place) */
+  size_t count; /* per rank, as passed to the collective */
+  size_t bytes; /* nccl-tests' size: count * type size, times nranks for all-gather and reduce-scatter */
 } bench_size;
 
 typedef enum { LIB_DFCCL, LIB_NCCL, LIB_COUNT } bench_lib;
@@ -140,35 +65,37 @@ typedef struct {
 typedef struct {
   const bench_opts* opts;
   int rank, nranks;
-  int nlibs; /* 1: DFCCL; 2: DFCCL and NCCL */
-  bench_pattern pattern;
+  int nlibs;     /* 1: DFCCL; 2: DFCCL and NCCL */
+  int nextIndex; /* of the next size, over all collectives */
+  bench_pattern pattern; /* of the collective being measured */
   bench_buffers buffers;
-  bench_dfccl dfccl;
+  bench_dfccl* dfccl;
 #ifdef DFCCL_HAVE_NCCL
   bench_nccl* nccl;
 #endif
-  double busbwSum[LIB_COUNT];
+  double busbwSum[LIB_COUNT]; /* of the collective being measured */
   int measurements[LIB_COUNT];
-  unsigned long long wrong[LIB_COUNT];
+  unsigned long long wrong[LIB_COUNT];      /* of the collective being measured */
+  unsigned long long totalWrong[LIB_COUNT]; /* over all collectives */
 } bench_state;
 
 static int coll_id(const bench_size* z, int inPlace) { return 2 * z->index + inPlace; }
 
 static void register_size(bench_state* s, const bench_size* z) {
   for (int inPlace = 0; inPlace < 2; inPlace++)
-    CHECK_DFCCL(dfcclRegisterAllReduce(s->dfccl.ctx, z->count, s->opts->dtype, s->opts->op,
-                                       coll_id(z, inPlace), NULL, 0, 0));
+    bench_dfccl_register(s->dfccl, z->coll, z->count, s->opts->dtype, s->opts->op, s->opts->root,
+                         coll_id(z, inPlace));
 }
 
-static void run_lib(bench_state* s, bench_lib lib, const bench_size* z, int inPlace, int times) {
-  void* recv = s->buffers.recv;
-  const void* send = inPlace ? recv : s->buffers.send;
+static void run_lib(bench_state* s, bench_lib lib, const bench_size* z, const bench_layout* l, int times) {
+  void* send = bench_buffers_send(&s->buffers, l);
+  void* recv = bench_buffers_recv(&s->buffers, l);
   if (lib == LIB_DFCCL) {
-    dfccl_allreduce(&s->dfccl, coll_id(z, inPlace), send, recv, times);
+    bench_dfccl_run(s->dfccl, z->coll, coll_id(z, l->inPlace), send, recv, times);
     return;
   }
 #ifdef DFCCL_HAVE_NCCL
-  bench_nccl_allreduce(s->nccl, send, recv, z->count, s->opts->dtype, s->opts->op, times);
+  bench_nccl_run(s->nccl, z->coll, send, recv, z->count, s->opts->dtype, s->opts->op, s->opts->root, times);
 #endif
 }
 
@@ -176,20 +103,22 @@ static void run_lib(bench_state* s, bench_lib lib, const bench_size* z, int inPl
 static bench_result measure(bench_state* s, bench_lib lib, const bench_size* z, int inPlace) {
   const bench_opts* o = s->opts;
   bench_result r = {0.0, 0};
-  bench_buffers_prepare(&s->buffers, &s->pattern, z->count, inPlace);
-  run_lib(s, lib, z, inPlace, o->warmup);
+  bench_layout l;
+  bench_coll_layout(&l, z->coll, z->count, bench_type_size(o->dtype), s->rank, s->nranks, o->root, inPlace);
+  bench_buffers_prepare(&s->buffers, &s->pattern, &l);
+  run_lib(s, lib, z, &l, o->warmup);
 
   CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
-  double start = now_sec();
-  run_lib(s, lib, z, inPlace, o->iters);
-  double mine = (now_sec() - start) / o->iters, slowest = 0.0;
+  double start = bench_now_sec();
+  run_lib(s, lib, z, &l, o->iters);
+  double mine = (bench_now_sec() - start) / o->iters, slowest = 0.0;
   CHECK_MPI(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
   r.timeUs = slowest * 1e6;
 
   if (o->check) {
-    bench_buffers_prepare(&s->buffers, &s->pattern, z->count, inPlace);
-    run_lib(s, lib, z, inPlace, 1);
-    unsigned long long wrong = bench_buffers_count_wrong(&s->buffers, &s->pattern, z->count);
+    bench_buffers_prepare(&s->buffers, &s->pattern, &l);
+    run_lib(s, lib, z, &l, 1);
+    unsigned long long wrong = bench_buffers_count_wrong(&s->buffers, &s->pattern, &l);
     CHECK_MPI(MPI_Allreduce(&wrong, &r.wrong, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD));
   }
   return r;
@@ -199,7 +128,7 @@ static bench_result measure(bench_state* s, bench_lib lib, const bench_size* z, 
 
 static void print_result(bench_state* s, bench_lib lib, const bench_size* z, const bench_result* r) {
   double algbw = r->timeUs > 0 ? (double)z->bytes / r->timeUs * 1e-3 : 0.0; /* GB/s */
-  double busbw = algbw * 2.0 * (s->nranks - 1) / s->nranks;
+  double busbw = algbw * bench_coll_busbw_factor(z->coll, s->nranks);
   s->busbwSum[lib] += busbw;
   s->measurements[lib]++;
   s->wrong[lib] += r->wrong;
@@ -212,7 +141,7 @@ static void print_result(bench_state* s, bench_lib lib, const bench_size* z, con
 static void run_size(bench_state* s, const bench_size* z) {
   if (s->rank == 0)
     printf("%12zu %12zu %9s %6s", z->bytes, z->count, bench_type_name(s->opts->dtype),
-           bench_op_name(s->opts->op));
+           bench_coll_reduces(z->coll) ? bench_op_name(s->opts->op) : "none");
   register_size(s, z);
   for (int lib = 0; lib < s->nlibs; lib++) {
     for (int inPlace = 0; inPlace < 2; inPlace++) {
@@ -226,16 +155,15 @@ static void run_size(bench_state* s, const bench_size* z) {
   }
 }
 
-static void run_sizes(bench_state* s) {
+static void run_sizes(bench_state* s, bench_coll coll) {
   const bench_opts* o = s->opts;
-  size_t typeSize = bench_type_size(o->dtype), lastCount = 0;
-  int index = 0;
+  size_t unit = bench_type_size(o->dtype) * bench_coll_count_unit(coll, s->nranks), lastCount = 0;
   for (size_t bytes = o->minBytes;;) {
-    bench_size z = {index, bytes / typeSize, bytes / typeSize * typeSize};
+    bench_size z = {coll, s->nextIndex, bytes / unit, bytes / unit * unit};
     if (z.count > 0 && z.count != lastCount) {
       run_size(s, &z);
       lastCount = z.count;
-      index++;
+      s->nextIndex++;
     }
     double next = (double)bytes * o->factor;
     if (next > (double)o->maxBytes) break;
@@ -310,16 +238,33 @@ static void print_header(const bench_state* s, int device) {
   struct tm tm;
   if (gmtime_r(&t, &tm) == NULL || strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S UTC", &tm) == 0)
     snprintf(date, sizeof(date), "unknown");
-  printf("# dfccl_bench all-reduce: minBytes %zu maxBytes %zu factor %g warmup %d iters %d check %d "
-         "target %s\n", o->minBytes, o->maxBytes, o->factor, o->warmup, o->iters, o->check,
-         bench_target_name(o->target));
+  int rooted = 0;
+  printf("# dfccl_bench");
+  for (int c = 0; c < BENCH_NCOLLS; c++) {
+    if (!o->colls[c]) continue;
+    printf(" %s", bench_coll_name((bench_coll)c));
+    rooted |= bench_coll_rooted((bench_coll)c);
+  }
+  printf(": minBytes %zu maxBytes %zu factor %g warmup %d iters %d check %d target %s", o->minBytes,
+         o->maxBytes, o->factor, o->warmup, o->iters, o->check, bench_target_name(o->target));
+  if (rooted) printf(" root %d", o->root);
+  printf("\n");
   printf("# Date: %s\n", date);
   print_build(s);
   printf("# nranks %d, libraries: DFCCL%s\n#\n# Using devices\n", s->nranks, s->nlibs > 1 ? " NCCL" : "");
   for (int r = 0; r < s->nranks; r++) printf("%s\n", all + (size_t)r * sizeof(line));
+  printf("#\n");
   free(all);
+  fflush(stdout);
+}
 
-  printf("#\n#%41s", "");
+/* The column headings of one collective's table, its name in the top left corner. */
+static void print_table_header(const bench_state* s, bench_coll coll) {
+  if (s->rank != 0) return;
+  char title[48];
+  if (bench_coll_rooted(coll)) snprintf(title, sizeof(title), "%s, root %d", bench_coll_name(coll), s->opts->root);
+  else snprintf(title, sizeof(title), "%s", bench_coll_name(coll));
+  printf("# %-40s", title); /* under the "#" line that ends the header or a summary */
   for (int m = 0; m < 2 * s->nlibs; m++) {
     char label[40];
     int n = snprintf(label, sizeof(label), "%s %s", lib_names[m / 2], m % 2 ? "in-place" : "out-of-place");
@@ -350,7 +295,7 @@ static void print_summary(const bench_state* s) {
 
 static void print_stats(const bench_state* s) {
   dfcclStats_t st;
-  CHECK_DFCCL(dfcclGetStats(s->dfccl.ctx, &st));
+  CHECK_DFCCL(dfcclGetStats(bench_dfccl_ctx(s->dfccl), &st));
   uint64_t mine[BENCH_NSTATS] = {st.sqesRead,       st.preemptions, st.contextLoads,
                                  st.contextSaves,   st.voluntaryQuits, st.relaunches,
                                  st.launches,       st.maxTaskQueueLength, st.completions};
@@ -394,9 +339,8 @@ static int select_device(const bench_opts* o) {
 }
 
 static void setup(bench_state* s, const bench_opts* o, int device) {
-  bench_pattern_init(&s->pattern, o->dtype, o->op, s->rank, s->nranks);
   bench_buffers_alloc(&s->buffers, o->target, o->maxBytes);
-  dfccl_init(&s->dfccl, o, device);
+  s->dfccl = bench_dfccl_init(o, device);
 #ifdef DFCCL_HAVE_NCCL
   if (o->runNccl) s->nccl = bench_nccl_init(s->rank, s->nranks, s->buffers.stream);
 #endif
@@ -406,8 +350,23 @@ static void teardown(bench_state* s) {
 #ifdef DFCCL_HAVE_NCCL
   bench_nccl_fini(s->nccl);
 #endif
-  dfccl_fini(&s->dfccl);
+  bench_dfccl_fini(s->dfccl);
   bench_buffers_free(&s->buffers);
+}
+
+/* One collective's table and summary. */
+static void run_coll(bench_state* s, bench_coll coll) {
+  const bench_opts* o = s->opts;
+  bench_pattern_init(&s->pattern, coll, o->dtype, o->op, s->rank, s->nranks, o->root);
+  for (int lib = 0; lib < LIB_COUNT; lib++) {
+    s->busbwSum[lib] = 0.0;
+    s->measurements[lib] = 0;
+    s->wrong[lib] = 0;
+  }
+  print_table_header(s, coll);
+  run_sizes(s, coll);
+  print_summary(s);
+  for (int lib = 0; lib < LIB_COUNT; lib++) s->totalWrong[lib] += s->wrong[lib];
   bench_pattern_fini(&s->pattern);
 }
 
@@ -424,7 +383,7 @@ int main(int argc, char** argv) {
   bench_rank = s.rank;
 
   bench_opts o;
-  int parsed = bench_parse_args(argc, argv, &o);
+  int parsed = bench_parse_args(argc, argv, s.nranks, &o);
   if (parsed != 0) {
     MPI_Finalize();
     return parsed == 1 ? 0 : 1;
@@ -435,12 +394,12 @@ int main(int argc, char** argv) {
   int device = select_device(&o);
   setup(&s, &o, device);
   print_header(&s, device);
-  run_sizes(&s);
-  print_summary(&s);
+  for (int c = 0; c < BENCH_NCOLLS; c++)
+    if (o.colls[c]) run_coll(&s, (bench_coll)c);
   if (o.printStats) print_stats(&s);
   teardown(&s);
 
-  unsigned long long wrong = s.wrong[LIB_DFCCL] + s.wrong[LIB_NCCL];
+  unsigned long long wrong = s.totalWrong[LIB_DFCCL] + s.totalWrong[LIB_NCCL];
   CHECK_MPI(MPI_Finalize());
   return wrong != 0 ? 1 : 0;
 }

@@ -243,7 +243,7 @@ __global__ void __launch_bounds__(kThreads, 1) measure_kernel(const df_daemon_ar
     const uint32_t round = i / p.ncolls; /* times it was used before      */
 
     if constexpr (OP == OP_CTX_SAVE) {
-      if (leader) { /* untimed: load c (its slot holds a clean c - 4), let it progress */
+      if (leader) { /* untimed: load c (its slot holds another, clean, collective), let it progress */
         prepared = df_context_acquire(a, &blk, sh, c);
         df_context_slot* slot = &sh->slots[prepared];
         if (!slot_matches(slot, c, round, p.links)) record_failure(p, i, FAIL_CTX_LOAD);
@@ -303,7 +303,7 @@ __global__ void __launch_bounds__(kThreads, 1) measure_kernel(const df_daemon_ar
       const uint32_t saves = OP == OP_CTX_EVICT ? round : 0;
       if (index != c % DF_CONTEXT_SLOTS || !slot_matches(&sh->slots[index], c, saves, p.links))
         record_failure(p, i, FAIL_CTX_LOAD);
-      if constexpr (OP == OP_CTX_EVICT) { /* progress: saved when c + 4 takes the slot */
+      if constexpr (OP == OP_CTX_EVICT) { /* progress: saved when the next collective of this slot takes it */
         sh->slots[index].dyn.iteration++;
         sh->slots[index].dirty = 1;
       }
@@ -829,10 +829,10 @@ int main(int argc, char** argv) {
   }
 
   /* ---- the table ---- */
-  printf("\n%-44s %9s %9s %9s %9s %9s %9s  %s\n", "operation (median and p90 of 10^4+ reps,", "median", "p90",
-         "median", "p90", "gtimer", "gtimer", "paper,");
-  printf("%-44s %9s %9s %9s %9s %9s %9s  %s\n", " empty loop subtracted)", "cycles", "cycles", "ns", "ns",
-         "med ns", "p90 ns", "RTX 3090");
+  printf("\nper operation: median and p90 over %u repetitions, empty loop subtracted; ns = cycles / %.3f GHz "
+         "(cudaDevAttrClockRate); gtimer = %%globaltimer\n", o.reps, ghz);
+  printf("%-44s %9s %9s %9s %9s %9s %9s  %s\n", "operation", "med cyc", "p90 cyc", "med ns", "p90 ns", "gt med ns",
+         "gt p90 ns", "paper RTX 3090");
   auto ns_of = [ghz](int64_t cyc) { return cyc / ghz; };
   for (const Result& r : results) {
     const int64_t mc = percentile(r.cycles, 0.5), pc = percentile(r.cycles, 0.9);

@@ -82,7 +82,7 @@ typedef struct {
   int32_t priority;
   uint64_t count;          /* elements: all-gather and reduce-scatter, per rank   */
   const df_links* links;   /* NULL when the collective has one participant      */
-  uint64_t pad;
+  uint64_t pad[2];
 } df_coll_static;          /* 64 bytes */
 
 typedef enum { DF_RUN_IDLE = 0, DF_RUN_QUEUED = 1 } df_run_state;

@@ -65,6 +65,7 @@ grep -qE "WATCHDOG|Exit code: *42" "$out/step.out" && note "  twin: watchdog fir
 step memcheck 120 sh test/mpi/mpirun.sh 2 ./libtool --mode=execute compute-sanitizer --tool memcheck \
   --error-exitcode 9 test/mpi/test_random_order -i 3
 
+step overheads 120 sh -c "nvcc -std=c++17 -O3 -arch=sm_90 -I core -I core/kernel -I core/queue benchmarks/overheads.cu -o /tmp/dfccl_overheads && /tmp/dfccl_overheads"
 # ---- performance ----
 step benchmark 150 sh test/mpi/mpirun.sh 2 benchmarks/dfccl_bench -b 16 -e 1G -f 4 -n 20 -w 5 -c 1 -S
 cp "$out/step.out" "$out/bench.txt"

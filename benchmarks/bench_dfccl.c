@@ -1,0 +1,123 @@
+/*
+ * dfccl_bench: DFCCL side.  One run at a time, each waited for through its completion callback
+ * (a collective id cannot be resubmitted while a run of it is in flight).
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "mpi_bootstrap.h"
+
+struct bench_dfccl {
+  dfcclRankCtx_t ctx;
+  dfcclBootstrap_t bootstrap;
+  double timeoutSec;
+  uint64_t submitted;             /* runs submitted by the main thread  */
+  atomic_uint_fast64_t completed; /* runs completed, by the callback     */
+  atomic_int expectedColl;        /* the collective of the run in flight */
+  atomic_int failedStatus;        /* first error a callback reported     */
+  atomic_int failedColl;
+};
+
+/* Runs on DFCCL's poller thread. */
+static void dfccl_done(int collId, dfcclResult_t status, void* arg) {
+  bench_dfccl* d = arg;
+  int bad = status != dfcclSuccess ? (int)status
+          : collId != atomic_load(&d->expectedColl) ? (int)dfcclInternalError : 0;
+  if (bad) {
+    int none = dfcclSuccess;
+    if (atomic_compare_exchange_strong(&d->failedStatus, &none, bad)) atomic_store(&d->failedColl, collId);
+  }
+  atomic_fetch_add_explicit(&d->completed, 1, memory_order_release);
+}
+
+bench_dfccl* bench_dfccl_init(const bench_opts* o, int device) {
+  bench_dfccl* d = calloc(1, sizeof(*d));
+  if (d == NULL) BENCH_DIE("out of memory");
+  atomic_init(&d->completed, 0);
+  atomic_init(&d->expectedColl, -1);
+  atomic_init(&d->failedStatus, dfcclSuccess);
+  atomic_init(&d->failedColl, -1);
+  d->timeoutSec = o->timeoutSec;
+  dfcclInitArgs_t args;
+  memset(&args, 0, sizeof(args));
+  args.target = o->target == BENCH_TARGET_CUDA ? dfcclTargetCuda : dfcclTargetHost;
+  args.device = device;
+  if (dfccl_mpi_bootstrap_init(MPI_COMM_WORLD, &args.bootstrap) != 0)
+    BENCH_DIE("dfccl_mpi_bootstrap_init failed");
+  d->bootstrap = args.bootstrap;
+  CHECK_DFCCL(dfcclInit(&d->ctx, &args));
+  return d;
+}
+
+void bench_dfccl_fini(bench_dfccl* d) {
+  CHECK_DFCCL(dfcclDestroy(d->ctx));
+  dfccl_mpi_bootstrap_fini(&d->bootstrap);
+  free(d);
+}
+
+dfcclRankCtx_t bench_dfccl_ctx(const bench_dfccl* d) { return d->ctx; }
+
+/* Over all ranks; all-gather and reduce-scatter take the per-rank count. */
+void bench_dfccl_register(bench_dfccl* d, bench_coll coll, size_t count, dfcclDataType_t dtype,
+                          dfcclRedOp_t op, int root, int collId) {
+  switch (coll) {
+    case BENCH_ALLREDUCE:
+      CHECK_DFCCL(dfcclRegisterAllReduce(d->ctx, count, dtype, op, collId, NULL, 0, 0));
+      break;
+    case BENCH_ALLGATHER: CHECK_DFCCL(dfcclRegisterAllGather(d->ctx, count, dtype, collId, NULL, 0, 0)); break;
+    case BENCH_REDUCESCATTER:
+      CHECK_DFCCL(dfcclRegisterReduceScatter(d->ctx, count, dtype, op, collId, NULL, 0, 0));
+      break;
+    case BENCH_BROADCAST:
+      CHECK_DFCCL(dfcclRegisterBroadcast(d->ctx, count, dtype, root, collId, NULL, 0, 0));
+      break;
+    case BENCH_REDUCE: CHECK_DFCCL(dfcclRegisterReduce(d->ctx, count, dtype, op, root, collId, NULL, 0, 0)); break;
+    default: BENCH_DIE("unknown collective %d", (int)coll);
+  }
+}
+
+/* Waits for every submitted run's callback, or gives up after the timeout. */
+static void dfccl_wait(bench_dfccl* d, int collId) {
+  double start = bench_now_sec();
+  unsigned spins = 0;
+  while (atomic_load_explicit(&d->completed, memory_order_acquire) < d->submitted) {
+    sched_yield();
+    if ((++spins & 255u) == 0 && bench_now_sec() - start > d->timeoutSec)
+      BENCH_DIE("collective %d: no completion callback within %.1f s (%llu of %llu runs completed); "
+                "giving up", collId, d->timeoutSec,
+                (unsigned long long)atomic_load(&d->completed), (unsigned long long)d->submitted);
+  }
+  int status = atomic_load(&d->failedStatus);
+  if (status != dfcclSuccess)
+    BENCH_DIE("collective %d: a run completed with %s%s", atomic_load(&d->failedColl),
+              dfcclGetErrorString((dfcclResult_t)status),
+              status == dfcclInternalError ? " (or its callback named another collective)" : "");
+}
+
+static void submit(bench_dfccl* d, bench_coll coll, int collId, const void* send, void* recv) {
+  switch (coll) {
+    case BENCH_ALLREDUCE: CHECK_DFCCL(dfcclRunAllReduce(d->ctx, send, recv, collId, dfccl_done, d)); break;
+    case BENCH_ALLGATHER: CHECK_DFCCL(dfcclRunAllGather(d->ctx, send, recv, collId, dfccl_done, d)); break;
+    case BENCH_REDUCESCATTER:
+      CHECK_DFCCL(dfcclRunReduceScatter(d->ctx, send, recv, collId, dfccl_done, d));
+      break;
+    case BENCH_BROADCAST: CHECK_DFCCL(dfcclRunBroadcast(d->ctx, send, recv, collId, dfccl_done, d)); break;
+    case BENCH_REDUCE: CHECK_DFCCL(dfcclRunReduce(d->ctx, send, recv, collId, dfccl_done, d)); break;
+    default: BENCH_DIE("unknown collective %d", (int)coll);
+  }
+}
+
+void bench_dfccl_run(bench_dfccl* d, bench_coll coll, int collId, const void* send, void* recv, int times) {
+  atomic_store(&d->expectedColl, collId);
+  for (int i = 0; i < times; i++) {
+    d->submitted++;
+    submit(d, coll, collId, send, recv);
+    dfccl_wait(d, collId);
+  }
+}

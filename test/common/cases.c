@@ -1,0 +1,175 @@
+/*
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "cases.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtypes.h"
+
+const char* const kind_names[NUM_KINDS] = {"all-reduce", "all-gather", "reduce-scatter", "broadcast", "reduce"};
+static const char* type_names[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64", "fp16", "bf16", "fp32", "fp64"};
+static const char* op_names[] = {"sum", "prod", "max", "min"};
+
+static bool is_signed(dfcclDataType_t t) {
+  return t == dfcclInt8 || t == dfcclInt32 || t == dfcclInt64 || t >= dfcclFloat16;
+}
+
+bool reduces(kind k) { return k == ALL_REDUCE || k == REDUCE_SCATTER || k == REDUCE; }
+
+/* A small integer for (rank, case, element) whose reduction over up to 8 ranks is exact in every
+ * type: sums of 0..7, products of 1..2 (and -1 for signed types), max/min of -50..50. */
+static double input(const test_case* c, int rank, size_t i) {
+  uint64_t h = (uint64_t)(c->id + 1) * 0x9e3779b97f4a7c15ull ^ (uint64_t)(rank + 1) * 0xbf58476d1ce4e5b9ull ^
+               i * 0x94d049bb133111ebull ^ (uint64_t)c->seed * 0xd6e8feb86659fd93ull;
+  h ^= h >> 29;
+  switch (reduces(c->kind) ? c->op : dfcclSum) {
+    case dfcclSum: return (double)(h % 8);
+    case dfcclProd: return is_signed(c->dtype) && h % 5 == 0 ? -1.0 : (double)(h % 2 + 1);
+    default: return is_signed(c->dtype) ? (double)(int)(h % 101) - 50.0 : (double)(h % 101);
+  }
+}
+
+static void store(dfcclDataType_t t, void* base, size_t i, double v) {
+  switch (t) {
+    case dfcclInt8: ((int8_t*)base)[i] = (int8_t)v; break;
+    case dfcclUint8: ((uint8_t*)base)[i] = (uint8_t)v; break;
+    case dfcclInt32: ((int32_t*)base)[i] = (int32_t)v; break;
+    case dfcclUint32: ((uint32_t*)base)[i] = (uint32_t)v; break;
+    case dfcclInt64: ((int64_t*)base)[i] = (int64_t)v; break;
+    case dfcclUint64: ((uint64_t*)base)[i] = (uint64_t)v; break;
+    case dfcclFloat16: ((uint16_t*)base)[i] = df_f32_to_f16_rn((float)v); break;
+    case dfcclBfloat16: ((uint16_t*)base)[i] = df_f32_to_bf16_rn((float)v); break;
+    case dfcclFloat32: ((float*)base)[i] = (float)v; break;
+    default: ((double*)base)[i] = v; break;
+  }
+}
+
+static double load(dfcclDataType_t t, const void* base, size_t i) {
+  switch (t) {
+    case dfcclInt8: return ((const int8_t*)base)[i];
+    case dfcclUint8: return ((const uint8_t*)base)[i];
+    case dfcclInt32: return ((const int32_t*)base)[i];
+    case dfcclUint32: return ((const uint32_t*)base)[i];
+    case dfcclInt64: return (double)((const int64_t*)base)[i];
+    case dfcclUint64: return (double)((const uint64_t*)base)[i];
+    case dfcclFloat16: return df_f16_to_f32(((const uint16_t*)base)[i]);
+    case dfcclBfloat16: return df_bf16_to_f32(((const uint16_t*)base)[i]);
+    case dfcclFloat32: return ((const float*)base)[i];
+    default: return ((const double*)base)[i];
+  }
+}
+
+static int rank_at(const test_case* c, int position) { return c->ranks ? c->ranks[position] : position; }
+
+static double reduce_over_ranks(const test_case* c, size_t i) {
+  double acc = input(c, rank_at(c, 0), i);
+  for (int k = 1; k < c->nranks; k++) {
+    double v = input(c, rank_at(c, k), i);
+    switch (c->op) {
+      case dfcclSum: acc += v; break;
+      case dfcclProd: acc *= v; break;
+      case dfcclMax: acc = v > acc ? v : acc; break;
+      default: acc = v < acc ? v : acc; break;
+    }
+  }
+  return acc;
+}
+
+/* Element counts of this rank's send and receive buffers (0: not used by this rank). */
+static void lengths(const test_case* c, int rank, size_t* send, size_t* recv) {
+  size_t n = (size_t)c->nranks, count = c->count;
+  bool root = rank == c->root;
+  switch (c->kind) {
+    case ALL_GATHER: *send = count; *recv = n * count; break;
+    case REDUCE_SCATTER: *send = n * count; *recv = count; break;
+    case BROADCAST: *send = root ? count : 0; *recv = count; break;
+    case REDUCE: *send = count; *recv = root ? count : 0; break;
+    default: *send = count; *recv = count; break;
+  }
+}
+
+/* The expected element i of this rank's receive buffer. */
+static double expected(const test_case* c, size_t i) {
+  switch (c->kind) {
+    case ALL_GATHER: return input(c, rank_at(c, (int)(i / c->count)), i % c->count);
+    case REDUCE_SCATTER: return reduce_over_ranks(c, (size_t)c->position * c->count + i);
+    case BROADCAST: return input(c, c->root, i);
+    default: return reduce_over_ranks(c, i);
+  }
+}
+
+void prepare(harness* h, test_case* c) {
+  size_t esize = dfcclTypeSize(c->dtype), nsend, nrecv;
+  lengths(c, h->rank, &nsend, &nrecv);
+  /* In place, the input is a part of the output buffer (all-gather) or the output a part of the
+   * input (reduce-scatter), or they are one buffer. */
+  size_t big = (nsend > nrecv ? nsend : nrecv) + c->offset_elems;
+  char* host = malloc(big * esize + 1);
+  memset(host, 0x5a, big * esize); /* poison: every output element must be written */
+  size_t send_at = c->offset_elems;
+  if (c->in_place && c->kind == ALL_GATHER) send_at += (size_t)c->position * c->count;
+  for (size_t i = 0; i < nsend; i++) store(c->dtype, host + send_at * esize, i, input(c, h->rank, i));
+  c->send_alloc = harness_alloc(h, big * esize);
+  harness_upload(h, c->send_alloc, host, big * esize);
+  if (c->in_place) {
+    c->recv_alloc = c->send_alloc;
+    c->send = (char*)c->send_alloc + send_at * esize;
+    c->recv = (char*)c->recv_alloc + c->offset_elems * esize;
+    if (c->kind == REDUCE_SCATTER) c->recv += (size_t)c->position * c->count * esize;
+  } else {
+    memset(host, 0x5a, big * esize);
+    c->recv_alloc = harness_alloc(h, big * esize);
+    harness_upload(h, c->recv_alloc, host, big * esize);
+    c->send = (char*)c->send_alloc + send_at * esize;
+    c->recv = (char*)c->recv_alloc + c->offset_elems * esize;
+  }
+  if (nsend == 0 && !c->in_place) c->send = NULL; /* not used by this rank: may be NULL */
+  if (nrecv == 0 && !c->in_place) c->recv = NULL;
+  free(host);
+}
+
+long verify(harness* h, test_case* c) {
+  size_t esize = dfcclTypeSize(c->dtype), nsend, nrecv;
+  lengths(c, h->rank, &nsend, &nrecv);
+  long wrong = 0;
+  if (nrecv > 0) {
+    char* host = malloc(nrecv * esize + 1);
+    harness_download(h, host, c->recv, nrecv * esize);
+    for (size_t i = 0; i < nrecv; i++) {
+      double want = expected(c, i), got = load(c->dtype, host, i);
+      if (got != want && wrong++ < 3)
+        fprintf(stderr, "rank %d: %s %s %s count %zu %s offset %zu root %d on %d ranks: element %zu = %g, expected %g\n",
+                h->rank, kind_names[c->kind], type_names[c->dtype], op_names[c->op], c->count,
+                c->in_place ? "in place" : "out of place", c->offset_elems, c->root, c->nranks, i, got, want);
+    }
+    free(host);
+  }
+  harness_free(h, c->send_alloc);
+  if (c->recv_alloc != c->send_alloc) harness_free(h, c->recv_alloc);
+  return wrong;
+}
+
+void register_case(harness* h, const test_case* c) {
+  int n = c->ranks ? c->nranks : 0;
+  switch (c->kind) {
+    case ALL_GATHER: CHECK_DFCCL(dfcclRegisterAllGather(h->ctx, c->count, c->dtype, c->id, c->ranks, n, 0)); break;
+    case REDUCE_SCATTER:
+      CHECK_DFCCL(dfcclRegisterReduceScatter(h->ctx, c->count, c->dtype, c->op, c->id, c->ranks, n, 0));
+      break;
+    case BROADCAST: CHECK_DFCCL(dfcclRegisterBroadcast(h->ctx, c->count, c->dtype, c->root, c->id, c->ranks, n, 0)); break;
+    case REDUCE: CHECK_DFCCL(dfcclRegisterReduce(h->ctx, c->count, c->dtype, c->op, c->root, c->id, c->ranks, n, 0)); break;
+    default: CHECK_DFCCL(dfcclRegisterAllReduce(h->ctx, c->count, c->dtype, c->op, c->id, c->ranks, n, 0)); break;
+  }
+}
+
+void run_case(harness* h, test_case* c, harness_counter* done) {
+  typedef dfcclResult_t (*run_fn)(dfcclRankCtx_t, const void*, void*, int, dfcclCallback_t, void*);
+  static const run_fn run[NUM_KINDS] = {dfcclRunAllReduce, dfcclRunAllGather, dfcclRunReduceScatter,
+                                        dfcclRunBroadcast, dfcclRunReduce};
+  CHECK_DFCCL(run[c->kind](h->ctx, c->send, c->recv, c->id, harness_on_complete, done));
+}
+

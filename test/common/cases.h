@@ -1,0 +1,44 @@
+/*
+ * Collective test cases shared by the MPI tests: a case is one registered collective with its
+ * buffers; inputs are small integers whose reductions are exact in every type, and results are
+ * checked exactly against a float64 reference.
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef DFCCL_TEST_CASES_H
+#define DFCCL_TEST_CASES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "harness.h"
+
+typedef enum { ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, BROADCAST, REDUCE, NUM_KINDS } kind;
+extern const char* const kind_names[NUM_KINDS];
+
+typedef struct {
+  int id;
+  kind kind;
+  dfcclDataType_t dtype;
+  dfcclRedOp_t op;
+  size_t count;        /* as registered: per rank for all-gather and reduce-scatter */
+  bool in_place;
+  size_t offset_elems; /* buffers start this many elements into their allocation */
+  int root;            /* world rank, broadcast and reduce */
+  const int* ranks;    /* participants, ascending; NULL: all */
+  int nranks;
+  int position;        /* this rank's index among them */
+  unsigned seed;       /* varies the inputs between runs */
+  void *send_alloc, *recv_alloc;
+  char *send, *recv;   /* the buffers passed to dfcclRun* */
+} test_case;
+
+bool reduces(kind k);
+void register_case(harness* h, const test_case* c);
+/* Allocates and fills the buffers (outputs poisoned). */
+void prepare(harness* h, test_case* c);
+void run_case(harness* h, test_case* c, harness_counter* done);
+/* Checks the output, frees the buffers; returns the wrong elements (the first few are printed). */
+long verify(harness* h, test_case* c);
+
+#endif /* DFCCL_TEST_CASES_H */

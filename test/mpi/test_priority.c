@@ -1,0 +1,68 @@
+/*
+ * Priority ordering: a high-priority collective overtakes queued ones.
+ *
+ * Rank 0 submits a gate collective G (highest priority) and, while its daemon waits in G for the
+ * late rank 1, four low-priority all-reduces L1..L4 and then a high-priority H.  They queue behind
+ * G.  Then rank 1 submits G, L1..L4, H.  With priorities, H runs right after G and completes
+ * before every L on both ranks; with -f (all priorities equal: FIFO) it does not.
+ *
+ *   mpirun -np 2 test_priority [-f]
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+enum { GATE = 0, LOW = 1, NLOW = 4, HIGH = LOW + NLOW, NCOLLS };
+
+static atomic_int sequence;
+static int finished_at[NCOLLS];
+static harness_counter done;
+
+static void on_complete(int collId, dfcclResult_t status, void* arg) {
+  (void)arg;
+  finished_at[collId] = atomic_fetch_add(&sequence, 1);
+  harness_on_complete(collId, status, &done);
+}
+
+int main(int argc, char** argv) {
+  harness h;
+  harness_init(&h, &argc, &argv, "test_priority");
+  bool fifo = false;
+  for (int opt; (opt = getopt(argc, argv, "f")) != -1;)
+    if (opt == 'f') fifo = true;
+  harness_watchdog_start(60, "priority ordering");
+  const size_t count = 4096;
+  void* buf[NCOLLS];
+  for (int c = 0; c < NCOLLS; c++) {
+    int priority = fifo ? 0 : c == GATE ? 100 : c == HIGH ? 10 : 0;
+    CHECK_DFCCL(dfcclRegisterAllReduce(h.ctx, count, dfcclFloat32, dfcclSum, c, NULL, 0, priority));
+    buf[c] = harness_alloc(&h, count * sizeof(float));
+  }
+  if (h.rank == 0) {
+    CHECK_DFCCL(dfcclRunAllReduce(h.ctx, buf[GATE], buf[GATE], GATE, on_complete, NULL));
+    nanosleep(&(struct timespec){.tv_nsec = 20 * 1000000}, NULL); /* the daemon is waiting in G */
+    for (int c = LOW; c < NCOLLS; c++) CHECK_DFCCL(dfcclRunAllReduce(h.ctx, buf[c], buf[c], c, on_complete, NULL));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (h.rank != 0)
+    for (int c = 0; c < NCOLLS; c++) CHECK_DFCCL(dfcclRunAllReduce(h.ctx, buf[c], buf[c], c, on_complete, NULL));
+  harness_wait(&done, NCOLLS);
+
+  int overtaken = 0; /* low-priority collectives that completed after H */
+  for (int c = LOW; c < HIGH; c++) overtaken += finished_at[c] > finished_at[HIGH];
+  printf("rank %d: completion order G %d, L1..L4 %d %d %d %d, H %d: H overtook %d of %d queued collectives\n",
+         h.rank, finished_at[GATE], finished_at[1], finished_at[2], finished_at[3], finished_at[4],
+         finished_at[HIGH], overtaken, NLOW);
+  fflush(stdout);
+  bool expected = fifo ? overtaken < NLOW : overtaken == NLOW;
+  if (!expected)
+    fprintf(stderr, "rank %d: %s ordering expected H to overtake %d, it overtook %d\n", h.rank,
+            fifo ? "FIFO" : "priority", fifo ? 0 : NLOW, overtaken);
+  for (int c = 0; c < NCOLLS; c++) harness_free(&h, buf[c]);
+  return harness_finish(&h, expected ? 0 : 1);
+}

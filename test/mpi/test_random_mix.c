@@ -1,0 +1,106 @@
+/*
+ * A random-order mix of all five collectives on overlapping groups of ranks: every iteration,
+ * every rank invokes the collectives it takes part in, in its own random order, then checks every
+ * result exactly.  Groups overlap, so the waits of one group chain into another's.
+ *
+ *   mpirun -np N test_random_mix [-i iterations] [-s seed]      (N >= 3)
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cases.h"
+
+#define MAX_GROUPS 8
+#define MAX_CASES 64
+
+int main(int argc, char** argv) {
+  harness h;
+  harness_init(&h, &argc, &argv, "test_random_mix");
+  int iterations = 200;
+  unsigned long seed = 99;
+  for (int opt; (opt = getopt(argc, argv, "i:s:")) != -1;) {
+    if (opt == 'i') iterations = atoi(optarg);
+    else if (opt == 's') seed = strtoul(optarg, NULL, 0);
+  }
+  if (h.nranks < 3) {
+    if (h.rank == 0) fprintf(stderr, "test_random_mix needs at least 3 ranks\n");
+    return harness_finish(&h, 1);
+  }
+  harness_watchdog_start(60, "random mix of collectives on overlapping groups");
+
+  /* Groups: everyone; every window of 3 consecutive ranks (mod n); every pair of neighbours. */
+  static int members[MAX_GROUPS][8];
+  int sizes[MAX_GROUPS], ngroups = 0;
+  sizes[ngroups] = h.nranks < 8 ? h.nranks : 8;
+  for (int i = 0; i < sizes[ngroups]; i++) members[ngroups][i] = i;
+  ngroups++;
+  for (int start = 0; start < h.nranks && ngroups < MAX_GROUPS; start += 2) {
+    int a = start, b = (start + 1) % h.nranks, c = (start + 2) % h.nranks;
+    int sorted[3] = {a, b, c};
+    for (int x = 0; x < 3; x++) /* ascending: dfccl orders participants by rank */
+      for (int y = x + 1; y < 3; y++)
+        if (sorted[y] < sorted[x]) { int t = sorted[x]; sorted[x] = sorted[y]; sorted[y] = t; }
+    memcpy(members[ngroups], sorted, sizeof sorted);
+    sizes[ngroups++] = 3;
+    if (ngroups < MAX_GROUPS) {
+      members[ngroups][0] = a < b ? a : b;
+      members[ngroups][1] = a < b ? b : a;
+      sizes[ngroups++] = 2;
+    }
+  }
+
+  /* Every group runs each of the five collectives (a few sizes and types, roots spread out). */
+  test_case cases[MAX_CASES];
+  int n = 0, mine = 0;
+  int mine_index[MAX_CASES];
+  static const dfcclDataType_t types[] = {dfcclFloat32, dfcclInt32, dfcclBfloat16, dfcclInt64, dfcclUint8};
+  for (int g = 0; g < ngroups; g++)
+    for (int k = 0; k < NUM_KINDS && n < MAX_CASES; k++, n++) {
+      test_case* c = &cases[n];
+      memset(c, 0, sizeof *c);
+      c->id = n;
+      c->kind = (kind)k;
+      c->dtype = types[(g + k) % 5];
+      c->op = reduces(c->kind) ? (dfcclRedOp_t)((g + k) % dfcclNumOps) : dfcclSum;
+      c->count = (size_t)(1 + (g * 7 + k * 3) % 5) * 3001;
+      c->in_place = (g + k) % 2;
+      c->ranks = members[g];
+      c->nranks = sizes[g];
+      c->root = members[g][(g + k) % sizes[g]];
+      c->position = -1;
+      for (int i = 0; i < sizes[g]; i++)
+        if (members[g][i] == h.rank) c->position = i;
+      if (c->position >= 0) {
+        register_case(&h, c);
+        mine_index[mine++] = n;
+      }
+    }
+
+  long wrong = 0;
+  harness_counter done = {0};
+  int order[MAX_CASES];
+  for (int it = 0; it < iterations; it++) {
+    for (int j = 0; j < mine; j++) {
+      cases[mine_index[j]].seed = (unsigned)it;
+      prepare(&h, &cases[mine_index[j]]);
+    }
+    harness_permutation(order, mine, seed * 1000003u + (uint64_t)it * 7919u + (uint64_t)h.rank);
+    for (int j = 0; j < mine; j++) run_case(&h, &cases[mine_index[order[j]]], &done);
+    harness_wait(&done, (it + 1) * mine);
+    harness_progress();
+    for (int j = 0; j < mine; j++) wrong += verify(&h, &cases[mine_index[j]]);
+    harness_iteration_done(&h, it, iterations, 20);
+  }
+  if (atomic_load(&done.errors)) wrong++;
+  dfcclStats_t all = harness_report_stats(&h);
+  if (h.rank == 0)
+    printf("%d iterations of %d collectives (all five kinds) on %d overlapping groups of %d ranks: %s; "
+           "preemptions %llu (all ranks)\n",
+           iterations, n, ngroups, h.nranks, wrong ? "WRONG RESULTS" : "all results exact",
+           (unsigned long long)all.preemptions);
+  return harness_finish(&h, wrong);
+}
