@@ -1,5 +1,5 @@
 /*
- * dfccl_bench data: element conversions, the check pattern, buffers on the execution target.
+ * dfccl_bench data: the check pattern, buffers on the execution target.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -8,91 +8,7 @@
 #include <string.h>
 
 #include "bench.h"
-
-/* ---- 16-bit floats on the host (round to nearest even) ---- */
-
-static float bits_to_float(uint32_t x) {
-  float f;
-  memcpy(&f, &x, sizeof(f));
-  return f;
-}
-
-static uint32_t float_to_bits(float f) {
-  uint32_t x;
-  memcpy(&x, &f, sizeof(x));
-  return x;
-}
-
-static uint16_t float_to_half(float f) {
-  uint32_t x = float_to_bits(f);
-  uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
-  uint32_t a = x & 0x7fffffffu;
-  if (a > 0x7f800000u) return sign | 0x7e00u;  /* NaN */
-  if (a >= 0x477ff000u) return sign | 0x7c00u; /* rounds to infinity */
-  if (a < 0x38800000u) {                       /* below 2^-14: subnormal half or zero */
-    float scaled = bits_to_float(a) * 16777216.0f; /* in units of 2^-24, exact */
-    uint32_t q = (uint32_t)scaled;
-    float rem = scaled - (float)q;
-    if (rem > 0.5f || (rem == 0.5f && (q & 1u))) q++;
-    return sign | (uint16_t)q;
-  }
-  a += 0xfffu + ((a >> 13) & 1u);
-  return sign | (uint16_t)((a - 0x38000000u) >> 13);
-}
-
-static float half_to_float(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
-  if (exp == 0) { /* zero or subnormal: mant * 2^-24 */
-    float v = (float)mant / 16777216.0f;
-    return sign ? -v : v;
-  }
-  if (exp == 31) return bits_to_float(sign | 0x7f800000u | (mant << 13));
-  return bits_to_float(sign | ((exp + 112u) << 23) | (mant << 13));
-}
-
-static uint16_t float_to_bf16(float f) {
-  uint32_t x = float_to_bits(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u); /* NaN stays NaN */
-  x += 0x7fffu + ((x >> 16) & 1u);
-  return (uint16_t)(x >> 16);
-}
-
-static float bf16_to_float(uint16_t b) { return bits_to_float((uint32_t)b << 16); }
-
-/* ---- elements as float64 ---- */
-
-static void store_element(void* buf, dfcclDataType_t t, size_t i, double v) {
-  switch (t) {
-    case dfcclInt8: ((int8_t*)buf)[i] = (int8_t)v; break;
-    case dfcclUint8: ((uint8_t*)buf)[i] = (uint8_t)v; break;
-    case dfcclInt32: ((int32_t*)buf)[i] = (int32_t)v; break;
-    case dfcclUint32: ((uint32_t*)buf)[i] = (uint32_t)v; break;
-    case dfcclInt64: ((int64_t*)buf)[i] = (int64_t)v; break;
-    case dfcclUint64: ((uint64_t*)buf)[i] = (uint64_t)v; break;
-    case dfcclFloat16: ((uint16_t*)buf)[i] = float_to_half((float)v); break;
-    case dfcclBfloat16: ((uint16_t*)buf)[i] = float_to_bf16((float)v); break;
-    case dfcclFloat32: ((float*)buf)[i] = (float)v; break;
-    case dfcclFloat64: ((double*)buf)[i] = v; break;
-    default: BENCH_DIE("unknown data type %d", (int)t);
-  }
-}
-
-static double load_element(const void* buf, dfcclDataType_t t, size_t i) {
-  switch (t) {
-    case dfcclInt8: return ((const int8_t*)buf)[i];
-    case dfcclUint8: return ((const uint8_t*)buf)[i];
-    case dfcclInt32: return ((const int32_t*)buf)[i];
-    case dfcclUint32: return ((const uint32_t*)buf)[i];
-    case dfcclInt64: return (double)((const int64_t*)buf)[i];
-    case dfcclUint64: return (double)((const uint64_t*)buf)[i];
-    case dfcclFloat16: return half_to_float(((const uint16_t*)buf)[i]);
-    case dfcclBfloat16: return bf16_to_float(((const uint16_t*)buf)[i]);
-    case dfcclFloat32: return ((const float*)buf)[i];
-    case dfcclFloat64: return ((const double*)buf)[i];
-    default: BENCH_DIE("unknown data type %d", (int)t);
-  }
-}
+#include "elements.h"
 
 /* ---- the check pattern ---- */
 
@@ -178,7 +94,7 @@ void bench_pattern_fini(bench_pattern* p) {
 }
 
 void bench_pattern_fill(const bench_pattern* p, void* host, size_t count) {
-  for (size_t i = 0; i < count; i++) store_element(host, p->dtype, i, input_value(p, p->rank, i));
+  for (size_t i = 0; i < count; i++) element_store(host, p->dtype, i, input_value(p, p->rank, i));
 }
 
 /* Output element k of this rank (see bench.h). */
@@ -194,7 +110,7 @@ static double expected_value(const bench_pattern* p, size_t k, size_t collCount)
 size_t bench_pattern_count_wrong(const bench_pattern* p, const void* host, size_t count, size_t collCount) {
   size_t wrong = 0;
   for (size_t k = 0; k < count; k++)
-    if (load_element(host, p->dtype, k) != expected_value(p, k, collCount)) wrong++;
+    if (element_load(host, p->dtype, k) != expected_value(p, k, collCount)) wrong++;
   return wrong;
 }
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dtypes.h"
+#include "elements.h"
 
 const char* const kind_names[NUM_KINDS] = {"all-reduce", "all-gather", "reduce-scatter", "broadcast", "reduce"};
 static const char* type_names[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64", "fp16", "bf16", "fp32", "fp64"};
@@ -30,36 +30,6 @@ static double input(const test_case* c, int rank, size_t i) {
     case dfcclSum: return (double)(h % 8);
     case dfcclProd: return is_signed(c->dtype) && h % 5 == 0 ? -1.0 : (double)(h % 2 + 1);
     default: return is_signed(c->dtype) ? (double)(int)(h % 101) - 50.0 : (double)(h % 101);
-  }
-}
-
-static void store(dfcclDataType_t t, void* base, size_t i, double v) {
-  switch (t) {
-    case dfcclInt8: ((int8_t*)base)[i] = (int8_t)v; break;
-    case dfcclUint8: ((uint8_t*)base)[i] = (uint8_t)v; break;
-    case dfcclInt32: ((int32_t*)base)[i] = (int32_t)v; break;
-    case dfcclUint32: ((uint32_t*)base)[i] = (uint32_t)v; break;
-    case dfcclInt64: ((int64_t*)base)[i] = (int64_t)v; break;
-    case dfcclUint64: ((uint64_t*)base)[i] = (uint64_t)v; break;
-    case dfcclFloat16: ((uint16_t*)base)[i] = df_f32_to_f16_rn((float)v); break;
-    case dfcclBfloat16: ((uint16_t*)base)[i] = df_f32_to_bf16_rn((float)v); break;
-    case dfcclFloat32: ((float*)base)[i] = (float)v; break;
-    default: ((double*)base)[i] = v; break;
-  }
-}
-
-static double load(dfcclDataType_t t, const void* base, size_t i) {
-  switch (t) {
-    case dfcclInt8: return ((const int8_t*)base)[i];
-    case dfcclUint8: return ((const uint8_t*)base)[i];
-    case dfcclInt32: return ((const int32_t*)base)[i];
-    case dfcclUint32: return ((const uint32_t*)base)[i];
-    case dfcclInt64: return (double)((const int64_t*)base)[i];
-    case dfcclUint64: return (double)((const uint64_t*)base)[i];
-    case dfcclFloat16: return df_f16_to_f32(((const uint16_t*)base)[i]);
-    case dfcclBfloat16: return df_bf16_to_f32(((const uint16_t*)base)[i]);
-    case dfcclFloat32: return ((const float*)base)[i];
-    default: return ((const double*)base)[i];
   }
 }
 
@@ -112,7 +82,7 @@ void prepare(harness* h, test_case* c) {
   memset(host, 0x5a, big * esize); /* poison: every output element must be written */
   size_t send_at = c->offset_elems;
   if (c->in_place && c->kind == ALL_GATHER) send_at += (size_t)c->position * c->count;
-  for (size_t i = 0; i < nsend; i++) store(c->dtype, host + send_at * esize, i, input(c, h->rank, i));
+  for (size_t i = 0; i < nsend; i++) element_store(host + send_at * esize, c->dtype, i, input(c, h->rank, i));
   c->send_alloc = harness_alloc(h, big * esize);
   harness_upload(h, c->send_alloc, host, big * esize);
   if (c->in_place) {
@@ -140,7 +110,7 @@ long verify(harness* h, test_case* c) {
     char* host = malloc(nrecv * esize + 1);
     harness_download(h, host, c->recv, nrecv * esize);
     for (size_t i = 0; i < nrecv; i++) {
-      double want = expected(c, i), got = load(c->dtype, host, i);
+      double want = expected(c, i), got = element_load(host, c->dtype, i);
       if (got != want && wrong++ < 3)
         fprintf(stderr, "rank %d: %s %s %s count %zu %s offset %zu root %d on %d ranks: element %zu = %g, expected %g\n",
                 h->rank, kind_names[c->kind], type_names[c->dtype], op_names[c->op], c->count,

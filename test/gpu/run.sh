@@ -64,11 +64,20 @@ step sync-twin-no-preemption 40 env DFCCL_PREEMPTION=0 TEST_WATCHDOG_S=10 sh -c 
 grep -qE "WATCHDOG|Exit code: *42" "$out/step.out" && note "  twin: watchdog fired (hang shown)" || note "  twin: NO HANG SEEN"
 step memcheck 120 sh test/mpi/mpirun.sh 2 ./libtool --mode=execute compute-sanitizer --tool memcheck \
   --error-exitcode 9 test/mpi/test_random_order -i 3
+step priority 60 env DFCCL_SPIN_FRONT=2000000 sh -c \
+  'sh test/mpi/mpirun.sh 2 test/mpi/test_priority && sh test/mpi/mpirun.sh 2 test/mpi/test_priority -f'
+# All five collectives in a random mix on overlapping groups, with device synchronizations at random points
+# is issue 3's acceptance; this is the mix alone, 4 ranks on the 2 GPUs.
+step random-mix-4ranks ${MIX_LIMIT:-300} $mpi 4 test/mpi/test_random_mix -i "${MIX_ITERS:-1000}"
 
-step overheads 120 sh -c "nvcc -std=c++17 -O3 -arch=sm_90 -I core -I core/kernel -I core/queue benchmarks/overheads.cu -o /tmp/dfccl_overheads && /tmp/dfccl_overheads"
 # ---- performance ----
-step benchmark 150 sh test/mpi/mpirun.sh 2 benchmarks/dfccl_bench -b 16 -e 1G -f 4 -n 20 -w 5 -c 1 -S
+step overheads 120 sh -c "nvcc -std=c++17 -O3 -arch=sm_90 -I core -I core/kernel -I core/queue benchmarks/overheads.cu -o /tmp/dfccl_overheads && /tmp/dfccl_overheads"
+cp "$out/step.out" "$out/overheads.txt"
+step benchmark ${BENCH_LIMIT:-300} sh test/mpi/mpirun.sh 2 benchmarks/dfccl_bench -C "${BENCH_COLLS:-all}" -b 16 -e 1G -f 4 \
+  -n 20 -w 5 -c 1 -S
 cp "$out/step.out" "$out/bench.txt"
+step case-study 300 sh benchmarks/case_study.sh 2 -i 20
+cp "$out/step.out" "$out/case-study.txt"
 # Large-message sweep of the data-path knobs (BENCH_SWEEP="slot:channels ...").
 for knobs in ${BENCH_SWEEP:-}; do
   step "bench slot ${knobs%%:*} channels ${knobs##*:}" 200 env DFCCL_SLOT_BYTES=${knobs%%:*} \

@@ -1,0 +1,45 @@
+/*
+ * Elements of any DFCCL data type, read and written as float64 on the host -- for tests and
+ * benchmarks that fill inputs and check results exactly.  fp16/bf16 use the data path's own
+ * conversions (core/kernel/dtypes.h, round to nearest even).
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef DFCCL_TEST_ELEMENTS_H
+#define DFCCL_TEST_ELEMENTS_H
+
+#include <stdint.h>
+
+#include "dtypes.h"
+
+static inline void element_store(void* buf, dfcclDataType_t t, size_t i, double v) {
+  switch (t) {
+    case dfcclInt8: ((int8_t*)buf)[i] = (int8_t)v; break;
+    case dfcclUint8: ((uint8_t*)buf)[i] = (uint8_t)v; break;
+    case dfcclInt32: ((int32_t*)buf)[i] = (int32_t)v; break;
+    case dfcclUint32: ((uint32_t*)buf)[i] = (uint32_t)v; break;
+    case dfcclInt64: ((int64_t*)buf)[i] = (int64_t)v; break;
+    case dfcclUint64: ((uint64_t*)buf)[i] = (uint64_t)v; break;
+    case dfcclFloat16: ((uint16_t*)buf)[i] = df_f32_to_f16_rn((float)v); break;
+    case dfcclBfloat16: ((uint16_t*)buf)[i] = df_f32_to_bf16_rn((float)v); break;
+    case dfcclFloat32: ((float*)buf)[i] = (float)v; break;
+    default: ((double*)buf)[i] = v; break;
+  }
+}
+
+static inline double element_load(const void* buf, dfcclDataType_t t, size_t i) {
+  switch (t) {
+    case dfcclInt8: return ((const int8_t*)buf)[i];
+    case dfcclUint8: return ((const uint8_t*)buf)[i];
+    case dfcclInt32: return ((const int32_t*)buf)[i];
+    case dfcclUint32: return ((const uint32_t*)buf)[i];
+    case dfcclInt64: return (double)((const int64_t*)buf)[i];
+    case dfcclUint64: return (double)((const uint64_t*)buf)[i];
+    case dfcclFloat16: return df_f16_to_f32(((const uint16_t*)buf)[i]);
+    case dfcclBfloat16: return df_bf16_to_f32(((const uint16_t*)buf)[i]);
+    case dfcclFloat32: return ((const float*)buf)[i];
+    default: return ((const double*)buf)[i];
+  }
+}
+
+#endif /* DFCCL_TEST_ELEMENTS_H */
