@@ -47,16 +47,8 @@
 
 #include "daemon_launch.h"
 #include "scheduler.h" /* the daemon: context.h, block.h, daemon.h, queue/sq.h, queue/cq.h */
+#include "cuda_check.h"
 
-#define CHECK_CUDA(call)                                                                       \
-  do {                                                                                         \
-    cudaError_t status_ = (call);                                                              \
-    if (status_ != cudaSuccess) {                                                              \
-      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,                     \
-              cudaGetErrorString(status_));                                                    \
-      exit(2);                                                                                 \
-    }                                                                                          \
-  } while (0)
 
 static constexpr int kThreads = DF_CUDA_THREADS; /* 512, like the daemon */
 static constexpr size_t kFlushBytes = 1u << 20;  /* > L1 (256 KiB per SM on sm_90) */
@@ -111,7 +103,7 @@ __host__ __device__ inline df_coll_static expected_static(uint32_t c, const df_l
   s.priority = (int32_t)(c % 3);
   s.count = 4096ull * (c + 1);
   s.links = links + c;
-  s.pad = 0;
+  s.pad[0] = s.pad[1] = 0;
   return s;
 }
 

@@ -47,7 +47,7 @@ step build-tests 300 make -j16 check TESTS= || exit 1
 mpi="sh test/mpi/mpirun.sh"
 
 # ---- data path ----
-step reduce-unit-gpu 120 sh -c "nvcc -std=c++17 -O3 -arch=sm_90 -I core -I core/kernel test/gpu/test_reduce_cuda.cu -o /tmp/test_reduce_cuda && /tmp/test_reduce_cuda"
+step reduce-unit-gpu 120 sh -c "nvcc -std=c++17 -O3 -arch=sm_90 -I core -I core/kernel -I test/common test/gpu/test_reduce_cuda.cu -o /tmp/test_reduce_cuda && /tmp/test_reduce_cuda"
 
 # ---- correctness ----
 step bad-input 120 $mpi 2 test/mpi/test_bad_input
@@ -71,7 +71,7 @@ step priority 60 env DFCCL_SPIN_FRONT=2000000 sh -c \
 step random-mix-4ranks ${MIX_LIMIT:-300} $mpi 4 test/mpi/test_random_mix -i "${MIX_ITERS:-1000}"
 
 # ---- performance ----
-step overheads 120 sh -c "nvcc -std=c++17 -O3 -arch=sm_90 -I core -I core/kernel -I core/queue benchmarks/overheads.cu -o /tmp/dfccl_overheads && /tmp/dfccl_overheads"
+step overheads 120 sh -c "nvcc -std=c++17 -O3 -arch=sm_90 -I core -I core/kernel -I core/queue -I test/common benchmarks/overheads.cu -o /tmp/dfccl_overheads && /tmp/dfccl_overheads"
 cp "$out/step.out" "$out/overheads.txt"
 step benchmark ${BENCH_LIMIT:-300} sh test/mpi/mpirun.sh 2 benchmarks/dfccl_bench -C "${BENCH_COLLS:-all}" -b 16 -e 1G -f 4 \
   -n 20 -w 5 -c 1 -S

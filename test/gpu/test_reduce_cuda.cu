@@ -29,16 +29,8 @@
 #include <vector>
 
 #include "reduce.h"
+#include "cuda_check.h"
 
-#define CHECK_CUDA(call)                                                                       \
-  do {                                                                                         \
-    cudaError_t status_ = (call);                                                              \
-    if (status_ != cudaSuccess) {                                                              \
-      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,                     \
-              cudaGetErrorString(status_));                                                    \
-      exit(2);                                                                                 \
-    }                                                                                          \
-  } while (0)
 
 static constexpr int kThreads = 512;
 
