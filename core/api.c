@@ -111,6 +111,22 @@ static void release(df_ctx* ctx) {
   pthread_cond_destroy(&ctx->wake);
 }
 
+/* The automatic profiling step: spin thresholds from what a poll costs here.  A failure only costs
+ * the calibration (the defaults stay), not the context. */
+static void calibrate(df_ctx* ctx) {
+  double ns = 0;
+  if (!ctx->target->measure_poll) return;
+  if (ctx->target->measure_poll(ctx, &ns) != dfcclSuccess) {
+    fprintf(stderr, "dfccl: rank %d: %s; keeping the default spin thresholds\n", ctx->rank,
+            dfcclGetLastErrorMessage());
+    return;
+  }
+  df_config_calibrate(&ctx->cfg, ns);
+  df_debug(ctx, "a poll costs %.1f ns: spin thresholds front %llu, floor %llu, ceiling %llu polls", ns,
+           (unsigned long long)ctx->cfg.spin.front, (unsigned long long)ctx->cfg.spin.floor,
+           (unsigned long long)ctx->cfg.spin.ceiling);
+}
+
 dfcclResult_t dfcclInit(dfcclRankCtx_t* out, const dfcclInitArgs_t* args) {
   if (!out || !args) return df_error(dfcclInvalidArgument, "dfcclInit: NULL %s", out ? "args" : "ctx");
   *out = NULL;
@@ -136,6 +152,7 @@ dfcclResult_t dfcclInit(dfcclRankCtx_t* out, const dfcclInitArgs_t* args) {
   if (r == dfcclSuccess) r = df_registry_init(ctx);
   if (r == dfcclSuccess) r = select_target(ctx);
   if (r == dfcclSuccess) r = ctx->target->open(ctx, args->device);
+  if (r == dfcclSuccess) calibrate(ctx);
   if (r == dfcclSuccess) r = alloc_tables(ctx);
   if (r == dfcclSuccess) r = df_poller_start(ctx);
   if (r != dfcclSuccess) {

@@ -73,6 +73,9 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   cfg->spin.quit_period_ns = (gpu ? 2000ull : 50000ull) * 1000;
   cfg->spin.preemption = 1;
 
+  cfg->spin_set[0] = getenv("DFCCL_SPIN_FRONT") != NULL;
+  cfg->spin_set[1] = getenv("DFCCL_SPIN_FLOOR") != NULL;
+  cfg->spin_set[2] = getenv("DFCCL_SPIN_CEILING") != NULL;
   uint64_t quit_us = cfg->spin.quit_period_ns / 1000;
   uint32_t preemption = cfg->spin.preemption, debug = 0;
   DF_CHECK(env_u32("DFCCL_MAX_CHANNELS", 1, DF_MAX_BLOCKS, &cfg->max_channels));
@@ -103,4 +106,26 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   if (cfg->spin.floor > cfg->spin.front) cfg->spin.floor = cfg->spin.front;
   if (cfg->spin.ceiling < cfg->spin.front) cfg->spin.ceiling = cfg->spin.front;
   return dfcclSuccess;
+}
+
+/* The waits the GPU defaults intend: the front of a task queue waits 500 us for its peers, the
+ * least any collective gets is 50 us, and a collective whose predecessor is sending waits up to
+ * 5 ms (the paper's front threshold and x20 growth, as times). */
+#define FRONT_WAIT_NS 500000.0
+#define FLOOR_WAIT_NS 50000.0
+#define CEILING_WAIT_NS 5000000.0
+
+static uint64_t polls_for(double wait_ns, double poll_ns) {
+  double polls = wait_ns / poll_ns;
+  return polls < 16 ? 16 : (uint64_t)polls;
+}
+
+void df_config_calibrate(df_config* cfg, double poll_ns) {
+  if (poll_ns <= 0) return;
+  cfg->poll_ns = poll_ns;
+  if (!cfg->spin_set[0]) cfg->spin.front = polls_for(FRONT_WAIT_NS, poll_ns);
+  if (!cfg->spin_set[1]) cfg->spin.floor = polls_for(FLOOR_WAIT_NS, poll_ns);
+  if (!cfg->spin_set[2]) cfg->spin.ceiling = polls_for(CEILING_WAIT_NS, poll_ns);
+  if (cfg->spin.floor > cfg->spin.front) cfg->spin.floor = cfg->spin.front;
+  if (cfg->spin.ceiling < cfg->spin.front) cfg->spin.ceiling = cfg->spin.front;
 }

@@ -42,11 +42,16 @@ typedef struct {
   uint64_t relaunch_delay_us; /* first delay before relaunching for stalled runs     */
   uint64_t poller_spin_rounds;/* idle poller rounds that only yield, before sleeping   */
   df_spin_policy spin;
+  bool spin_set[3];           /* front, floor, ceiling came from the environment       */
+  double poll_ns;             /* measured cost of one poll (0: not measured)           */
   int debug;
 } df_config;
 
 /* Defaults for the target, then DFCCL_* environment overrides.  Errors name the variable. */
 dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested);
+/* Spin thresholds from the measured cost of a poll: the waits the defaults intend, in polls of
+ * this device (thresholds given in the environment stay as given). */
+void df_config_calibrate(df_config* cfg, double poll_ns);
 
 /* ---- execution targets (target_host.c, target_cuda.c) ---- */
 
@@ -79,6 +84,8 @@ typedef struct df_target_ops {
   /* Non-blocking: is a launch still running?  A failed daemon is reported as an error. */
   dfcclResult_t (*daemon_running)(df_ctx* ctx, bool* running);
   dfcclResult_t (*synchronize)(df_ctx* ctx);
+  /* Optional: ns one poll of a connector counter takes on this target. */
+  dfcclResult_t (*measure_poll)(df_ctx* ctx, double* ns);
   /* Is [p, p+bytes) memory the daemon can use as a user buffer? */
   dfcclResult_t (*check_buffer)(df_ctx* ctx, const void* p, size_t bytes, const char* what);
 } df_target_ops;

@@ -174,6 +174,25 @@ static dfcclResult_t cuda_synchronize(df_ctx* ctx) {
   return dfcclSuccess;
 }
 
+/* One thread polls a device word: the cost of the daemon's poll of a local connector counter. */
+static dfcclResult_t cuda_measure_poll(df_ctx* ctx, double* ns) {
+  enum { POLLS = 20000 };
+  void* mem;
+  DF_CHECK(cuda_alloc(ctx, 4 * sizeof(uint64_t), &mem));
+  uint64_t* word = mem;
+  uint64_t result[2] = {0, 0};
+  cudaStream_t s = state_of(ctx)->control_stream;
+  cudaError_t err = df_cuda_measure_poll(word, 1000, word + 2, s); /* warm-up */
+  if (err == cudaSuccess) err = df_cuda_measure_poll(word, POLLS, word + 2, s);
+  if (err == cudaSuccess) err = cudaMemcpyAsync(result, word + 2, sizeof result, cudaMemcpyDeviceToHost, s);
+  if (err == cudaSuccess) err = cudaStreamSynchronize(s);
+  cudaFree(mem);
+  if (err != cudaSuccess)
+    return df_error(dfcclCudaError, "measuring the poll cost failed: %s", cudaGetErrorString(err));
+  *ns = (double)result[0] / POLLS;
+  return dfcclSuccess;
+}
+
 static dfcclResult_t cuda_check_buffer(df_ctx* ctx, const void* p, size_t bytes, const char* what) {
   if (bytes == 0) return dfcclSuccess;
   if (p == NULL) return df_error(dfcclInvalidArgument, "%s is NULL", what);
@@ -209,5 +228,6 @@ const df_target_ops df_target_cuda = {
     .launch = cuda_launch,
     .daemon_running = cuda_daemon_running,
     .synchronize = cuda_synchronize,
+    .measure_poll = cuda_measure_poll,
     .check_buffer = cuda_check_buffer,
 };

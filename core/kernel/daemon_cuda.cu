@@ -24,3 +24,19 @@ extern "C" cudaError_t df_cuda_launch_daemon(const df_daemon_args* device_args, 
 }
 
 extern "C" size_t df_cuda_daemon_shared_bytes(void) { return sizeof(df_block_shared); }
+
+/* Calibration: how long one poll of a connector counter takes on this GPU (the daemon's spin
+ * thresholds are counted in polls, the wanted waits are times). */
+static __global__ void df_poll_cost_kernel(const uint64_t* word, uint64_t polls, uint64_t* result) {
+  uint64_t sum = 0, start = df_time_ns();
+  for (uint64_t i = 0; i < polls; i++) sum += df_load_acquire_u64(word);
+  uint64_t elapsed = df_time_ns() - start;
+  result[0] = elapsed;
+  result[1] = sum; /* keeps the loads */
+}
+
+extern "C" cudaError_t df_cuda_measure_poll(const uint64_t* word, uint64_t polls, uint64_t* result,
+                                            cudaStream_t stream) {
+  df_poll_cost_kernel<<<1, 1, 0, stream>>>(word, polls, result);
+  return cudaGetLastError();
+}

@@ -19,6 +19,8 @@ extern "C" {
 #include <cuda_runtime_api.h>
 cudaError_t df_cuda_launch_daemon(const df_daemon_args* device_args, int grid, cudaStream_t stream);
 size_t df_cuda_daemon_shared_bytes(void);
+/* result[0] = ns taken by `polls` acquire loads of *word (one thread). */
+cudaError_t df_cuda_measure_poll(const uint64_t* word, uint64_t polls, uint64_t* result, cudaStream_t stream);
 #endif
 
 /* Runs daemon block `block` of `nblocks` on the calling thread until it quits. */
