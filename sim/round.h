@@ -56,6 +56,12 @@ struct round_state {
 
 	struct coll_state *coll;
 
+	/* False until some GPU takes a collective other than the first of its
+	 * remaining list.  While false, no cycle can exist if the topology's
+	 * orders agree (topology.h), so the cycle checks are skipped; the
+	 * first check runs at the event that takes one out of order. */
+	bool in_order;
+
 	/* Single-queue model: the queue of GPU g is list[head[g] .. next[g]),
 	 * and its head is executing. */
 	uint32_t *head;
@@ -102,6 +108,13 @@ void sync_model_synchronize(struct round_state *st, uint32_t gpu);
 bool sync_model_find_cycle(struct round_state *st);
 
 /* Shared helpers for the models. */
+
+/* Whether the event being handled needs a cycle check at all. */
+static inline bool round_may_cycle(const struct round_state *st)
+{
+	return !st->in_order || !st->t->orders_agree;
+}
+
 static inline void round_add_root(struct round_state *st, uint32_t gpu)
 {
 	if (st->root_stamp[gpu] != st->root_epoch) {

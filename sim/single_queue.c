@@ -35,7 +35,7 @@ static bool start_head(struct round_state *st, uint32_t gpu)
 /* Collective c completed: pop it from every member's queue; each member's
  * next entry becomes its head, which may complete in turn.  Every member is
  * a root of the next check. */
-static void complete(struct round_state *st, uint32_t c)
+static void complete(struct round_state *st, uint32_t c, bool collect_roots)
 {
 	const struct topology *t = st->t;
 	uint32_t pending = 0;
@@ -46,7 +46,8 @@ static void complete(struct round_state *st, uint32_t c)
 		for (uint32_t b = 0; b < group_size(t, g); b++) {
 			uint32_t h = member_gpu(t, g, b);
 			st->head[h]++;
-			round_add_root(st, h);
+			if (collect_roots)
+				round_add_root(st, h);
 			if (st->head[h] < st->next[h] && start_head(st, h))
 				st->completions[pending++] = entry_coll(st->list[st->head[h]]);
 		}
@@ -73,20 +74,24 @@ void single_queue_invoke(struct round_state *st, uint32_t gpu, uint32_t entry)
 	struct coll_state *cs = &st->coll[c];
 	cs->invoked |= 1ULL << entry_bit(entry);
 
-	round_clear_roots(st);
+	bool check = round_may_cycle(st);
+	if (check)
+		round_clear_roots(st);
 	if (st->head[gpu] != st->next[gpu] - 1) {
 		/* Queued behind the head.  New edges enter this part from the
 		 * members executing c; with none, no cycle can have appeared. */
-		if (cs->executing == 0)
+		if (!check || cs->executing == 0)
 			return;
 		round_add_root(st, gpu);
 	} else if (!start_head(st, gpu)) {
 		/* c is the new head and waits: new edges leave gpu only. */
-		if ((cs->invoked & ~cs->executing) == 0)
+		if (!check || (cs->invoked & ~cs->executing) == 0)
 			return;
 		round_add_root(st, gpu);
 	} else {
-		complete(st, c);
+		complete(st, c, check);
+		if (!check)
+			return;
 	}
 	drop_roots_off_any_cycle(st);
 	if (st->root_num && single_queue_find_cycle(st))

@@ -43,6 +43,8 @@ void sync_model_synchronize(struct round_state *st, uint32_t gpu)
 		st->deadlocked = intersection_rule_fires(st, gpu);
 		return;
 	}
+	if (!round_may_cycle(st))
+		return; /* the authors' rule above is not a cycle check: never skipped */
 	round_clear_roots(st);
 	round_add_root(st, gpu);
 	if (st->root_num && sync_model_find_cycle(st))

@@ -63,6 +63,35 @@ static void build_orders(const struct sim_config *cfg, struct topology *t,
 	t->order_off[t->gpu_num] = at;
 }
 
+/* The orders built above follow one global order of the collectives:
+ * (index in its group, group id) for interleave, and the collective id, that
+ * is (group id, index), for concat.  Check that every GPU's list ascends it,
+ * so that the models' shortcut rests on the lists as built, not on a proof
+ * about build_orders.
+ *
+ * Why it matters: with no GPU out of order, every GPU has invoked a prefix
+ * of its list.  Along a wait-for edge u -> v (witness c, executing on u, not
+ * yet running on v), v's own witness for its next edge was invoked by v
+ * before c, so it comes before c in v's list and hence in the global order.
+ * Witnesses strictly decrease along any path, so no path closes a cycle. */
+static bool orders_share_one_order(const struct sim_config *cfg, const struct topology *t)
+{
+	for (uint32_t gpu = 0; gpu < t->gpu_num; gpu++) {
+		uint64_t prev = 0;
+		for (uint32_t at = t->order_off[gpu]; at < t->order_off[gpu + 1]; at++) {
+			uint32_t c = entry_coll(t->order[at]);
+			uint32_t g = t->coll_group[c];
+			uint64_t key = cfg->order == ORDER_CONCAT
+					       ? c
+					       : (uint64_t)(c - t->coll_base[g]) << 32 | g;
+			if (at > t->order_off[gpu] && key <= prev)
+				return false;
+			prev = key;
+		}
+	}
+	return true;
+}
+
 int topology_build(const struct sim_config *cfg, struct topology *t, char *err, size_t errlen)
 {
 	memset(t, 0, sizeof *t);
@@ -128,6 +157,7 @@ int topology_build(const struct sim_config *cfg, struct topology *t, char *err, 
 	free(fill);
 
 	build_orders(cfg, t, mem_off, mem_group, mem_bit);
+	t->orders_agree = orders_share_one_order(cfg, t);
 	free(mem_off);
 	free(mem_group);
 	free(mem_bit);

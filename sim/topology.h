@@ -9,6 +9,7 @@
 #ifndef DFCCL_SIM_TOPOLOGY_H
 #define DFCCL_SIM_TOPOLOGY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,13 @@ struct topology {
 
 	uint32_t *order_off;   /* GPU -> order[order_off[gpu] .. order_off[gpu + 1]) */
 	uint32_t *order;       /* entries, in the GPU's expected invocation order */
+
+	/* True when all GPUs' expected orders follow one global order of the
+	 * collectives (checked, not assumed; see orders_share_one_order).
+	 * Then a round cannot deadlock before some GPU takes a collective out
+	 * of its expected order, and the models skip their cycle checks until
+	 * one does (round.h, in_order).  False is always safe. */
+	bool orders_agree;
 
 	/* Only for naming collectives in --explain. */
 	enum sim_grouping grouping;

@@ -66,9 +66,10 @@ step memcheck 120 sh test/mpi/mpirun.sh 2 ./libtool --mode=execute compute-sanit
   --error-exitcode 9 test/mpi/test_random_order -i 3
 step priority 60 env DFCCL_SPIN_FRONT=2000000 sh -c \
   'sh test/mpi/mpirun.sh 2 test/mpi/test_priority && sh test/mpi/mpirun.sh 2 test/mpi/test_priority -f'
-# All five collectives in a random mix on overlapping groups, with device synchronizations at random points
-# is issue 3's acceptance; this is the mix alone, 4 ranks on the 2 GPUs.
-step random-mix-4ranks ${MIX_LIMIT:-300} $mpi 4 test/mpi/test_random_mix -i "${MIX_ITERS:-1000}"
+# All five collectives in a random mix on overlapping groups, 4 ranks on the 2 GPUs, with
+# cudaDeviceSynchronize at random points (issue 3's acceptance), and 8 ranks.
+step random-mix-4ranks-sync ${MIX_LIMIT:-300} $mpi 4 test/mpi/test_random_mix -i "${MIX_ITERS:-1000}" -y 5
+step random-mix-8ranks-sync ${MIX_LIMIT:-300} $mpi 8 test/mpi/test_random_mix -i "${MIX8_ITERS:-200}" -y 5
 
 # ---- performance ----
 step overheads 120 sh -c "nvcc -std=c++17 -O3 -arch=sm_90 -I core -I core/kernel -I core/queue -I test/common benchmarks/overheads.cu -o /tmp/dfccl_overheads && /tmp/dfccl_overheads"

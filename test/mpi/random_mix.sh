@@ -1,4 +1,6 @@
 #!/bin/sh
-# All five collectives on overlapping groups, a different random order on every rank.
+# All five collectives on overlapping groups, a different random order on every rank; then with
+# device synchronizations at random points between the invocations.
 . "${top_srcdir:-.}/test/mpi/common.sh"
-run_mpi 4 test/mpi/test_random_mix -i "${ITERATIONS_MIX:-200}"
+run_mpi 4 test/mpi/test_random_mix -i "${ITERATIONS_MIX:-200}" &&
+  run_mpi 4 test/mpi/test_random_mix -i "${ITERATIONS_MIX_SYNC:-30}" -y 10

@@ -3,7 +3,10 @@
  * every rank invokes the collectives it takes part in, in its own random order, then checks every
  * result exactly.  Groups overlap, so the waits of one group chain into another's.
  *
- *   mpirun -np N test_random_mix [-i iterations] [-s seed]      (N >= 3)
+ *   mpirun -np N test_random_mix [-i iterations] [-s seed] [-y percent]      (N >= 3)
+ *
+ * -y: after each invocation, with this probability, synchronize the device (cudaDeviceSynchronize
+ * on a GPU): the daemon must quit to let it return, with collectives half done on other ranks.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -22,9 +25,11 @@ int main(int argc, char** argv) {
   harness_init(&h, &argc, &argv, "test_random_mix");
   int iterations = 200;
   unsigned long seed = 99;
-  for (int opt; (opt = getopt(argc, argv, "i:s:")) != -1;) {
+  int sync_percent = 0;
+  for (int opt; (opt = getopt(argc, argv, "i:s:y:")) != -1;) {
     if (opt == 'i') iterations = atoi(optarg);
     else if (opt == 's') seed = strtoul(optarg, NULL, 0);
+    else if (opt == 'y') sync_percent = atoi(optarg);
   }
   if (h.nranks < 3) {
     if (h.rank == 0) fprintf(stderr, "test_random_mix needs at least 3 ranks\n");
@@ -80,16 +85,24 @@ int main(int argc, char** argv) {
       }
     }
 
-  long wrong = 0;
+  long wrong = 0, syncs = 0;
   harness_counter done = {0};
   int order[MAX_CASES];
+  uint64_t sync_state = seed * 31u + (uint64_t)h.rank;
   for (int it = 0; it < iterations; it++) {
     for (int j = 0; j < mine; j++) {
       cases[mine_index[j]].seed = (unsigned)it;
       prepare(&h, &cases[mine_index[j]]);
     }
     harness_permutation(order, mine, seed * 1000003u + (uint64_t)it * 7919u + (uint64_t)h.rank);
-    for (int j = 0; j < mine; j++) run_case(&h, &cases[mine_index[order[j]]], &done);
+    for (int j = 0; j < mine; j++) {
+      run_case(&h, &cases[mine_index[order[j]]], &done);
+      if (sync_percent > 0 && (int)(harness_random(&sync_state) % 100) < sync_percent) {
+        CHECK_DFCCL(dfcclTargetSynchronize(h.ctx));
+        syncs++;
+        harness_progress();
+      }
+    }
     harness_wait(&done, (it + 1) * mine);
     harness_progress();
     for (int j = 0; j < mine; j++) wrong += verify(&h, &cases[mine_index[j]]);
@@ -97,10 +110,12 @@ int main(int argc, char** argv) {
   }
   if (atomic_load(&done.errors)) wrong++;
   dfcclStats_t all = harness_report_stats(&h);
+  long all_syncs = 0;
+  MPI_Reduce(&syncs, &all_syncs, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
   if (h.rank == 0)
-    printf("%d iterations of %d collectives (all five kinds) on %d overlapping groups of %d ranks: %s; "
-           "preemptions %llu (all ranks)\n",
-           iterations, n, ngroups, h.nranks, wrong ? "WRONG RESULTS" : "all results exact",
-           (unsigned long long)all.preemptions);
+    printf("%d iterations of %d collectives (all five kinds) on %d overlapping groups of %d ranks, %ld device "
+           "synchronizations: %s; preemptions %llu, voluntary quits %llu (all ranks)\n",
+           iterations, n, ngroups, h.nranks, all_syncs, wrong ? "WRONG RESULTS" : "all results exact",
+           (unsigned long long)all.preemptions, (unsigned long long)all.voluntaryQuits);
   return harness_finish(&h, wrong);
 }
