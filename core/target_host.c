@@ -6,6 +6,7 @@
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +27,6 @@ typedef struct {
   uint64_t launched;    /* launches so far                             */
   uint64_t finished;    /* launches whose every block has exited       */
   const df_daemon_args* args;
-  unsigned shm_counter;
 } host_state;
 
 typedef struct {
@@ -108,10 +108,11 @@ static dfcclResult_t map_fd(int fd, size_t bytes, void** ptr, const char* name) 
 }
 
 static dfcclResult_t host_alloc_shared(df_ctx* ctx, size_t bytes, void** ptr, df_mem_handle* handle) {
-  host_state* s = state_of(ctx);
   shm_handle* h = (shm_handle*)handle->bytes;
   memset(handle, 0, sizeof *handle);
-  snprintf(h->name, sizeof h->name, "/dfccl-%d-%d-%u", (int)getpid(), ctx->rank, s->shm_counter++);
+  /* Unique within the process too: several contexts (one per communicator, say) may live in it. */
+  static atomic_uint shm_counter;
+  snprintf(h->name, sizeof h->name, "/dfccl-%d-%d-%u", (int)getpid(), ctx->rank, atomic_fetch_add(&shm_counter, 1));
   int fd = shm_open(h->name, O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0)
     return df_error(dfcclSystemError, "shm_open(%s) failed: %s", h->name, strerror(errno));

@@ -30,6 +30,7 @@ typedef struct {
   int priority;
   int verbose;
   int output;               /* opal_output stream                                         */
+  int max_colls;            /* DFCCL collectives registered per communicator at most      */
   bool allreduce_enable;
   bool host_target;         /* test mode: host buffers through DFCCL's host execution target */
   unsigned long long allreduce_routed;   /* MPI_T counters (read through the pvar context) */
@@ -77,7 +78,8 @@ mca_coll_base_module_t* mca_coll_dfccl_comm_query(ompi_communicator_t* comm, int
  * every rank makes the same call); NULL when DFCCL cannot be used on it. */
 dfccl_comm_t* mca_coll_dfccl_comm_get(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm);
 
-/* The collective for (count, dtype, op), registered on first use (collective over comm). */
+/* The collective for (count, dtype, op), registered on first use (collective over comm); NULL
+ * past coll_dfccl_max_colls registrations. */
 dfccl_coll_t* mca_coll_dfccl_allreduce_get(dfccl_comm_t* dc, size_t count, dfcclDataType_t dtype,
                                            dfcclRedOp_t op);
 

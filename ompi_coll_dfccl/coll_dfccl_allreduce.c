@@ -27,6 +27,7 @@ int mca_coll_dfccl_allreduce(const void* sbuf, void* rbuf, int count, struct omp
   dfccl_comm_t* dc = mca_coll_dfccl_comm_get(m, comm);
   if (dc == NULL) { why = "no DFCCL context"; goto fallback; }
   dfccl_coll_t* coll = mca_coll_dfccl_allreduce_get(dc, (size_t)count, dfccl_dtype, dfccl_op);
+  if (coll == NULL) { why = "coll_dfccl_max_colls reached"; goto fallback; }
   if (!coll->usable) { why = "registration failed"; goto fallback; }
 
   const void* send = sbuf == MPI_IN_PLACE ? rbuf : sbuf;

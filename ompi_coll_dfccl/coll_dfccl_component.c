@@ -31,6 +31,7 @@ mca_coll_dfccl_component_t mca_coll_dfccl_component = {
     .priority = 90,
     .verbose = 0,
     .output = -1,
+    .max_colls = 128,
     .allreduce_enable = true,
     .host_target = false,
 };
@@ -57,6 +58,10 @@ static int dfccl_register(void) {
                MCA_BASE_VAR_TYPE_INT, &c->priority);
   register_var("verbose", "Verbosity of coll/dfccl: 1 setup and teardown, 10 every routed or fallen-back call",
                MCA_BASE_VAR_TYPE_INT, &c->verbose);
+  register_var("max_colls",
+               "DFCCL collectives (one per count, datatype and op) registered per communicator at most; "
+               "calls that would need more fall back. Each holds shared-memory or device connectors sized to it",
+               MCA_BASE_VAR_TYPE_INT, &c->max_colls);
   register_var("allreduce_enable", "Route MPI_Allreduce through DFCCL", MCA_BASE_VAR_TYPE_BOOL,
                &c->allreduce_enable);
   register_var("host_target",

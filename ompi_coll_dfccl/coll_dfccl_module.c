@@ -215,6 +215,7 @@ dfccl_comm_t* mca_coll_dfccl_comm_get(mca_coll_dfccl_module_t* m, ompi_communica
     return NULL;
   }
 
+  dc->module = m;
   pthread_mutex_lock(&live_lock);
   rc = attach_teardown(m, comm);
   if (live_last != NULL) live_last->next_live = dc;
@@ -222,7 +223,6 @@ dfccl_comm_t* mca_coll_dfccl_comm_get(mca_coll_dfccl_module_t* m, ompi_communica
   live_last = dc;
   pthread_mutex_unlock(&live_lock);
   if (rc != OMPI_SUCCESS) opal_output(0, "coll:dfccl: comm '%s': no teardown hook (%d)", comm->c_name, rc);
-  dc->module = m;
   m->dc = dc;
   DFCCL_VERBOSE(1, "DFCCL context (host target) ready on comm '%s', rank %d of %d", comm->c_name,
                 ompi_comm_rank(comm), ompi_comm_size(comm));
@@ -233,6 +233,7 @@ dfccl_coll_t* mca_coll_dfccl_allreduce_get(dfccl_comm_t* dc, size_t count, dfccl
                                            dfcclRedOp_t op) {
   for (dfccl_coll_t* c = dc->colls; c != NULL; c = c->next)
     if (c->count == count && c->dtype == dtype && c->op == op) return c;
+  if (dc->next_coll_id >= mca_coll_dfccl_component.max_colls) return NULL; /* alike on every rank */
   dfccl_coll_t* c = calloc(1, sizeof *c);
   if (c == NULL) {
     opal_output(0, "coll:dfccl: out of memory on comm '%s'", dc->comm->c_name);
