@@ -5,7 +5,10 @@
  * preempting, their task queues grow and collectives are preempted many times; the adaptive
  * stickiness policy (the default) keeps the ranks together.
  *
- *   mpirun -np N case_study [-i steps] [-b burst] [-g gap_us] [-d late_rank] [-l late_us] [-v]
+ *   mpirun -np N case_study [-i steps] [-b burst] [-g gap_us] [-d late_rank] [-l late_us] [-z shrink] [-v]
+ *
+ * -z divides every tensor by `shrink` (at least one element): the same pattern of 161 collectives
+ * with less data, for the host execution target.
  *
  * The policy comes from the environment: the defaults are the adaptive one; the naive one is
  *   DFCCL_SPIN_GROWTH=1 DFCCL_SPIN_DECAY_SHIFT=0 DFCCL_SPIN_FRONT=T DFCCL_SPIN_FLOOR=T
@@ -66,13 +69,14 @@ int main(int argc, char** argv) {
   harness h;
   harness_init(&h, &argc, &argv, "case_study");
   int steps = 20, burst = 10, late_rank = -1, verbose = 0;
-  long gap_us = 200, late_us = 1000;
-  for (int opt; (opt = getopt(argc, argv, "i:b:g:d:l:v")) != -1;) {
+  long gap_us = 200, late_us = 1000, shrink = 1;
+  for (int opt; (opt = getopt(argc, argv, "i:b:g:d:l:z:v")) != -1;) {
     if (opt == 'i') steps = atoi(optarg);
     else if (opt == 'b') burst = atoi(optarg);
     else if (opt == 'g') gap_us = atol(optarg);
     else if (opt == 'd') late_rank = atoi(optarg);
     else if (opt == 'l') late_us = atol(optarg);
+    else if (opt == 'z') shrink = atol(optarg) > 0 ? atol(optarg) : 1;
     else if (opt == 'v') verbose = 1;
   }
   if (late_rank < 0) late_rank = h.nranks > 2 ? 2 : h.nranks - 1;
@@ -80,6 +84,7 @@ int main(int argc, char** argv) {
 
   size_t sizes[MAX_TENSORS];
   int n = resnet50_sizes(sizes);
+  for (int t = 0; t < n; t++) sizes[t] = sizes[t] / (size_t)shrink ? sizes[t] / (size_t)shrink : 1;
   void* buf[MAX_TENSORS];
   for (int t = 0; t < n; t++) {
     CHECK_DFCCL(dfcclRegisterAllReduce(h.ctx, sizes[t], dfcclFloat32, dfcclSum, t, NULL, 0, 0));
