@@ -11,8 +11,6 @@
 #include "coll_dfccl_dtypes.h"
 #include "opal/util/output.h"
 
-static void count_call(unsigned long long* counter) { __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED); }
-
 int mca_coll_dfccl_allreduce(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t* dtype,
                              struct ompi_op_t* op, struct ompi_communicator_t* comm,
                              mca_coll_base_module_t* module) {
@@ -24,29 +22,16 @@ int mca_coll_dfccl_allreduce(const void* sbuf, void* rbuf, int count, struct omp
   if (count <= 0) { why = "count"; goto fallback; } /* 4.1's MPI layer returns before count 0 */
   if (!dfccl_dtype_of(dtype, &dfccl_dtype)) { why = "datatype"; goto fallback; }
   if (!dfccl_op_of(op, &dfccl_op)) { why = "op"; goto fallback; }
-  dfccl_comm_t* dc = mca_coll_dfccl_comm_get(m, comm);
-  if (dc == NULL) { why = "no DFCCL context"; goto fallback; }
-  dfccl_coll_t* coll = mca_coll_dfccl_allreduce_get(dc, (size_t)count, dfccl_dtype, dfccl_op);
-  if (coll == NULL) { why = "coll_dfccl_max_colls reached"; goto fallback; }
-  if (!coll->usable) { why = "registration failed"; goto fallback; }
+  dfccl_coll_t* coll = mca_coll_dfccl_coll_get(m, comm, DFCCL_ALLREDUCE, (size_t)count, dfccl_dtype, dfccl_op, -1, &why);
+  if (coll == NULL) goto fallback;
 
-  const void* send = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-  dfccl_wait_t wait = {.done = 0, .status = dfcclSuccess};
-  dfcclResult_t r = dfcclRunAllReduce(dc->ctx, send, rbuf, coll->coll_id, mca_coll_dfccl_done, &wait);
-  if (r == dfcclSuccess) r = mca_coll_dfccl_wait(&wait);
-  if (r != dfcclSuccess) {
-    /* Not a fallback: the other ranks are inside DFCCL already. */
-    opal_output(0, "coll:dfccl: allreduce %d on comm '%s' failed: %s (%s)", coll->coll_id, comm->c_name,
-                dfcclGetErrorString(r), dfcclGetLastErrorMessage());
-    return OMPI_ERROR;
-  }
-  count_call(&mca_coll_dfccl_component.allreduce_routed);
-  DFCCL_VERBOSE(10, "allreduce on comm '%s' (count %d) ran as DFCCL collective %d", comm->c_name, count,
-                coll->coll_id);
+  /* MPI_IN_PLACE: the input is in rbuf, DFCCL's in place is sendbuff == recvbuff. */
+  if (mca_coll_dfccl_run(m, comm, coll, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf) != OMPI_SUCCESS) return OMPI_ERROR;
+  mca_coll_dfccl_count(&mca_coll_dfccl_component.allreduce_routed);
   return OMPI_SUCCESS;
 
 fallback:
-  count_call(&mca_coll_dfccl_component.allreduce_fallback);
+  mca_coll_dfccl_count(&mca_coll_dfccl_component.allreduce_fallback);
   DFCCL_VERBOSE(10, "allreduce on comm '%s' (count %d) falls back: %s", comm->c_name, count, why);
   return m->prev_allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev_allreduce_module);
 }

@@ -9,6 +9,9 @@
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/util/output.h"
 
+#include <stdio.h>
+#include <string.h>
+
 static int dfccl_open(void);
 static int dfccl_close(void);
 static int dfccl_register(void);
@@ -32,8 +35,9 @@ mca_coll_dfccl_component_t mca_coll_dfccl_component = {
     .verbose = 0,
     .output = -1,
     .max_colls = 128,
-    .allreduce_enable = true,
     .host_target = false,
+#define DFCCL_ENABLE_DEFAULT(name) .name##_enable = true,
+    DFCCL_COLLS(DFCCL_ENABLE_DEFAULT)
 };
 
 static void register_var(const char* name, const char* help, mca_base_var_type_t type, void* storage) {
@@ -59,19 +63,40 @@ static int dfccl_register(void) {
   register_var("verbose", "Verbosity of coll/dfccl: 1 setup and teardown, 10 every routed or fallen-back call",
                MCA_BASE_VAR_TYPE_INT, &c->verbose);
   register_var("max_colls",
-               "DFCCL collectives (one per count, datatype and op) registered per communicator at most; "
+               "DFCCL collectives (one per collective, count, datatype, op and root) registered per communicator at most; "
                "calls that would need more fall back. Each holds shared-memory or device connectors sized to it",
                MCA_BASE_VAR_TYPE_INT, &c->max_colls);
-  register_var("allreduce_enable", "Route MPI_Allreduce through DFCCL", MCA_BASE_VAR_TYPE_BOOL,
-               &c->allreduce_enable);
   register_var("host_target",
                "Test mode: route host buffers through DFCCL's host execution target (CPU threads, POSIX "
                "shared memory), as device buffers go to the GPU. Must be the same on every rank. This "
                "version has no GPU path yet: without this mode coll/dfccl declines every communicator",
                MCA_BASE_VAR_TYPE_BOOL, &c->host_target);
-  register_counter("allreduce_routed", "MPI_Allreduce calls run by DFCCL", &c->allreduce_routed);
-  register_counter("allreduce_fallback", "MPI_Allreduce calls handed to the previous component",
-                   &c->allreduce_fallback);
+  const struct {
+    const char* mpi; /* the parameters' and counters' prefix */
+    bool* enable;
+    unsigned long long *routed, *fallback;
+  } colls[] = {
+#define DFCCL_COLL_ROW(name) {#name, &c->name##_enable, &c->name##_routed, &c->name##_fallback},
+      DFCCL_COLLS(DFCCL_COLL_ROW)};
+  static const char* const mpi_names[] = {"MPI_Allreduce", "MPI_Bcast", "MPI_Reduce", "MPI_Allgather",
+                                          "MPI_Reduce_scatter_block", "MPI_Reduce_scatter"};
+  _Static_assert(sizeof colls / sizeof colls[0] == sizeof mpi_names / sizeof mpi_names[0], "one name per collective");
+  enum { NCOLLS = sizeof colls / sizeof colls[0] };
+  /* Names and help strings in static storage: valid for as long as the MCA base may look at them. */
+  static char names[NCOLLS][3][64], helps[NCOLLS][3][128];
+  for (size_t i = 0; i < NCOLLS; i++) {
+    char(*n)[64] = names[i], (*h)[128] = helps[i];
+    snprintf(n[0], sizeof n[0], "%s_enable", colls[i].mpi);
+    snprintf(h[0], sizeof h[0], "Route %s through DFCCL%s", mpi_names[i],
+             strcmp(mpi_names[i], "MPI_Reduce_scatter") == 0 ? " (when all recvcounts are equal)" : "");
+    register_var(n[0], h[0], MCA_BASE_VAR_TYPE_BOOL, colls[i].enable);
+    snprintf(n[1], sizeof n[1], "%s_routed", colls[i].mpi);
+    snprintf(h[1], sizeof h[1], "%s calls run by DFCCL", mpi_names[i]);
+    register_counter(n[1], h[1], colls[i].routed);
+    snprintf(n[2], sizeof n[2], "%s_fallback", colls[i].mpi);
+    snprintf(h[2], sizeof h[2], "%s calls handed to the previous component", mpi_names[i]);
+    register_counter(n[2], h[2], colls[i].fallback);
+  }
   return OMPI_SUCCESS;
 }
 

@@ -1,5 +1,6 @@
 /*
- * MPI predefined datatypes and ops that DFCCL reduces natively.  Anything not listed (derived
+ * MPI predefined datatypes and ops that DFCCL reduces natively (and, for broadcast and all-gather,
+ * moves: those also take MPI_BYTE and MPI_CHAR).  Anything not listed (derived
  * datatypes, MPI_2INT & co, complex, bool, 16-bit integers, MAXLOC/MINLOC, logical and bitwise
  * ops, user ops) falls back to the previous component.
  *
@@ -40,6 +41,15 @@ static inline bool dfccl_dtype_of(MPI_Datatype dt, dfcclDataType_t* out) {
       return *out != dfcclNumTypes;
     }
   return false;
+}
+
+/* Collectives that only move data (broadcast, all-gather) take bytes and characters too. */
+static inline bool dfccl_move_dtype_of(MPI_Datatype dt, dfcclDataType_t* out) {
+  if (dt == MPI_BYTE || dt == MPI_CHAR) {
+    *out = dfcclUint8;
+    return true;
+  }
+  return dfccl_dtype_of(dt, out);
 }
 
 static inline bool dfccl_op_of(MPI_Op op, dfcclRedOp_t* out) {

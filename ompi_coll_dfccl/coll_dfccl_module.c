@@ -36,14 +36,20 @@ static bool finalize_hook_set;   /* an attribute on MPI_COMM_SELF: teardown at f
 
 static int dfccl_module_enable(mca_coll_base_module_t* module, ompi_communicator_t* comm) {
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
-  /* Lower-priority modules have been enabled: comm->c_coll holds what we fall back to. */
-  m->prev_allreduce = comm->c_coll->coll_allreduce;
-  m->prev_allreduce_module = comm->c_coll->coll_allreduce_module;
-  if (m->prev_allreduce == NULL || m->prev_allreduce_module == NULL) {
-    DFCCL_VERBOSE(1, "no previous allreduce on comm '%s': not enabled", comm->c_name);
-    return OMPI_ERROR;
+  /* Lower-priority modules have been enabled: comm->c_coll holds what we fall back to, for each
+   * collective this module provides (comm_query set only the enabled ones). */
+#define DFCCL_SAVE_PREV(name)                                                                     \
+  if (m->super.coll_##name != NULL) {                                                             \
+    m->prev_##name = comm->c_coll->coll_##name;                                                   \
+    m->prev_##name##_module = comm->c_coll->coll_##name##_module;                                 \
+    if (m->prev_##name == NULL || m->prev_##name##_module == NULL) {                              \
+      m->prev_##name##_module = NULL;                                                             \
+      DFCCL_VERBOSE(1, "no previous " #name " on comm '%s': not enabled", comm->c_name);          \
+      return OMPI_ERROR;                                                                          \
+    }                                                                                             \
+    OBJ_RETAIN(m->prev_##name##_module);                                                          \
   }
-  OBJ_RETAIN(m->prev_allreduce_module);
+  DFCCL_COLLS(DFCCL_SAVE_PREV)
   DFCCL_VERBOSE(1, "enabled on comm '%s' (cid %d, size %d)", comm->c_name, ompi_comm_get_cid(comm),
                 ompi_comm_size(comm));
   return OMPI_SUCCESS;
@@ -52,11 +58,14 @@ static int dfccl_module_enable(mca_coll_base_module_t* module, ompi_communicator
 mca_coll_base_module_t* mca_coll_dfccl_comm_query(ompi_communicator_t* comm, int* priority) {
   const mca_coll_dfccl_component_t* c = &mca_coll_dfccl_component;
   const char* no = NULL;
+  bool any = false;
+#define DFCCL_ANY_ENABLED(name) any = any || c->name##_enable;
+  DFCCL_COLLS(DFCCL_ANY_ENABLED)
   if (OMPI_COMM_IS_INTER(comm)) no = "an intercommunicator";
   else if (ompi_comm_size(comm) < 2) no = "a single rank";
   else if (making_boot_comm) no = "DFCCL's own bootstrap duplicate";
   else if (!c->host_target) no = "host buffers only (coll_dfccl_host_target is off; no GPU path yet)";
-  else if (!c->allreduce_enable) no = "no collective enabled";
+  else if (!any) no = "no collective enabled";
   if (no != NULL) {
     DFCCL_VERBOSE(10, "declines comm '%s': %s", comm->c_name, no);
     return NULL;
@@ -64,7 +73,9 @@ mca_coll_base_module_t* mca_coll_dfccl_comm_query(ompi_communicator_t* comm, int
   mca_coll_dfccl_module_t* m = OBJ_NEW(mca_coll_dfccl_module_t);
   if (m == NULL) return NULL;
   m->super.coll_module_enable = dfccl_module_enable;
-  m->super.coll_allreduce = mca_coll_dfccl_allreduce;
+#define DFCCL_PROVIDE(name) \
+  if (c->name##_enable) m->super.coll_##name = mca_coll_dfccl_##name;
+  DFCCL_COLLS(DFCCL_PROVIDE)
   *priority = c->priority;
   return &m->super;
 }
@@ -229,26 +240,87 @@ dfccl_comm_t* mca_coll_dfccl_comm_get(mca_coll_dfccl_module_t* m, ompi_communica
   return dc;
 }
 
-dfccl_coll_t* mca_coll_dfccl_allreduce_get(dfccl_comm_t* dc, size_t count, dfcclDataType_t dtype,
-                                           dfcclRedOp_t op) {
-  for (dfccl_coll_t* c = dc->colls; c != NULL; c = c->next)
-    if (c->count == count && c->dtype == dtype && c->op == op) return c;
-  if (dc->next_coll_id >= mca_coll_dfccl_component.max_colls) return NULL; /* alike on every rank */
+static const char* const kind_name[] = {"allreduce", "broadcast", "reduce", "allgather", "reduce-scatter"};
+
+/* Registers (kind, count, dtype, op, root) as the next id: collective over the communicator. */
+static dfccl_coll_t* register_coll(dfccl_comm_t* dc, dfccl_kind_t kind, size_t count, dfcclDataType_t dtype,
+                                   dfcclRedOp_t op, int root) {
   dfccl_coll_t* c = calloc(1, sizeof *c);
   if (c == NULL) {
     opal_output(0, "coll:dfccl: out of memory on comm '%s'", dc->comm->c_name);
     ompi_mpi_abort(dc->comm, 1);
   }
-  *c = (dfccl_coll_t){.next = dc->colls, .count = count, .dtype = dtype, .op = op, .coll_id = dc->next_coll_id++};
-  dfcclResult_t r = dfcclRegisterAllReduce(dc->ctx, count, dtype, op, c->coll_id, NULL, 0, 0);
+  *c = (dfccl_coll_t){.next = dc->colls, .kind = kind, .root = root, .count = count, .dtype = dtype,
+                      .op = op, .coll_id = dc->next_coll_id++};
+  dfcclResult_t r = dfcclInvalidArgument;
+  switch (kind) {
+    case DFCCL_ALLREDUCE: r = dfcclRegisterAllReduce(dc->ctx, count, dtype, op, c->coll_id, NULL, 0, 0); break;
+    case DFCCL_BROADCAST: r = dfcclRegisterBroadcast(dc->ctx, count, dtype, root, c->coll_id, NULL, 0, 0); break;
+    case DFCCL_REDUCE: r = dfcclRegisterReduce(dc->ctx, count, dtype, op, root, c->coll_id, NULL, 0, 0); break;
+    case DFCCL_ALLGATHER: r = dfcclRegisterAllGather(dc->ctx, count, dtype, c->coll_id, NULL, 0, 0); break;
+    case DFCCL_REDUCE_SCATTER:
+      r = dfcclRegisterReduceScatter(dc->ctx, count, dtype, op, c->coll_id, NULL, 0, 0);
+      break;
+  }
   if (r != dfcclSuccess)
-    opal_output(0, "coll:dfccl: registering allreduce %d on comm '%s': %s (%s)", c->coll_id, dc->comm->c_name,
-                dfcclGetErrorString(r), dfcclGetLastErrorMessage());
+    opal_output(0, "coll:dfccl: registering %s %d on comm '%s': %s (%s)", kind_name[kind], c->coll_id,
+                dc->comm->c_name, dfcclGetErrorString(r), dfcclGetLastErrorMessage());
   c->usable = all_ranks(dc, r == dfcclSuccess);
   dc->colls = c;
-  DFCCL_VERBOSE(10, "comm '%s': allreduce %d registered (count %zu, dtype %d, op %d)%s", dc->comm->c_name,
-                c->coll_id, count, (int)dtype, (int)op, c->usable ? "" : ": unusable, falling back");
+  DFCCL_VERBOSE(10, "comm '%s': %s %d registered (count %zu, dtype %d, op %d, root %d)%s", dc->comm->c_name,
+                kind_name[kind], c->coll_id, count, (int)dtype, (int)op, root,
+                c->usable ? "" : ": unusable, falling back");
   return c;
+}
+
+dfccl_coll_t* mca_coll_dfccl_coll_get(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_kind_t kind,
+                                      size_t count, dfcclDataType_t dtype, dfcclRedOp_t op, int root,
+                                      const char** why) {
+  dfccl_comm_t* dc = mca_coll_dfccl_comm_get(m, comm);
+  if (dc == NULL) {
+    *why = "no DFCCL context";
+    return NULL;
+  }
+  dfccl_coll_t* c = dc->colls;
+  while (c != NULL && !(c->kind == kind && c->count == count && c->dtype == dtype && c->op == op && c->root == root))
+    c = c->next;
+  if (c == NULL) {
+    if (dc->next_coll_id >= mca_coll_dfccl_component.max_colls) { /* alike on every rank */
+      *why = "coll_dfccl_max_colls reached";
+      return NULL;
+    }
+    c = register_coll(dc, kind, count, dtype, op, root);
+  }
+  if (!c->usable) {
+    *why = "registration failed";
+    return NULL;
+  }
+  return c;
+}
+
+int mca_coll_dfccl_run(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_coll_t* coll,
+                       const void* send, void* recv) {
+  dfcclRankCtx_t ctx = m->dc->ctx;
+  dfccl_wait_t wait = {.done = 0, .status = dfcclSuccess};
+  dfcclResult_t r = dfcclInvalidArgument;
+  switch (coll->kind) {
+    case DFCCL_ALLREDUCE: r = dfcclRunAllReduce(ctx, send, recv, coll->coll_id, mca_coll_dfccl_done, &wait); break;
+    case DFCCL_BROADCAST: r = dfcclRunBroadcast(ctx, send, recv, coll->coll_id, mca_coll_dfccl_done, &wait); break;
+    case DFCCL_REDUCE: r = dfcclRunReduce(ctx, send, recv, coll->coll_id, mca_coll_dfccl_done, &wait); break;
+    case DFCCL_ALLGATHER: r = dfcclRunAllGather(ctx, send, recv, coll->coll_id, mca_coll_dfccl_done, &wait); break;
+    case DFCCL_REDUCE_SCATTER:
+      r = dfcclRunReduceScatter(ctx, send, recv, coll->coll_id, mca_coll_dfccl_done, &wait);
+      break;
+  }
+  if (r == dfcclSuccess) r = mca_coll_dfccl_wait(&wait);
+  if (r != dfcclSuccess) {
+    opal_output(0, "coll:dfccl: %s %d on comm '%s' failed: %s (%s)", kind_name[coll->kind], coll->coll_id,
+                comm->c_name, dfcclGetErrorString(r), dfcclGetLastErrorMessage());
+    return OMPI_ERROR;
+  }
+  DFCCL_VERBOSE(10, "%s on comm '%s' (count %zu) ran as DFCCL collective %d", kind_name[coll->kind], comm->c_name,
+                coll->count, coll->coll_id);
+  return OMPI_SUCCESS;
 }
 
 /* ---- blocking wait ------------------------------------------------------------------------------ */
@@ -271,8 +343,8 @@ dfcclResult_t mca_coll_dfccl_wait(dfccl_wait_t* w) {
 /* ---- module object ------------------------------------------------------------------------------ */
 
 static void module_construct(mca_coll_dfccl_module_t* m) {
-  m->prev_allreduce = NULL;
-  m->prev_allreduce_module = NULL;
+#define DFCCL_CLEAR_PREV(name) m->prev_##name = NULL, m->prev_##name##_module = NULL;
+  DFCCL_COLLS(DFCCL_CLEAR_PREV)
   m->dc = NULL;
   m->unusable = false;
 }
@@ -284,7 +356,9 @@ static void module_destruct(mca_coll_dfccl_module_t* m) {
     m->dc->module = NULL;
     DFCCL_VERBOSE(1, "module destroyed before its context");
   }
-  if (m->prev_allreduce_module != NULL) OBJ_RELEASE(m->prev_allreduce_module);
+#define DFCCL_RELEASE_PREV(name) \
+  if (m->prev_##name##_module != NULL) OBJ_RELEASE(m->prev_##name##_module);
+  DFCCL_COLLS(DFCCL_RELEASE_PREV)
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_dfccl_module_t, mca_coll_base_module_t, module_construct, module_destruct);

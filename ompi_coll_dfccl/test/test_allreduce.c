@@ -1,7 +1,9 @@
 /*
  * MPI_Allreduce through coll/dfccl (host-target test mode): exact results for several datatypes,
  * ops and counts, MPI_IN_PLACE, a sub-communicator freed before finalize, and calls that must fall
- * back (MAXLOC, a derived datatype, MPI_SHORT, a user op).  MPI_T counters of the component prove
+ * back (MAXLOC, a derived datatype, MPI_SHORT, a user op).  Then MPI_Bcast, MPI_Reduce,
+ * MPI_Allgather, MPI_Reduce_scatter_block and MPI_Reduce_scatter (equal counts) the same way: exact
+ * results, MPI_IN_PLACE, roots other than 0, and one call of each that must fall back.  MPI_T counters of the component prove
  * the route: every supported call is counted as routed and every other one as fallen back.
  *
  * Run with: mpirun --mca coll_dfccl_host_target 1 --mca coll_dfccl_priority 90 ... test_allreduce
@@ -147,6 +149,176 @@ static int check_fallbacks(void) {
   return 5;
 }
 
+/* ---- MPI_Bcast, MPI_Reduce, MPI_Allgather, MPI_Reduce_scatter_block, MPI_Reduce_scatter ---- */
+
+enum { BCAST, REDUCE, ALLGATHER, RSB, RS, NCOLLS };
+static const char* const coll_names[NCOLLS] = {"bcast", "reduce", "allgather", "reduce_scatter_block",
+                                                "reduce_scatter"};
+static int expect_routed_of[NCOLLS], expect_fallen_of[NCOLLS];
+
+static void report(int bad, int rc, const char* what, const type_t* t, size_t count, int root, int in_place) {
+  if (rc != MPI_SUCCESS) fprintf(stderr, "rank %d: %s returned %d\n", rank, what, rc), bad = 1;
+  if (bad) {
+    fprintf(stderr, "rank %d: %s %s count %zu root %d%s: %d wrong elements\n", rank, what, t->name, count, root,
+            in_place ? " in place" : "", bad);
+    failures++;
+  }
+}
+
+static void check_bcast(const type_t* t, size_t count, int root) {
+  void* buf = malloc(count * t->size);
+  for (size_t i = 0; i < count; i++) put(t, buf, i, rank == root ? value(t, MPI_SUM, root, i) : 3);
+  int rc = MPI_Bcast(buf, (int)count, t->dt, root, MPI_COMM_WORLD), bad = 0;
+  for (size_t i = 0; i < count; i++) bad += get(t, buf, i) != value(t, MPI_SUM, root, i);
+  report(bad, rc, "MPI_Bcast", t, count, root, 0);
+  free(buf);
+  expect_routed_of[BCAST]++;
+}
+
+static void check_reduce(const type_t* t, MPI_Op op, size_t count, int root, int in_place) {
+  void* send = malloc(count * t->size);
+  void* recv = malloc(count * t->size);
+  int at_root = in_place && rank == root; /* MPI_IN_PLACE at the root only */
+  for (size_t i = 0; i < count; i++) {
+    put(t, at_root ? recv : send, i, value(t, op, rank, i));
+    if (!at_root) put(t, recv, i, -1);
+  }
+  int rc = MPI_Reduce(at_root ? MPI_IN_PLACE : send, recv, (int)count, t->dt, op, root, MPI_COMM_WORLD), bad = 0;
+  for (size_t i = 0; i < count && rank == root; i++) bad += get(t, recv, i) != expect(t, op, i);
+  char cell[8];
+  put(t, cell, 0, -1);
+  for (size_t i = 0; i < count && rank != root; i++) bad += get(t, recv, i) != get(t, cell, 0); /* untouched */
+  report(bad, rc, "MPI_Reduce", t, count, root, in_place);
+  free(send);
+  free(recv);
+  expect_routed_of[REDUCE]++;
+}
+
+/* send_as_block: the send side described as one contiguous datatype of `count` elements. */
+static void check_allgather(const type_t* t, size_t count, int in_place, int send_as_block) {
+  void* send = malloc(count * t->size);
+  void* recv = malloc(nranks * count * t->size);
+  for (size_t j = 0; j < nranks * count; j++) put(t, recv, j, 3);
+  for (size_t i = 0; i < count; i++) put(t, in_place ? recv : send, in_place ? rank * count + i : i, value(t, MPI_SUM, rank, i));
+  MPI_Datatype block = t->dt;
+  int scount = (int)count;
+  if (send_as_block) MPI_Type_contiguous((int)count, t->dt, &block), MPI_Type_commit(&block), scount = 1;
+  int rc = MPI_Allgather(in_place ? MPI_IN_PLACE : send, scount, block, recv, (int)count, t->dt, MPI_COMM_WORLD),
+      bad = 0;
+  if (send_as_block) MPI_Type_free(&block);
+  for (int r = 0; r < nranks; r++)
+    for (size_t i = 0; i < count; i++) bad += get(t, recv, r * count + i) != value(t, MPI_SUM, r, i);
+  report(bad, rc, "MPI_Allgather", t, count, -1, in_place);
+  free(send);
+  free(recv);
+  expect_routed_of[ALLGATHER]++;
+}
+
+/* Reduce-scatter with equal blocks: MPI_Reduce_scatter_block, or MPI_Reduce_scatter (`irregular`). */
+static void check_reduce_scatter(const type_t* t, MPI_Op op, size_t count, int in_place, int irregular) {
+  void* send = malloc(nranks * count * t->size);
+  void* recv = malloc(nranks * count * t->size);
+  for (size_t j = 0; j < nranks * count; j++) {
+    put(t, in_place ? recv : send, j, value(t, op, rank, j));
+    if (!in_place) put(t, recv, j, -1);
+  }
+  int* counts = malloc(nranks * sizeof *counts);
+  for (int r = 0; r < nranks; r++) counts[r] = (int)count;
+  const void* sbuf = in_place ? MPI_IN_PLACE : send;
+  int rc = irregular ? MPI_Reduce_scatter(sbuf, recv, counts, t->dt, op, MPI_COMM_WORLD)
+                     : MPI_Reduce_scatter_block(sbuf, recv, (int)count, t->dt, op, MPI_COMM_WORLD),
+      bad = 0;
+  for (size_t i = 0; i < count; i++) bad += get(t, recv, i) != expect(t, op, rank * count + i);
+  report(bad, rc, irregular ? "MPI_Reduce_scatter" : "MPI_Reduce_scatter_block", t, count, -1, in_place);
+  free(counts);
+  free(send);
+  free(recv);
+  expect_routed_of[irregular ? RS : RSB]++;
+}
+
+/* One call of each that must fall back. */
+static void check_other_fallbacks(void) {
+  short s[3] = {0, 0, 0};
+  if (rank == nranks - 1) s[0] = 7, s[1] = -8, s[2] = 9;
+  MPI_Bcast(s, 3, MPI_SHORT, nranks - 1, MPI_COMM_WORLD); /* a type DFCCL has not */
+  if (s[0] != 7 || s[1] != -8 || s[2] != 9) fprintf(stderr, "rank %d: MPI_SHORT bcast wrong\n", rank), failures++;
+  expect_fallen_of[BCAST]++;
+
+  int bits = 1 << rank, bor = 0; /* a bitwise op */
+  MPI_Reduce(&bits, &bor, 1, MPI_INT, MPI_BOR, nranks - 1, MPI_COMM_WORLD);
+  if (rank == nranks - 1 && bor != (1 << nranks) - 1) fprintf(stderr, "rank %d: BOR reduce wrong\n", rank), failures++;
+  expect_fallen_of[REDUCE]++;
+
+  MPI_Datatype pair; /* a derived receive datatype */
+  MPI_Type_contiguous(2, MPI_INT, &pair);
+  MPI_Type_commit(&pair);
+  int mine[2] = {rank, -rank}, *all = malloc(2 * nranks * sizeof *all);
+  MPI_Allgather(mine, 2, MPI_INT, all, 1, pair, MPI_COMM_WORLD);
+  for (int r = 0; r < nranks; r++)
+    if (all[2 * r] != r || all[2 * r + 1] != -r) {
+      fprintf(stderr, "rank %d: derived allgather wrong\n", rank), failures++;
+      break;
+    }
+  MPI_Type_free(&pair);
+  expect_fallen_of[ALLGATHER]++;
+
+  int* in = malloc(nranks * sizeof *in); /* MPI_MAXLOC has no DFCCL op: MPI_BAND then */
+  for (int r = 0; r < nranks; r++) in[r] = 0xF ^ (1 << ((rank + r) % 4));
+  int out = 0;
+  MPI_Reduce_scatter_block(in, &out, 1, MPI_INT, MPI_BAND, MPI_COMM_WORLD);
+  int want = 0xF;
+  for (int q = 0; q < nranks; q++) want &= 0xF ^ (1 << ((q + rank) % 4));
+  if (out != want) fprintf(stderr, "rank %d: BAND reduce_scatter_block wrong\n", rank), failures++;
+  expect_fallen_of[RSB]++;
+
+  /* Uneven recvcounts: rank r gets r + 1 elements. */
+  int* counts = malloc(nranks * sizeof *counts);
+  int total = 0;
+  for (int r = 0; r < nranks; r++) counts[r] = r + 1, total += r + 1;
+  int* vals = malloc(total * sizeof *vals);
+  int* res = malloc((rank + 1) * sizeof *res);
+  for (int j = 0; j < total; j++) vals[j] = j + rank;
+  MPI_Reduce_scatter(vals, res, counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  int first = rank * (rank + 1) / 2;
+  for (int i = 0; i <= rank; i++)
+    if (res[i] != nranks * (first + i) + nranks * (nranks - 1) / 2) {
+      fprintf(stderr, "rank %d: uneven reduce_scatter wrong\n", rank), failures++;
+      break;
+    }
+  expect_fallen_of[RS]++;
+  free(in), free(all), free(counts), free(vals), free(res);
+}
+
+static void check_other_colls(const type_t* types, size_t ntypes, const MPI_Op* ops) {
+  const type_t byte = {MPI_BYTE, "MPI_BYTE", 1, UNSIGNED};
+  const type_t* moved[] = {&types[0], &types[6], &types[2], &byte};
+  int last = nranks - 1, mid = nranks > 2 ? 2 : 1;
+  for (size_t k = 0; k < 4; k++) {
+    for (int rep = 0; rep < 2; rep++) { /* the second round reuses the registrations */
+      check_bcast(moved[k], 1000, last);
+      check_bcast(moved[k], 1, k % 2 ? 0 : mid);
+      for (int in_place = 0; in_place < 2; in_place++) check_allgather(moved[k], k % 2 ? 1 : 1000, in_place, 0);
+    }
+  }
+  check_allgather(&types[0], 4, 0, 1); /* send side as one contiguous block: still routed */
+  check_bcast(&types[0], 262147, last);  /* more than one channel */
+  check_allgather(&types[6], 70001, 1, 0);
+  for (size_t t = 0; t < ntypes; t++)
+    for (int in_place = 0; in_place < 2; in_place++) {
+      MPI_Op op = ops[t % 4];
+      check_reduce(&types[t], op, 1000, t % 2 ? last : mid, in_place);
+      check_reduce_scatter(&types[t], op, t % 2 ? 1 : 1000, in_place, 0);
+    }
+  check_reduce(&types[0], MPI_SUM, 1, 0, 1);
+  check_reduce(&types[6], MPI_SUM, 262147, last, 0);
+  check_reduce_scatter(&types[0], MPI_SUM, 100001, 0, 0);
+  for (int in_place = 0; in_place < 2; in_place++) { /* equal counts: the block collectives' registrations */
+    check_reduce_scatter(&types[0], MPI_SUM, 1000, in_place, 1);
+    check_reduce_scatter(&types[5], MPI_MAX, 3, in_place, 1);
+  }
+  check_other_fallbacks();
+}
+
 /* ---- MPI_T counters of coll/dfccl ---- */
 
 typedef struct {
@@ -215,6 +387,35 @@ int main(int argc, char** argv) {
   check_allreduce(MPI_COMM_WORLD, &types[0], MPI_SUM, 262147, 1);
   expect_routed += 3;
 
+  /* The other collectives, on MPI_COMM_WORLD; their counters compared over this block only (the
+   * MPI_Comm_split below may call MPI_Allgather internally, which coll/dfccl routes too). */
+  counter_t routed_of[NCOLLS], fallen_of[NCOLLS];
+  unsigned long long before_routed[NCOLLS], before_fallen[NCOLLS];
+  for (int k = 0; k < NCOLLS; k++) {
+    char name[96];
+    snprintf(name, sizeof name, "coll_dfccl_%s_routed", coll_names[k]);
+    routed_of[k] = open_counter(name);
+    snprintf(name, sizeof name, "coll_dfccl_%s_fallback", coll_names[k]);
+    fallen_of[k] = open_counter(name);
+    before_routed[k] = read_counter(&routed_of[k]);
+    before_fallen[k] = read_counter(&fallen_of[k]);
+  }
+  check_other_colls(types, sizeof types / sizeof types[0], ops);
+  for (int k = 0; k < NCOLLS; k++) {
+    unsigned long long r = read_counter(&routed_of[k]) - before_routed[k];
+    unsigned long long f = read_counter(&fallen_of[k]) - before_fallen[k];
+    if (!routed_of[k].found || !fallen_of[k].found) {
+      fprintf(stderr, "rank %d: coll_dfccl_%s MPI_T counters not found\n", rank, coll_names[k]);
+      failures++;
+    } else if (r != (unsigned long long)expect_routed_of[k] || f != (unsigned long long)expect_fallen_of[k]) {
+      fprintf(stderr, "rank %d: %s: dfccl routed %llu (expected %d), fell back %llu (expected %d)\n", rank,
+              coll_names[k], r, expect_routed_of[k], f, expect_fallen_of[k]);
+      failures++;
+    }
+    if (rank == 0)
+      printf("coll/dfccl: %llu %s calls routed through DFCCL, %llu fell back\n", r, coll_names[k], f);
+  }
+
   /* A sub-communicator: its own context, destroyed by MPI_Comm_free (size 1 on 2 ranks: declined). */
   MPI_Comm half;
   MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
@@ -249,7 +450,7 @@ int main(int argc, char** argv) {
   MPI_T_pvar_session_free(&session);
   MPI_T_finalize(); /* before MPI_Finalize: the reverse order crashes Open MPI 4.1.4 */
 
-  int all = 0; /* MPI_Reduce: not taken over by coll/dfccl */
+  int all = 0; /* routed through DFCCL too */
   MPI_Reduce(&failures, &all, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
   MPI_Finalize(); /* destroys the contexts of MPI_COMM_WORLD and of `dup`, left alive on purpose */
   if (rank == 0) puts(all ? "FAIL" : "PASS");
