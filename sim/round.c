@@ -9,10 +9,10 @@
 
 /* The per-round copy of the lists and the collective states are large
  * (20 and 12 MiB for 3072 GPUs), and each GPU's turn touches them at a
- * place far from the previous GPU's: with 4 KiB pages nearly every step
- * misses the TLB.  Huge pages, where the kernel grants them on request
- * (transparent huge pages in "madvise" mode), remove those misses.  Small
- * arrays are left alone. */
+ * place far from the previous GPU's: with 4 KiB pages many steps miss the
+ * TLB.  Huge pages, where the kernel grants them on request (transparent
+ * huge pages in "madvise" mode), remove those misses: about 10 % on the
+ * 3072-GPU cells.  Small arrays are left alone. */
 #define HUGE_PAGE ((size_t)2 << 20)
 
 static void *alloc_big(size_t bytes)
@@ -43,8 +43,9 @@ int round_state_init(struct round_state *st, const struct topology *t, const str
 	st->next = malloc(n * sizeof *st->next);
 	st->coll = alloc_big(t->coll_num * sizeof *st->coll);
 	st->roots = malloc(n * sizeof *st->roots);
+	st->active = malloc(n * sizeof *st->active);
 	st->root_stamp = calloc(n, sizeof *st->root_stamp);
-	int ok = st->list && st->next && st->coll && st->roots && st->root_stamp;
+	int ok = st->list && st->next && st->coll && st->roots && st->root_stamp && st->active;
 	if (p->model == MODEL_SINGLE_QUEUE) {
 		st->head = malloc(n * sizeof *st->head);
 		/* A collective on this stack is the head on all its members, and a
@@ -70,6 +71,7 @@ void round_state_free(struct round_state *st)
 	free(st->next);
 	free(st->coll);
 	free(st->roots);
+	free(st->active);
 	free(st->root_stamp);
 	free(st->head);
 	free(st->completions);
@@ -88,10 +90,9 @@ void round_begin(struct round_state *st, uint64_t seed, uint64_t round)
 	rng_seed_round(&st->rng, seed, round);
 	memcpy(st->list, t->order, t->order_off[n] * sizeof *st->list);
 	memcpy(st->next, t->order_off, n * sizeof *st->next);
-	for (uint32_t g = 0; g < t->group_num; g++) {
-		uint64_t beyond = ~t->all_members[g];
-		for (uint32_t c = t->coll_base[g]; c < t->coll_base[g] + t->coll_cnt[g]; c++)
-			st->coll[c] = (struct coll_state){ beyond, beyond };
+	for (uint32_t c = 0; c < t->coll_num; c++) {
+		uint64_t beyond = ~t->all_members[t->coll_group[c]];
+		st->coll[c] = (struct coll_state){ beyond, beyond };
 	}
 	if (st->model == MODEL_SINGLE_QUEUE) {
 		memcpy(st->head, t->order_off, n * sizeof *st->head);
@@ -101,6 +102,9 @@ void round_begin(struct round_state *st, uint64_t seed, uint64_t round)
 		memcpy(st->oldest, t->order_off, n * sizeof *st->oldest);
 	}
 	st->unfinished = n;
+	for (uint32_t g = 0; g < n; g++)
+		st->active[g] = g;
+	st->active_num = n;
 	st->in_order = true;
 	st->steps = 0;
 	st->deadlocked = false;
@@ -132,26 +136,27 @@ static uint32_t take(struct round_state *st, uint32_t gpu, uint32_t k)
 	return entry;
 }
 
-/* Each GPU walks its own stretch of `list`, and each group its own stretch
- * of `coll`, one entry at a time, interleaved with thousands of other GPUs
- * and groups: the hardware prefetcher cannot follow, and with 3072 GPUs a
- * new cache line of either is a miss to memory.  A GPU's next list line
- * (16 entries on) and its group's next collective line (4 on) will be needed
- * some passes later; asking for them now hides that latency.  A prefetch
- * past a GPU's or group's stretch is merely useless, so the only bound
- * checked is the array's. */
+/* Each GPU walks its own stretch of `list`, one entry per pass, interleaved
+ * with thousands of other GPUs: the hardware prefetcher cannot follow, and
+ * with 3072 GPUs a new list line is a miss to memory.  The GPU's next list
+ * line (16 entries on) will be needed some passes later; asking for it now
+ * hides that latency (3072-GPU sync cell: about 25 % less time per round).
+ * The next line of collective states (4 ids on: the same index of the
+ * following groups, see topology.h) is asked for too; that measured a few
+ * per cent at most.  A prefetch past a GPU's stretch is merely useless, so
+ * the only bound checked is the array's. */
 #define LIST_AHEAD 16 /* entries in a 64-byte line */
-#define COLL_AHEAD 4
+#define COLL_AHEAD 4  /* collective states in a 64-byte line */
 
 static inline void prefetch_ahead(const struct round_state *st, uint32_t gpu, uint32_t entry)
 {
 	const struct topology *t = st->t;
 	uint32_t at = st->next[gpu] + LIST_AHEAD;
 	if (at < t->order_off[t->gpu_num])
-		__builtin_prefetch(&st->list[at], 1);
+		prefetch_line(&st->list[at]);
 	uint32_t c = entry_coll(entry) + COLL_AHEAD;
 	if (c < t->coll_num)
-		__builtin_prefetch(&st->coll[c], 1);
+		prefetch_line(&st->coll[c]);
 }
 
 void round_invoke(struct round_state *st, uint32_t gpu, uint32_t k)
@@ -184,8 +189,19 @@ static void step(struct round_state *st, uint32_t gpu)
  * state the next GPU's likely invocation (its first remaining entry) needs. */
 static inline void prefetch_next_turn(const struct round_state *st, uint32_t gpu)
 {
-	if (gpu < st->t->gpu_num && st->next[gpu] < st->t->order_off[gpu + 1])
-		__builtin_prefetch(&st->coll[entry_coll(st->list[st->next[gpu]])], 1);
+	if (st->next[gpu] < st->t->order_off[gpu + 1])
+		prefetch_line(&st->coll[entry_coll(st->list[st->next[gpu]])]);
+}
+
+/* An unfinished GPU's turn: false while it stays suspended. */
+static inline bool takes_turn(struct round_state *st, uint32_t gpu)
+{
+	if (st->model == MODEL_SYNC && st->suspended[gpu]) {
+		if (st->exec_count[gpu] > 0)
+			return false;
+		st->suspended[gpu] = 0; /* resumes, and takes its turn */
+	}
+	return true;
 }
 
 bool round_run(struct round_state *st, uint64_t seed, uint64_t round)
@@ -194,19 +210,20 @@ bool round_run(struct round_state *st, uint64_t seed, uint64_t round)
 	round_begin(st, seed, round);
 	while (st->unfinished > 0) {
 		uint64_t before = st->steps;
-		for (uint32_t gpu = 0; gpu < t->gpu_num; gpu++) {
-			prefetch_next_turn(st, gpu + 1);
-			if (st->next[gpu] == t->order_off[gpu + 1])
-				continue;
-			if (st->model == MODEL_SYNC && st->suspended[gpu]) {
-				if (st->exec_count[gpu] > 0)
-					continue;
-				st->suspended[gpu] = 0; /* resumes, and takes its turn */
+		uint32_t kept = 0; /* compacts `active` in place, keeping the order */
+		for (uint32_t i = 0; i < st->active_num; i++) {
+			uint32_t gpu = st->active[i];
+			if (i + 1 < st->active_num)
+				prefetch_next_turn(st, st->active[i + 1]);
+			if (takes_turn(st, gpu)) {
+				step(st, gpu);
+				if (st->deadlocked)
+					return true;
 			}
-			step(st, gpu);
-			if (st->deadlocked)
-				return true;
+			if (st->next[gpu] < t->order_off[gpu + 1])
+				st->active[kept++] = gpu;
 		}
+		st->active_num = kept;
 		/* Without a cycle some GPU can always step; a pass without one
 		 * means the cycle check missed something. */
 		if (st->steps == before) {

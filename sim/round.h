@@ -52,6 +52,11 @@ struct round_state {
 	uint32_t *list;
 	uint32_t *next;      /* GPU -> index in list of its first remaining entry */
 	uint32_t unfinished; /* GPUs that still have collectives to invoke */
+	/* Those GPUs, in id order, as of the start of the pass: passes skip
+	 * finished GPUs without looking at them.  In the free topologies most
+	 * GPUs finish long before the GPUs that are in several groups. */
+	uint32_t *active;
+	uint32_t active_num;
 	uint64_t steps;
 
 	struct coll_state *coll;
@@ -108,6 +113,19 @@ void sync_model_synchronize(struct round_state *st, uint32_t gpu);
 bool sync_model_find_cycle(struct round_state *st);
 
 /* Shared helpers for the models. */
+
+/* Starts loading the cache line that holds p.  Not __builtin_prefetch
+ * alone: GCC 12 at -O2 deems a static function whose only effect is that
+ * builtin to have no effect at all, and deletes the call, prefetch and all
+ * (it did so to every prefetch here).  A volatile asm cannot be deleted. */
+static inline void prefetch_line(const void *p)
+{
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+	__asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)p));
+#else
+	__builtin_prefetch(p);
+#endif
+}
 
 /* Whether the event being handled needs a cycle check at all. */
 static inline bool round_may_cycle(const struct round_state *st)

@@ -74,6 +74,8 @@ void single_queue_invoke(struct round_state *st, uint32_t gpu, uint32_t entry)
 	struct coll_state *cs = &st->coll[c];
 	cs->invoked |= 1ULL << entry_bit(entry);
 
+	/* Before the first disorder no cycle can exist (round.h): keep the
+	 * state up to date, but collect no roots and search nothing. */
 	bool check = round_may_cycle(st);
 	if (check)
 		round_clear_roots(st);

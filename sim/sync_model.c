@@ -33,6 +33,25 @@ void sync_model_invoke(struct round_state *st, uint32_t gpu, uint32_t entry)
 
 static bool intersection_rule_fires(struct round_state *st, uint32_t gpu);
 
+/* A cycle through u leaves u by an edge u -> v, and v is then a suspended
+ * GPU that shares a group with u (v has not invoked a collective that u
+ * executes; v != u).  Without such a peer the search cannot find anything.
+ * Looking at u's few peers is much cheaper than the search, whose first
+ * step scans u's unfinished invocations; most synchronizations stop here. */
+static bool has_suspended_peer(const struct round_state *st, uint32_t u)
+{
+	const struct topology *t = st->t;
+	for (uint32_t m = t->gpu_group_off[u]; m < t->gpu_group_off[u + 1]; m++) {
+		uint32_t g = t->gpu_groups[m];
+		for (uint32_t b = 0; b < group_size(t, g); b++) {
+			uint32_t v = member_gpu(t, g, b);
+			if (v != u && st->suspended[v])
+				return true;
+		}
+	}
+	return false;
+}
+
 void sync_model_synchronize(struct round_state *st, uint32_t gpu)
 {
 	if (st->exec_count[gpu] == 0)
@@ -45,6 +64,8 @@ void sync_model_synchronize(struct round_state *st, uint32_t gpu)
 	}
 	if (!round_may_cycle(st))
 		return; /* the authors' rule above is not a cycle check: never skipped */
+	if (!has_suspended_peer(st, gpu))
+		return;
 	round_clear_roots(st);
 	round_add_root(st, gpu);
 	if (st->root_num && sync_model_find_cycle(st))

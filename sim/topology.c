@@ -36,6 +36,29 @@ static void build_free_groups(const struct sim_config *cfg, struct topology *t)
 	memcpy(t->coll_cnt, cfg->coll_per_group, cfg->group_num * sizeof *t->coll_cnt);
 }
 
+/* Ids by index first, then group (see topology.h). */
+static void number_collectives(struct topology *t)
+{
+	uint32_t longest = 0;
+	for (uint32_t g = 0; g < t->group_num; g++)
+		if (t->coll_cnt[g] > longest)
+			longest = t->coll_cnt[g];
+	uint32_t id = 0;
+	for (uint32_t i = 0; i < longest; i++)
+		for (uint32_t g = 0; g < t->group_num; g++)
+			if (i < t->coll_cnt[g]) {
+				t->coll_id[t->coll_base[g] + i] = id;
+				t->coll_group[id] = g;
+				t->coll_index[id] = i;
+				id++;
+			}
+}
+
+static uint32_t coll_of(const struct topology *t, uint32_t g, uint32_t i)
+{
+	return t->coll_id[t->coll_base[g] + i];
+}
+
 /* Per-GPU order: the GPU's groups in ascending id, merged one collective of
  * each group in turn (interleave) or group after group (concat). */
 static void build_orders(const struct sim_config *cfg, struct topology *t,
@@ -48,7 +71,7 @@ static void build_orders(const struct sim_config *cfg, struct topology *t,
 		if (cfg->order == ORDER_CONCAT) {
 			for (uint32_t m = first; m < last; m++)
 				for (uint32_t i = 0; i < t->coll_cnt[mem_group[m]]; i++)
-					t->order[at++] = entry_make(t->coll_base[mem_group[m]] + i, mem_bit[m]);
+					t->order[at++] = entry_make(coll_of(t, mem_group[m], i), mem_bit[m]);
 			continue;
 		}
 		uint32_t longest = 0;
@@ -58,16 +81,15 @@ static void build_orders(const struct sim_config *cfg, struct topology *t,
 		for (uint32_t i = 0; i < longest; i++)
 			for (uint32_t m = first; m < last; m++)
 				if (i < t->coll_cnt[mem_group[m]])
-					t->order[at++] = entry_make(t->coll_base[mem_group[m]] + i, mem_bit[m]);
+					t->order[at++] = entry_make(coll_of(t, mem_group[m], i), mem_bit[m]);
 	}
 	t->order_off[t->gpu_num] = at;
 }
 
 /* The orders built above follow one global order of the collectives:
- * (index in its group, group id) for interleave, and the collective id, that
- * is (group id, index), for concat.  Check that every GPU's list ascends it,
- * so that the models' shortcut rests on the lists as built, not on a proof
- * about build_orders.
+ * (index in its group, group id) for interleave, and (group id, index) for
+ * concat.  Check that every GPU's list ascends it, so that the models'
+ * shortcut rests on the lists as built, not on a proof about build_orders.
  *
  * Why it matters: with no GPU out of order, every GPU has invoked a prefix
  * of its list.  Along a wait-for edge u -> v (witness c, executing on u, not
@@ -80,10 +102,8 @@ static bool orders_share_one_order(const struct sim_config *cfg, const struct to
 		uint64_t prev = 0;
 		for (uint32_t at = t->order_off[gpu]; at < t->order_off[gpu + 1]; at++) {
 			uint32_t c = entry_coll(t->order[at]);
-			uint32_t g = t->coll_group[c];
-			uint64_t key = cfg->order == ORDER_CONCAT
-					       ? c
-					       : (uint64_t)(c - t->coll_base[g]) << 32 | g;
+			uint64_t g = t->coll_group[c], i = t->coll_index[c];
+			uint64_t key = cfg->order == ORDER_CONCAT ? g << 32 | i : i << 32 | g;
 			if (at > t->order_off[gpu] && key <= prev)
 				return false;
 			prev = key;
@@ -130,13 +150,13 @@ int topology_build(const struct sim_config *cfg, struct topology *t, char *err, 
 		t->coll_num += t->coll_cnt[g];
 		parts += (size_t)n * t->coll_cnt[g];
 	}
+	t->coll_id = calloc(t->coll_num, sizeof *t->coll_id);
 	t->coll_group = calloc(t->coll_num, sizeof *t->coll_group);
+	t->coll_index = calloc(t->coll_num, sizeof *t->coll_index);
 	t->order = calloc(parts, sizeof *t->order);
-	if (!t->coll_group || !t->order)
+	if (!t->coll_id || !t->coll_group || !t->coll_index || !t->order)
 		goto oom;
-	for (uint32_t g = 0; g < t->group_num; g++)
-		for (uint32_t i = 0; i < t->coll_cnt[g]; i++)
-			t->coll_group[t->coll_base[g] + i] = g;
+	number_collectives(t);
 
 	/* Each GPU's memberships, in ascending group id (counting sort). */
 	for (uint32_t g = 0; g < t->group_num; g++)
@@ -158,8 +178,8 @@ int topology_build(const struct sim_config *cfg, struct topology *t, char *err, 
 
 	build_orders(cfg, t, mem_off, mem_group, mem_bit);
 	t->orders_agree = orders_share_one_order(cfg, t);
-	free(mem_off);
-	free(mem_group);
+	t->gpu_group_off = mem_off;
+	t->gpu_groups = mem_group;
 	free(mem_bit);
 	return 0;
 
@@ -179,7 +199,11 @@ void topology_free(struct topology *t)
 	free(t->all_members);
 	free(t->coll_base);
 	free(t->coll_cnt);
+	free(t->coll_id);
 	free(t->coll_group);
+	free(t->coll_index);
+	free(t->gpu_group_off);
+	free(t->gpu_groups);
 	free(t->order_off);
 	free(t->order);
 	memset(t, 0, sizeof *t);
@@ -188,7 +212,7 @@ void topology_free(struct topology *t)
 void topology_name_coll(const struct topology *t, uint32_t coll, char *buf, size_t len)
 {
 	uint32_t g = t->coll_group[coll];
-	uint32_t index = coll - t->coll_base[g];
+	uint32_t index = t->coll_index[coll];
 	if (t->grouping == GROUPING_3D) {
 		uint32_t per_stage = t->tp + t->dp;
 		uint32_t stage = g / per_stage, j = g % per_stage;

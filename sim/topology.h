@@ -1,10 +1,16 @@
 /* Groups, collectives and each GPU's expected invocation order.
  *
  * Built once per run from the configuration and shared read-only by all
- * threads.  Collectives are numbered group by group: group g owns
- * coll_base[g] .. coll_base[g] + coll_cnt[g] - 1.  Inside a group, a member
- * is known by its bit (its position in the member list), so the state of
- * one collective on all its members fits in a 64-bit mask.
+ * threads.  A collective is (group g, index i in g); its id, which indexes
+ * the per-round state, is coll_id[coll_base[g] + i].  Ids are given by index
+ * first, then group: all groups' i-th collectives are neighbours.  GPUs
+ * progress through their lists at similar rates, so the collectives in use
+ * at any moment sit in a small stretch of memory rather than one cache line
+ * per group (with 896 groups, that difference is most of the cost of a
+ * step).  Ids never reach the output; names use (group, index).
+ * Inside a group, a member is known by its bit (its position in the member
+ * list), so the state of one collective on all its members fits in a 64-bit
+ * mask.
  */
 #ifndef DFCCL_SIM_TOPOLOGY_H
 #define DFCCL_SIM_TOPOLOGY_H
@@ -26,9 +32,14 @@ struct topology {
 	uint32_t *member_off;  /* group -> members[member_off[g] ..] */
 	uint32_t *members;
 	uint64_t *all_members; /* group -> mask with one bit per member */
-	uint32_t *coll_base;   /* group -> first collective id */
+	uint32_t *coll_base;   /* group -> its first slot in coll_id */
 	uint32_t *coll_cnt;
-	uint32_t *coll_group;  /* collective -> group */
+	uint32_t *coll_id;     /* coll_base[g] + index -> collective id */
+	uint32_t *coll_group;  /* collective id -> group */
+	uint32_t *coll_index;  /* collective id -> index in its group */
+
+	uint32_t *gpu_group_off; /* GPU -> its groups, ascending: */
+	uint32_t *gpu_groups;    /*   gpu_groups[gpu_group_off[gpu] ..] */
 
 	uint32_t *order_off;   /* GPU -> order[order_off[gpu] .. order_off[gpu + 1]) */
 	uint32_t *order;       /* entries, in the GPU's expected invocation order */

@@ -44,6 +44,7 @@ static void test_authors_config_accepted(void)
 	CHECK(topology_build(&cfg, &t, err, sizeof err) == 0);
 	CHECK(t.coll_num == 16 * 400 + 16 * 1200);
 	CHECK(t.order_off[t.gpu_num] == 64 * 1600);
+	CHECK(t.orders_agree); /* the models' in-order shortcut applies */
 	/* GPU 5 = stage 0, TP group 1 (GPUs 4..7), DP group 1 (GPUs 1,5,9,13). */
 	uint32_t tp1 = t.coll_group[entry_coll(t.order[t.order_off[5]])];
 	uint32_t dp1 = t.coll_group[entry_coll(t.order[t.order_off[5] + 1])];
@@ -58,6 +59,7 @@ static void test_authors_config_accepted(void)
 	CHECK(topology_build(&cfg, &t, err, sizeof err) == 0);
 	CHECK(t.coll_group[entry_coll(t.order[t.order_off[5] + 399])] == 1);
 	CHECK(t.coll_group[entry_coll(t.order[t.order_off[5] + 400])] == 5);
+	CHECK(t.orders_agree);
 	topology_free(&t);
 	config_free(&cfg);
 }
