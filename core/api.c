@@ -341,25 +341,29 @@ static dfcclResult_t submit(df_ctx* ctx, df_coll_kind kind, const void* sendbuff
   dfcclResult_t fatal = (dfcclResult_t)atomic_load(&ctx->fatal);
   if (fatal != dfcclSuccess) return df_error(fatal, "the daemon failed earlier; the context is unusable");
 
+  /* A registration never changes, so the buffers are checked (a driver call on a GPU) outside the
+   * lock that the poller takes for every completion. */
   pthread_mutex_lock(&ctx->lock);
   int index = df_registry_find(ctx, collId);
   df_coll* c = index >= 0 ? &ctx->colls[index] : NULL;
-  dfcclResult_t r = dfcclSuccess;
-  if (!c) r = df_error(dfcclUnregisteredId, "collective id %d is not registered", collId);
-  else if (c->stat.kind != (uint32_t)kind)
-    r = df_error(dfcclInvalidArgument, "collective id %d was registered as another kind of collective", collId);
-  else if (c->in_flight)
-    r = df_error(dfcclInFlight, "collective id %d is still in flight (run %u); wait for its callback", collId,
-                 c->epoch);
-  if (r == dfcclSuccess) {
-    size_t send_bytes, recv_bytes;
-    buffer_bytes(&c->stat, &send_bytes, &recv_bytes);
-    r = ctx->target->check_buffer(ctx, sendbuff, send_bytes, "sendbuff");
-    if (r == dfcclSuccess) r = ctx->target->check_buffer(ctx, recvbuff, recv_bytes, "recvbuff");
-  }
-  if (r != dfcclSuccess) {
+  df_coll_static stat;
+  if (c) stat = c->stat;
+  pthread_mutex_unlock(&ctx->lock);
+  if (!c) return df_error(dfcclUnregisteredId, "collective id %d is not registered", collId);
+  if (stat.kind != (uint32_t)kind)
+    return df_error(dfcclInvalidArgument, "collective id %d was registered as another kind of collective", collId);
+  size_t send_bytes, recv_bytes;
+  buffer_bytes(&stat, &send_bytes, &recv_bytes);
+  dfcclResult_t r = ctx->target->check_buffer(ctx, sendbuff, send_bytes, "sendbuff");
+  if (r == dfcclSuccess) r = ctx->target->check_buffer(ctx, recvbuff, recv_bytes, "recvbuff");
+  if (r != dfcclSuccess) return r;
+
+  pthread_mutex_lock(&ctx->lock);
+  if (c->in_flight) {
+    uint32_t running = c->epoch;
     pthread_mutex_unlock(&ctx->lock);
-    return r;
+    return df_error(dfcclInFlight, "collective id %d is still in flight (run %u); wait for its callback", collId,
+                    running);
   }
   c->in_flight = true;
   c->callback = callback; /* recorded before the SQE exists: the completion may come at once */
