@@ -9,8 +9,10 @@
  *         (defaults: 10000 timed repetitions after 1000 warm-up ones, 1000 collectives, device 0)
  *
  * What is timed (leader thread; the other 511 threads wait at the block barrier, as in the daemon):
- *   - df_sq_read() of one valid SQE that the host wrote into the SQ (pinned, mapped host memory),
- *     with the frontier in df_block_state as df_fetch_sqes passes it; and a poll of an empty SQ.
+ *   - Block 0's SQE fetch as df_fetch_sqes does it: df_sq_forward() of one valid SQE that the host
+ *     wrote into the SQ (pinned, mapped host memory) into the SQ mirror (device memory), then
+ *     df_sq_read() of it from the mirror, with the frontiers in df_block_state; and the same on an
+ *     empty SQ (block 0's idle poll).  The other blocks only read the mirror.
  *   - df_context_acquire() of a collective that is not resident (static + dynamic context from the
  *     global tables into the shared-memory slot; the slot holds another, clean, collective), and
  *     df_context_save() of a dirty slot; also df_context_acquire() whose slot holds a dirty context
@@ -261,7 +263,9 @@ __global__ void __launch_bounds__(kThreads, 1) measure_kernel(const df_daemon_ar
     const uint64_t g0 = read_globaltimer();
     const uint64_t c0 = read_clock();
     if constexpr (OP == OP_SQ_READ || OP == OP_SQ_POLL_EMPTY) {
-      ok = df_sq_read(a->sq, &a->blocks[blk.bid].sq_frontier, &e); /* as df_fetch_sqes */
+      /* as df_fetch_sqes on block 0 */
+      df_sq_forward(a->sq_host, a->sq, &a->blocks[blk.bid].sq_forwarded);
+      ok = df_sq_read(a->sq, &a->blocks[blk.bid].sq_frontier, &e);
       v = (uint64_t)ok ^ e.coll ^ ((uint64_t)e.epoch << 32) ^ (uint64_t)(uintptr_t)e.sendbuff ^
           (uint64_t)(uintptr_t)e.recvbuff ^ e.nreaders;
     } else if constexpr (OP == OP_CTX_LOAD || OP == OP_CTX_EVICT) {
@@ -401,6 +405,7 @@ struct Tables {
   uint64_t* quit_votes = nullptr;
   uint32_t* quit_request_host = nullptr;
   df_sqe* sq_host = nullptr;
+  df_sqe* sq_mirror = nullptr;
   uint32_t sq_entries = 0;
   uint64_t* cq_host = nullptr;
   uint32_t cq_slots = 0;
@@ -449,7 +454,10 @@ static void build_tables(Tables& t, const Options& o) {
   /* SQ: a power of two >= the reads, so that each read takes a fresh entry the host wrote. */
   t.sq_entries = 4096;
   while (t.sq_entries < total) t.sq_entries *= 2;
-  a.sq.entries = alloc_mapped(&t.sq_host, (size_t)t.sq_entries * sizeof(df_sqe));
+  a.sq_host.entries = alloc_mapped(&t.sq_host, (size_t)t.sq_entries * sizeof(df_sqe));
+  a.sq_host.mask = t.sq_entries - 1;
+  alloc_device(&t.sq_mirror, (size_t)t.sq_entries * sizeof(df_sqe));
+  a.sq.entries = t.sq_mirror;
   a.sq.mask = t.sq_entries - 1;
   /* CQ: a free slot for every write. */
   t.cq_slots = total;
@@ -475,7 +483,7 @@ static void build_tables(Tables& t, const Options& o) {
 
 static void free_tables(Tables& t) {
   void* device[] = {t.dev_args, t.colls, t.dynamic, t.done_blocks, t.coll_counters, t.blocks,
-                    t.saved_tasks, t.quit_votes, t.links, t.scratch};
+                    t.saved_tasks, t.quit_votes, t.links, t.scratch, t.sq_mirror};
   for (void* p : device) CHECK_CUDA(cudaFree(p));
   void* host[] = {t.quit_request_host, t.sq_host, t.cq_host, t.plain_entries_host, t.plain_ctrl_host};
   for (void* p : host) CHECK_CUDA(cudaFreeHost(p));
@@ -510,13 +518,18 @@ static void reset_tables(Tables& t, const Options& o, int op) {
       e->epoch = sqe_epoch(s, o.ncolls);
       e->sendbuff = (const void*)(uintptr_t)sqe_sendbuff(s);
       e->recvbuff = (void*)(uintptr_t)sqe_recvbuff(s);
-      e->nreaders = 1; /* one daemon block */
+      e->nreaders = 1; /* block 0 */
+      e->grid = 1;     /* one daemon block reads the mirror */
       e->readers_done = 0;
       __atomic_store_n(&e->seq, (uint64_t)s, __ATOMIC_RELEASE);
     } else {
       __atomic_store_n(&e->seq, DF_SEQ_NONE, __ATOMIC_RELEASE);
     }
   }
+  std::vector<df_sqe> mirror(t.sq_entries); /* as core/api.c alloc_sq_mirror */
+  memset(mirror.data(), 0, mirror.size() * sizeof(df_sqe));
+  for (df_sqe& m : mirror) m.seq = DF_SEQ_NONE;
+  CHECK_CUDA(cudaMemcpy(t.sq_mirror, mirror.data(), mirror.size() * sizeof(df_sqe), cudaMemcpyHostToDevice));
   for (uint32_t s = 0; s < t.cq_slots; s++) t.cq_host[s] = DF_CQE_FREE; /* as df_cq_host_init */
   memset(t.plain_entries_host, 0, (size_t)t.plain.n * sizeof(uint64_t));
   memset(t.plain_ctrl_host, 0, kCtrlWords * sizeof(uint64_t));
@@ -545,6 +558,7 @@ static uint64_t verify(const Tables& t, const Options& o, int op) {
   switch (op) {
     case OP_SQ_READ: {
       expect("sq_frontier", bs.sq_frontier, total);
+      expect("sq_forwarded", bs.sq_forwarded, total);
       uint64_t wrong = 0;
       for (uint32_t s = 0; s < total; s++)
         wrong += __atomic_load_n(&t.sq_host[s].readers_done, __ATOMIC_ACQUIRE) != 1;
@@ -553,6 +567,7 @@ static uint64_t verify(const Tables& t, const Options& o, int op) {
     }
     case OP_SQ_POLL_EMPTY: {
       expect("sq_frontier", bs.sq_frontier, 0);
+      expect("sq_forwarded", bs.sq_forwarded, 0);
       uint64_t touched = 0;
       for (uint32_t s = 0; s < t.sq_entries; s++) touched += t.sq_host[s].readers_done != 0;
       expect("SQEs counted as read", touched, 0);
@@ -760,8 +775,8 @@ int main(int argc, char** argv) {
   const Spec specs[] = {
       {"empty loop (L1 warm)", OP_EMPTY, 0, ""},
       {"empty loop (L1 cold)", OP_EMPTY, 1, ""},
-      {"SQE read: df_sq_read, 1 valid SQE", OP_SQ_READ, 0, "-"},
-      {"SQ poll, nothing to read", OP_SQ_POLL_EMPTY, 0, "-"},
+      {"SQE read: forward + read, 1 valid SQE", OP_SQ_READ, 0, "-"},
+      {"SQ poll (block 0), nothing to read", OP_SQ_POLL_EMPTY, 0, "-"},
       {"context load: df_context_acquire, L1 cold", OP_CTX_LOAD, 1, "0.45 us"},
       {"context load: df_context_acquire, L1 warm", OP_CTX_LOAD, 0, "0.45 us"},
       {"context save: df_context_save, L1 cold", OP_CTX_SAVE, 1, "0.05 us"},

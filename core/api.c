@@ -49,6 +49,19 @@ static dfcclResult_t select_target(df_ctx* ctx) {
 #endif
 }
 
+/* The daemon's copy of the SQ (see queue/sq.h): every slot free and never written. */
+static dfcclResult_t alloc_sq_mirror(df_ctx* ctx, uint32_t entries, df_sqe** mirror) {
+  void* p;
+  DF_CHECK(ctx->target->alloc(ctx, (size_t)entries * sizeof(df_sqe), &p));
+  *mirror = p;
+  df_sqe* init = calloc(entries, sizeof *init);
+  if (!init) return df_error(dfcclSystemError, "out of host memory for the SQ mirror");
+  for (uint32_t i = 0; i < entries; i++) init[i].seq = DF_SEQ_NONE;
+  dfcclResult_t r = ctx->target->copy_in(ctx, p, init, (size_t)entries * sizeof *init);
+  free(init);
+  return r;
+}
+
 static dfcclResult_t alloc_tables(df_ctx* ctx) {
   const df_target_ops* t = ctx->target;
   df_daemon_args* a = &ctx->args;
@@ -74,7 +87,9 @@ static dfcclResult_t alloc_tables(df_ctx* ctx) {
   a->quit_votes = p;
   DF_CHECK(df_sq_host_init(ctx, &ctx->sq, ctx->cfg.sq_entries));
   DF_CHECK(df_cq_host_init(ctx, &ctx->cq, ctx->cfg.cq_slots));
-  a->sq.entries = ctx->sq.daemon;
+  a->sq_host.entries = ctx->sq.daemon;
+  a->sq_host.mask = ctx->cfg.sq_entries - 1;
+  DF_CHECK(alloc_sq_mirror(ctx, ctx->cfg.sq_entries, &a->sq.entries));
   a->sq.mask = ctx->cfg.sq_entries - 1;
   a->cq.slots = ctx->cq.daemon;
   a->cq.nslots = ctx->cfg.cq_slots;
@@ -92,7 +107,7 @@ static void free_tables(df_ctx* ctx) {
   df_sq_host_fini(ctx, &ctx->sq);
   if (ctx->quit_request_host) t->free_mapped(ctx, (void*)ctx->quit_request_host);
   void* tables[] = {(void*)a->colls, a->dynamic, a->done_blocks, a->coll_counters, a->blocks, a->saved_tasks,
-                    a->quit_votes};
+                    a->quit_votes, a->sq.entries};
   for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
     if (tables[i]) t->free(ctx, tables[i]);
 }

@@ -152,7 +152,7 @@ typedef struct {
   df_sqe* host;            /* the ring as the host writes it   */
   df_sqe* daemon;          /* the same memory as the daemon sees it */
   uint32_t entries;
-  uint32_t readers;        /* daemon blocks that read each new entry */
+  uint32_t readers;        /* daemon blocks that read each new entry (in the mirror) */
   uint64_t tail;           /* next sequence number             */
   pthread_mutex_t lock;    /* one writer at a time             */
 } df_sq_host;

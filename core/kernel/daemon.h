@@ -119,7 +119,8 @@ typedef struct {
 
 /* What survives a block's exit: where it stands in the SQ and which runs it holds. */
 typedef struct {
-  uint64_t sq_frontier;
+  uint64_t sq_frontier;    /* next entry of the SQ mirror to read                  */
+  uint64_t sq_forwarded;   /* block 0: next entry of the host's SQ to copy over    */
   uint32_t ntasks;         /* entries of the block's row of saved_tasks          */
   uint32_t exited;         /* saw the final-exit SQE                             */
   uint32_t cq_hint;
@@ -141,7 +142,8 @@ typedef struct {
 } df_spin_policy;
 
 typedef struct {
-  df_sq sq;
+  df_sq sq_host;                 /* the host's SQ (pinned host memory): block 0 reads it */
+  df_sq sq;                      /* its mirror in device memory: every block reads it    */
   df_cq cq;
   const df_coll_static* colls;   /* [DF_MAX_COLLS]                                */
   df_coll_dynamic* dynamic;      /* [block * DF_MAX_COLLS + coll]                 */
@@ -149,7 +151,7 @@ typedef struct {
   df_coll_counters* coll_counters; /* [coll]                                      */
   df_block_state* blocks;        /* [block]                                       */
   uint16_t* saved_tasks;         /* [block * DF_MAX_COLLS + i]                    */
-  const volatile uint32_t* quit_request; /* host asks the blocks to quit soon     */
+  const volatile uint32_t* quit_request; /* host asks the blocks to quit soon (block 0 reads it) */
   uint64_t* quit_votes;          /* bit b: block b offers to quit (zeroed per launch) */
   df_spin_policy spin;
 } df_daemon_args;

@@ -58,6 +58,17 @@ DF_FN uint64_t df_load_acquire_u64(const volatile uint64_t* p) {
 #endif
 }
 
+/* Acquire among the blocks of one daemon (device memory). */
+DF_FN uint32_t df_load_acquire_u32(const volatile uint32_t* p) {
+#if DF_CUDA
+  uint32_t v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+#else
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#endif
+}
+
 DF_FN void df_store_release_u64(volatile uint64_t* p, uint64_t v) {
 #if DF_CUDA
   asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
@@ -81,6 +92,16 @@ DF_FN uint64_t df_load_relaxed_u64(const volatile uint64_t* p) {
 DF_FN void df_fence_system(void) {
 #if DF_CUDA
   __threadfence_system();
+#else
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+/* Orders this thread's earlier loads and stores before its later ones, as seen by the other blocks
+ * of the daemon (not by the host or by peers: that is df_fence_system). */
+DF_FN void df_fence_device(void) {
+#if DF_CUDA
+  __threadfence();
 #else
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
 #endif

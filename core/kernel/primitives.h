@@ -64,7 +64,8 @@ DF_FN void df_post(const df_run* run, unsigned flags) {
   int c = run->blk->bid;
   if (flags & DF_SEND) {
     l->sent[c]++;
-    df_fence_system(); /* the whole block's data stores before the tail that publishes them */
+    /* A system-scope release after the block barrier covers every thread's data stores (the
+     * barrier orders them before it, and release is cumulative): no separate fence needed. */
     df_store_release_u64(&l->to_next[c].recv_ctrl->tail, l->sent[c]);
   }
   if (flags & DF_RECV) {

@@ -39,6 +39,7 @@ DF_FN uint32_t df_fetch_sqes(const df_daemon_args* a, const df_block* blk, df_bl
   df_block_state* bs = &a->blocks[blk->bid];
   uint32_t taken = 0;
   df_sqe e;
+  if (blk->bid == 0) df_sq_forward(a->sq_host, a->sq, &bs->sq_forwarded);
   while (df_sq_read(a->sq, &bs->sq_frontier, &e)) {
     if (e.coll == DF_SQE_EXIT) {
       bs->exited = 1;
@@ -121,9 +122,13 @@ DF_FN void df_task_queue_compact(df_block_shared* sh) {
  * while it waits: the daemon quits only when all its blocks offer at once, because a collective
  * spans blocks and a block that left early could not take its part of the next one.  A block that
  * finds work again withdraws its offer, unless the vote has already been decided. */
+DF_FN uint64_t df_all_blocks(const df_block* blk) {
+  return blk->nblocks >= 64 ? ~0ull : (1ull << blk->nblocks) - 1;
+}
+
 DF_FN bool df_quit_vote(const df_daemon_args* a, const df_block* blk, bool offer) {
   uint64_t bit = 1ull << blk->bid;
-  uint64_t all = blk->nblocks >= 64 ? ~0ull : (1ull << blk->nblocks) - 1;
+  uint64_t all = df_all_blocks(blk);
   if (offer) return (df_atomic_or_u64(a->quit_votes, bit) | bit) == all;
   for (;;) {
     uint64_t votes = df_load_acquire_u64(a->quit_votes);
@@ -138,14 +143,13 @@ DF_FN uint32_t df_decide(const df_daemon_args* a, const df_block* blk, df_block_
                          bool active) {
   df_block_state* bs = &a->blocks[blk->bid];
   if (bs->exited && sh->ntasks == 0) return DF_FINAL_EXIT;
-  if (*a->quit_request) return DF_VOLUNTARY_QUIT; /* the host wants a relaunch (e.g. a larger grid) */
+  /* The host wants a relaunch (e.g. a larger grid): block 0, the one block that reads host memory,
+   * casts every vote, and the others see the decision below. */
+  if (blk->bid == 0 && *a->quit_request) df_atomic_or_u64(a->quit_votes, df_all_blocks(blk));
   uint64_t now = df_time_ns();
-  if (active) {
-    sh->last_progress_ns = now;
-    return df_quit_vote(a, blk, false) ? DF_VOLUNTARY_QUIT : DF_CONTINUE;
-  }
-  if (now - sh->last_progress_ns < a->spin.quit_period_ns) return DF_CONTINUE;
-  return df_quit_vote(a, blk, true) ? DF_VOLUNTARY_QUIT : DF_CONTINUE;
+  if (active) sh->last_progress_ns = now;
+  bool offer = !active && now - sh->last_progress_ns >= a->spin.quit_period_ns;
+  return df_quit_vote(a, blk, offer) ? DF_VOLUNTARY_QUIT : DF_CONTINUE;
 }
 
 DF_FN void df_daemon_block_main(const df_daemon_args* a, const df_block* blk, df_block_shared* sh) {

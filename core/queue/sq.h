@@ -1,13 +1,22 @@
 /*
- * Submission queue: a ring in memory both the host and the daemon reach (pinned host memory for a
- * GPU), written by one host thread at a time and read by every daemon block.
+ * Submission queue: a ring in pinned host memory written by one host thread at a time, and its
+ * mirror in the daemon's own memory.
+ *
+ * Only block 0 of the daemon reads the host's ring: it copies each entry into the mirror, and
+ * every block (block 0 too) reads the mirror.  Every block polling host memory over PCIe slowed
+ * each of those reads, the CQE write and the host's own accesses by the number of blocks (a
+ * one-block collective took 250 us instead of 27 us once the grid had 24 blocks); a GPU-memory
+ * poll costs the link nothing.  Every collective has a channel on block 0, so no block waits for
+ * an entry that block 0 would not read soon anyway.
  *
  * An entry is valid when its `seq` equals the sequence number a reader expects; the writer stores
- * `seq` last, with release order, so seq is both the "valid" flag and the position.  Every block
- * of the daemon reads every entry (as in the paper) and adds one to `readers_done` once it has
- * copied it; the writer may reuse the slot when readers_done == nreaders, the daemon's grid when
- * the entry was written.  A block that does not take part in the collective ignores its copy.  (A
- * reader that skipped entries not addressed to it could read a slot the writer is reusing.)
+ * `seq` last, with release order, so seq is both the "valid" flag and the position.  The mirror
+ * uses the host ring's sequence numbers, so a block's frontier means the same in both.  A reader
+ * adds one to `readers_done` once it has copied an entry; the writer reuses the slot when
+ * readers_done == nreaders: 1 (block 0) in the host ring; in the mirror, the daemon's grid when
+ * the host wrote the entry, which the host passes along in `grid`.  A block that does not take
+ * part in the collective ignores its copy.  (A reader that skipped entries not addressed to it
+ * could read a slot the writer is reusing.)
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -20,15 +29,17 @@
 #define DF_SEQ_NONE UINT64_MAX  /* seq of a slot never written        */
 
 typedef struct {
-  volatile uint64_t seq;   /* sequence number; published last             */
-  uint32_t coll;           /* collective index, or DF_SQE_EXIT            */
-  uint32_t epoch;          /* which run of the collective this is         */
+  volatile uint64_t seq;   /* sequence number; published last                         */
+  uint32_t coll;           /* collective index, or DF_SQE_EXIT                        */
+  uint32_t epoch;          /* which run of the collective this is                     */
   const void* sendbuff;
   void* recvbuff;
-  uint32_t nreaders;       /* blocks that will read it: the daemon's grid */
-  uint32_t readers_done;   /* blocks that have copied the entry           */
-  uint64_t pad[3];
-} df_sqe;                  /* 64 bytes: one entry per cache line          */
+  uint32_t nreaders;       /* readers of this copy of the entry                       */
+  uint32_t readers_done;   /* readers that have copied it                             */
+  uint32_t grid;           /* host ring: the grid when written = readers in the mirror */
+  uint32_t pad32;
+  uint64_t pad[2];
+} df_sqe;                  /* 64 bytes: one entry per cache line                      */
 
 typedef struct {
   df_sqe* entries;
@@ -37,7 +48,8 @@ typedef struct {
 
 /* ---- reader side (a daemon block's leader thread) ---- */
 
-/* Takes the entry *frontier into `out` and advances *frontier; false if it is not written yet. */
+/* Takes the mirror's entry *frontier into `out` and advances *frontier; false if it is not
+ * written yet. */
 DF_FN bool df_sq_read(df_sq sq, uint64_t* frontier, df_sqe* out) {
   df_sqe* e = &sq.entries[*frontier & sq.mask];
   if (df_load_acquire_u64(&e->seq) != *frontier) return false;
@@ -46,10 +58,36 @@ DF_FN bool df_sq_read(df_sq sq, uint64_t* frontier, df_sqe* out) {
   out->sendbuff = e->sendbuff;
   out->recvbuff = e->recvbuff;
   out->nreaders = e->nreaders;
-  /* The writer reuses the slot after the last reader's increment; our copy is complete first. */
+  /* Block 0 reuses the slot after the last reader's increment: our copy is complete first. */
+  df_fence_device();
   df_atomic_add_u32(&e->readers_done, 1);
   (*frontier)++;
   return true;
+}
+
+/* Block 0: copies the host's new entries into the mirror while it has free slots.  *forwarded
+ * is the next host entry to copy.  Returns how many it copied. */
+DF_FN uint32_t df_sq_forward(df_sq host, df_sq mirror, uint64_t* forwarded) {
+  uint32_t n = 0;
+  for (;;) {
+    df_sqe* from = &host.entries[*forwarded & host.mask];
+    df_sqe* to = &mirror.entries[*forwarded & mirror.mask];
+    if (df_load_acquire_u32(&to->readers_done) != to->nreaders) break; /* a block still has to read it */
+    if (df_load_acquire_u64(&from->seq) != *forwarded) break;
+    to->coll = from->coll;
+    to->epoch = from->epoch;
+    to->sendbuff = from->sendbuff;
+    to->recvbuff = from->recvbuff;
+    to->nreaders = from->grid;
+    to->readers_done = 0;
+    df_store_release_u64(&to->seq, *forwarded);
+    /* The host may rewrite its slot after this: every load from it is done before. */
+    df_fence_system();
+    df_atomic_add_u32(&from->readers_done, 1);
+    (*forwarded)++;
+    n++;
+  }
+  return n;
 }
 
 #endif /* DFCCL_QUEUE_SQ_H */

@@ -1,6 +1,6 @@
 /*
  * Submission queue, host side: one writer at a time (a lock for multi-threaded callers),
- * back-pressure with a timeout when every slot still has readers to come.
+ * back-pressure with a timeout when the daemon has not taken the oldest entry yet.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -73,7 +73,8 @@ dfcclResult_t df_sq_host_submit(df_sq_host* sq, uint32_t coll, uint32_t epoch, c
   e->epoch = epoch;
   e->sendbuff = sendbuff;
   e->recvbuff = recvbuff;
-  e->nreaders = sq->readers;
+  e->nreaders = 1; /* daemon block 0, which copies it into the daemon's mirror */
+  e->grid = sq->readers;
   e->readers_done = 0;
   __atomic_store_n(&e->seq, sq->tail, __ATOMIC_RELEASE); /* publishes the fields above */
   sq->tail++;

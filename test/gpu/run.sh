@@ -70,7 +70,12 @@ step reduce-unit-gpu 120 sh -c "nvcc -std=c++17 -O3 -arch=sm_90 -I core -I core/
 
 # ---- correctness ----
 step bad-input 120 $mpi 2 test/mpi/test_bad_input
-step collectives-matrix-2gpu 300 $mpi 2 test/mpi/test_collectives
+# The full matrix registers more than the 2048 collectives one context holds: one kind set per run.
+# Small slots and channels first (counts span slots and channels), then the GPU defaults.
+step collectives-matrix-2gpu 300 env DFCCL_MIN_CHANNEL_BYTES=4096 DFCCL_SLOT_BYTES=4096 DFCCL_MAX_CHANNELS=4 sh -c \
+  "$mpi 2 test/mpi/test_collectives -k allreduce && $mpi 2 test/mpi/test_collectives -k others"
+step collectives-matrix-2gpu-defaults 300 sh -c \
+  "$mpi 2 test/mpi/test_collectives -k allreduce && $mpi 2 test/mpi/test_collectives -k others"
 step random-order-2x1 ${RO_LIMIT:-300} $mpi 2 test/mpi/test_random_order -i "${RO_ITERS:-1000}"
 step sync-between-2x1 ${SYNC_LIMIT:-300} $mpi 2 test/mpi/test_sync_between -i "${SYNC_ITERS:-200}"
 step cudafree-between-2x1 ${SYNC_LIMIT:-300} $mpi 2 test/mpi/test_sync_between -i 50 -f
@@ -105,6 +110,24 @@ cp "$out/step.out" "$out/case-study.txt"
 for knobs in ${BENCH_SWEEP:-}; do
   step "bench slot ${knobs%%:*} channels ${knobs##*:}" 200 env DFCCL_SLOT_BYTES=${knobs%%:*} \
     DFCCL_MAX_CHANNELS=${knobs##*:} sh test/mpi/mpirun.sh 2 benchmarks/dfccl_bench -b 64M -e 1G -f 4 -n 10 -w 3 -N 0
+  grep -E "^ +[0-9]" "$out/step.out" | tee -a "$summary"
+done
+fi
+
+# PART=explore: what the knobs do, for tuning the defaults (not part of the acceptance runs).
+if [ "$part" = explore ]; then
+step latency-all 200 $mpi 2 benchmarks/dfccl_bench -C all -b 16 -e 16M -f 16 -n 20 -w 5 -c 1 -S
+cp "$out/step.out" "$out/latency.txt"
+grep -E "^ +[0-9]|^# [a-z]" "$out/step.out" | tee -a "$summary"
+# 4 ranks per GPU time-slice the GPU: how much do a short quit period and no relaunch back-off help?
+for knobs in ${OVERSUB_KNOBS:-default 200:0 50:0}; do
+  if [ "$knobs" = default ]; then set --; else
+    set -- env DFCCL_QUIT_PERIOD_US=${knobs%%:*} DFCCL_RELAUNCH_DELAY_US=${knobs##*:}; fi
+  step "random-order-8ranks quit:delay $knobs" ${OVERSUB_LIMIT:-45} "$@" $mpi 8 test/mpi/test_random_order -i 200
+done
+for knobs in ${BENCH_SWEEP:-524288:24 524288:32 524288:48 1048576:32 1048576:48}; do
+  step "1GiB slot ${knobs%%:*} channels ${knobs##*:}" 120 env DFCCL_SLOT_BYTES=${knobs%%:*} \
+    DFCCL_MAX_CHANNELS=${knobs##*:} $mpi 2 benchmarks/dfccl_bench -b 1G -e 1G -n 10 -w 3 -c 1
   grep -E "^ +[0-9]" "$out/step.out" | tee -a "$summary"
 done
 fi

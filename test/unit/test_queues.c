@@ -2,8 +2,9 @@
  * SQ and CQ under stress, with host threads standing in for the daemon's blocks: the same reader
  * and writer code the daemon runs (queue/sq.h, queue/cq.h) against the host side (sq_host.c,
  * cq_host.c).
- *   SQ: one submitter, 4 reading "blocks", each entry for a varying number of blocks; every block
- *       must take exactly its entries, in order; a full queue must push back and time out.
+ *   SQ: one submitter, "block 0" copying the host's ring into the mirror, 4 reading "blocks",
+ *       each entry for a varying number of blocks; every block must take exactly its entries, in
+ *       order, through small rings on both sides; a full queue must push back and time out.
  *   CQ: 4 completing "blocks" race for a few slots; the poller must see every completion once.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
@@ -51,9 +52,23 @@ static void* sq_reader_main(void* arg) {
   return NULL;
 }
 
+/* Block 0's other job: copying the host's entries into the mirror, until told to stop. */
+typedef struct {
+  df_sq host, mirror;
+  atomic_bool stop;
+} sq_forwarder;
+
+static void* sq_forwarder_main(void* arg) {
+  sq_forwarder* f = arg;
+  uint64_t forwarded = 0;
+  while (!atomic_load(&f->stop))
+    if (df_sq_forward(f->host, f->mirror, &forwarded) == 0) sched_yield();
+  return NULL;
+}
+
 /* Two blocks read from the start; halfway the grid grows to 4, and the new blocks start at the
  * entry the growth returned.  Every block must take every entry from its start, once, in order,
- * while a 16-entry ring pushes back on the submitter. */
+ * while 16-entry rings push back on the forwarder and on the submitter. */
 static void test_sq(df_ctx* ctx) {
   df_sq_host sq;
   if (df_sq_host_init(ctx, &sq, 16) != dfcclSuccess) {
@@ -61,8 +76,15 @@ static void test_sq(df_ctx* ctx) {
     return;
   }
   sq_reader readers[BLOCKS];
-  pthread_t threads[BLOCKS];
-  df_sq view = {.entries = sq.daemon, .mask = sq.entries - 1};
+  pthread_t threads[BLOCKS], forwarder_thread;
+  df_sqe mirror_entries[16];
+  memset(mirror_entries, 0, sizeof mirror_entries);
+  for (int i = 0; i < 16; i++) mirror_entries[i].seq = DF_SEQ_NONE;
+  sq_forwarder forwarder = {.host = {.entries = sq.daemon, .mask = sq.entries - 1},
+                            .mirror = {.entries = mirror_entries, .mask = 15}};
+  atomic_init(&forwarder.stop, false);
+  pthread_create(&forwarder_thread, NULL, sq_forwarder_main, &forwarder);
+  df_sq view = forwarder.mirror;
   df_sq_host_set_readers(&sq, 2);
   for (int b = 0; b < BLOCKS; b++) readers[b] = (sq_reader){.sq = view, .block = b};
   for (int b = 0; b < 2; b++) pthread_create(&threads[b], NULL, sq_reader_main, &readers[b]);
@@ -87,6 +109,8 @@ static void test_sq(df_ctx* ctx) {
       FAIL("block %d took %llu entries, expected %llu", b, (unsigned long long)readers[b].taken,
            (unsigned long long)want);
   }
+  atomic_store(&forwarder.stop, true);
+  pthread_join(forwarder_thread, NULL);
   df_sq_host_fini(ctx, &sq);
 
   /* Back-pressure: nobody reads, the ring fills, the next submission times out. */
