@@ -51,9 +51,11 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   memset(cfg, 0, sizeof *cfg);
   DF_CHECK(choose_target(requested, &cfg->target));
   bool gpu = cfg->target == dfcclTargetCuda;
-  /* A GPU block moves ~20 GB/s, so big collectives want many channels and deep FIFOs; a host
-   * thread is slower and CI machines have two cores, so the host target stays small. */
-  cfg->max_channels = gpu ? 24 : 2;
+  /* A GPU block moves ~10-20 GB/s, so big collectives want many channels and deep FIFOs (2x H200,
+   * 1 GiB all-reduce: 24 channels 0.88x NCCL, 32 0.93x, 48 0.99x -- docs/performance.md; 32 leaves
+   * most SMs to the application); a host thread is slower and CI machines have two cores, so the
+   * host target stays small. */
+  cfg->max_channels = gpu ? 32 : 2;
   cfg->min_channel_bytes = gpu ? 64 << 10 : 1 << 20;
   cfg->slot_bytes = gpu ? 512 << 10 : 128 << 10;
   cfg->sq_entries = 4096; /* > DF_MAX_COLLS: in-flight runs alone never fill it */
@@ -108,11 +110,13 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   return dfcclSuccess;
 }
 
-/* The waits the GPU defaults intend: the front of a task queue waits 500 us for its peers, the
- * least any collective gets is 50 us, and a collective whose predecessor is sending waits up to
- * 5 ms (the paper's front threshold and x20 growth, as times). */
+/* The waits the GPU defaults intend: the front of a task queue waits 500 us for its peers, later
+ * positions half as long each, down to 2 us, and a collective whose predecessor is sending waits
+ * up to 5 ms (the paper's front threshold and x20 growth, as times).  The floor bounds what a pass
+ * over a long task queue costs: with 50 us, 160 queued collectives took 8 ms per pass, and the
+ * case study's late rank met its partner's collectives only once per pass (docs/performance.md). */
 #define FRONT_WAIT_NS 500000.0
-#define FLOOR_WAIT_NS 50000.0
+#define FLOOR_WAIT_NS 2000.0
 #define CEILING_WAIT_NS 5000000.0
 
 static uint64_t polls_for(double wait_ns, double poll_ns) {

@@ -16,10 +16,18 @@ quick=${1:-}
 repo=$(pwd)
 
 note() { echo "$*" | tee -a "$summary"; }
+# After a preemption-off twin: did its watchdog catch the hang?
+twin_verdict() {
+  [ "$ran" = 1 ] || return 0
+  if grep -qE "WATCHDOG|Exit code: *42" "$out/step.out"; then note "  twin: watchdog fired (hang shown)"
+  else note "  twin: NO HANG SEEN"; fi
+}
 # step NAME TIMEOUT COMMAND...: runs it, logs everything, notes PASS/FAIL with the last line.
 step() {
   name=$1; limit=$2; shift 2
+  ran=0
   case " ${SKIP:-} " in *" $name "*) note "SKIP $name"; return 0 ;; esac
+  ran=1
   echo "===== $name: $*" >> "$log"
   start=$(date +%s)
   timeout "$limit" "$@" > "$out/step.out" 2>&1
@@ -60,9 +68,11 @@ fi
 mpi="sh test/mpi/mpirun.sh"
 
 # PART=1: data path and the deadlock programs at one rank per GPU; PART=2: oversubscribed runs,
-# the random mix and performance; unset: everything (more than one 600 s device call).
+# the random mix and performance; unset: both (more than one 600 s device call).  PART=oversub
+# and PART=explore are only run when named; PART may name several ("1 oversub").
 part=${PART:-all}
-in_part() { [ "$part" = all ] || [ "$part" = "$1" ]; }
+named() { case " $part " in *" $1 "*) return 0 ;; esac; return 1; }
+in_part() { [ "$part" = all ] || named "$1"; }
 
 if in_part 1; then
 # ---- data path ----
@@ -81,10 +91,10 @@ step sync-between-2x1 ${SYNC_LIMIT:-300} $mpi 2 test/mpi/test_sync_between -i "$
 step cudafree-between-2x1 ${SYNC_LIMIT:-300} $mpi 2 test/mpi/test_sync_between -i 50 -f
 step random-order-twin-no-preemption 40 env DFCCL_PREEMPTION=0 TEST_WATCHDOG_S=10 sh -c \
   'sh test/mpi/mpirun.sh 2 test/mpi/test_random_order -i 50 2>&1 | tail -n 5; exit 0'
-grep -qE "WATCHDOG|Exit code: *42" "$out/step.out" && note "  twin: watchdog fired (hang shown)" || note "  twin: NO HANG SEEN"
+twin_verdict
 step sync-twin-no-preemption 40 env DFCCL_PREEMPTION=0 TEST_WATCHDOG_S=10 sh -c \
   'sh test/mpi/mpirun.sh 2 test/mpi/test_sync_between -i 5 2>&1 | tail -n 5; exit 0'
-grep -qE "WATCHDOG|Exit code: *42" "$out/step.out" && note "  twin: watchdog fired (hang shown)" || note "  twin: NO HANG SEEN"
+twin_verdict
 step memcheck 120 sh test/mpi/mpirun.sh 2 ./libtool --mode=execute compute-sanitizer --tool memcheck \
   --error-exitcode 9 test/mpi/test_random_order -i 3
 step priority 60 env DFCCL_SPIN_FRONT=2000000 sh -c \
@@ -114,8 +124,35 @@ for knobs in ${BENCH_SWEEP:-}; do
 done
 fi
 
+# PART=oversub: 4 ranks per GPU.  Without MPS the GPU time-slices between the 4 processes'
+# persistent kernels, so every ring step waits for its receiver's time slice (about 2 s per
+# iteration of 8 all-reduces); under MPS (started here if the machine has it, stopped at the end)
+# the daemons run side by side.
+if named oversub; then
+  if command -v nvidia-cuda-mps-control > /dev/null; then
+    export CUDA_MPS_PIPE_DIRECTORY=/tmp/dfccl-mps/pipe CUDA_MPS_LOG_DIRECTORY=/tmp/dfccl-mps/log
+    mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY
+    trap 'echo quit | nvidia-cuda-mps-control' EXIT
+    if nvidia-cuda-mps-control -d; then
+      note "MPS control daemon started"
+      step random-order-8ranks-mps ${RO8_LIMIT:-150} $mpi 8 test/mpi/test_random_order -i "${RO8_ITERS:-200}"
+      step random-mix-8ranks-sync-mps ${MIX_LIMIT:-150} $mpi 8 test/mpi/test_random_mix -i "${MIX8_ITERS:-1000}" -y 5
+      step random-mix-4ranks-sync-mps ${MIX_LIMIT:-150} $mpi 4 test/mpi/test_random_mix -i "${MIX_ITERS:-1000}" -y 5
+      echo quit | nvidia-cuda-mps-control
+      trap - EXIT
+      sleep 2
+    else
+      note "MPS could not be started"
+    fi
+    unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+  else
+    note "no nvidia-cuda-mps-control on this machine"
+  fi
+  step random-order-8ranks-timesliced ${RO8_TS_LIMIT:-420} $mpi 8 test/mpi/test_random_order -i "${RO8_TS_ITERS:-200}"
+fi
+
 # PART=explore: what the knobs do, for tuning the defaults (not part of the acceptance runs).
-if [ "$part" = explore ]; then
+if named explore; then
 step latency-all 200 $mpi 2 benchmarks/dfccl_bench -C all -b 16 -e 16M -f 16 -n 20 -w 5 -c 1 -S
 cp "$out/step.out" "$out/latency.txt"
 grep -E "^ +[0-9]|^# [a-z]" "$out/step.out" | tee -a "$summary"
