@@ -1,8 +1,10 @@
 /*
- * MPI_Allreduce through DFCCL: check -> route -> fall back.
+ * MPI_Allreduce and MPI_Iallreduce through DFCCL: check -> route -> fall back.
  *
- * Routing depends only on what every rank passes alike (communicator, count, datatype, op) and on
- * coll_dfccl_host_target, which must be set alike on every rank; so all ranks take the same route.
+ * Routing depends only on what every rank passes alike (communicator, count, datatype, op), on the
+ * calls made on the communicator before (for a nonblocking call: whether its signature is set up)
+ * and on coll_dfccl_host_target, which must be set alike on every rank; so all ranks take the same
+ * route.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -11,22 +13,31 @@
 #include "coll_dfccl_dtypes.h"
 #include "opal/util/output.h"
 
+static bool plan(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t* dtype, struct ompi_op_t* op,
+                 struct ompi_communicator_t* comm, mca_coll_dfccl_module_t* m, dfccl_form_t form, dfccl_call_t* call,
+                 const char** why) {
+  dfccl_sig_t sig = {.kind = DFCCL_ALLREDUCE, .root = -1, .count = (size_t)count};
+  if (count <= 0) { *why = "count"; return false; } /* 4.1's MPI layer returns before count 0 */
+  if (!dfccl_dtype_of(dtype, &sig.dtype)) { *why = "datatype"; return false; }
+  if (!dfccl_op_of(op, &sig.op)) { *why = "op"; return false; }
+  *call = (dfccl_call_t){.coll = mca_coll_dfccl_coll_get(m, comm, form, &sig, why)};
+  if (call->coll == NULL) return false;
+  /* MPI_IN_PLACE: the input is in rbuf, DFCCL's in place is sendbuff == recvbuff. */
+  call->send = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+  call->recv = rbuf;
+  return true;
+}
+
 int mca_coll_dfccl_allreduce(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t* dtype,
                              struct ompi_op_t* op, struct ompi_communicator_t* comm,
                              mca_coll_base_module_t* module) {
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
-  dfcclDataType_t dfccl_dtype;
-  dfcclRedOp_t dfccl_op;
+  dfccl_call_t call;
   const char* why;
 
-  if (count <= 0) { why = "count"; goto fallback; } /* 4.1's MPI layer returns before count 0 */
-  if (!dfccl_dtype_of(dtype, &dfccl_dtype)) { why = "datatype"; goto fallback; }
-  if (!dfccl_op_of(op, &dfccl_op)) { why = "op"; goto fallback; }
-  dfccl_coll_t* coll = mca_coll_dfccl_coll_get(m, comm, DFCCL_ALLREDUCE, (size_t)count, dfccl_dtype, dfccl_op, -1, &why);
-  if (coll == NULL) goto fallback;
-
-  /* MPI_IN_PLACE: the input is in rbuf, DFCCL's in place is sendbuff == recvbuff. */
-  if (mca_coll_dfccl_run(m, comm, coll, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf) != OMPI_SUCCESS) return OMPI_ERROR;
+  mca_coll_dfccl_set_up_wanted(m, comm);
+  if (!plan(sbuf, rbuf, count, dtype, op, comm, m, DFCCL_BLOCKING, &call, &why)) goto fallback;
+  if (mca_coll_dfccl_run(m, comm, &call) != OMPI_SUCCESS) return OMPI_ERROR;
   mca_coll_dfccl_count(&mca_coll_dfccl_component.allreduce_routed);
   return OMPI_SUCCESS;
 
@@ -34,4 +45,21 @@ fallback:
   mca_coll_dfccl_count(&mca_coll_dfccl_component.allreduce_fallback);
   DFCCL_VERBOSE(10, "allreduce on comm '%s' (count %d) falls back: %s", comm->c_name, count, why);
   return m->prev_allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev_allreduce_module);
+}
+
+int mca_coll_dfccl_iallreduce(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t* dtype,
+                              struct ompi_op_t* op, struct ompi_communicator_t* comm, ompi_request_t** request,
+                              mca_coll_base_module_t* module) {
+  mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
+  dfccl_call_t call;
+  const char* why;
+
+  if (!plan(sbuf, rbuf, count, dtype, op, comm, m, DFCCL_NONBLOCKING, &call, &why)) goto fallback;
+  mca_coll_dfccl_count(&mca_coll_dfccl_component.iallreduce_routed);
+  return mca_coll_dfccl_start(m, comm, &call, request);
+
+fallback:
+  mca_coll_dfccl_count(&mca_coll_dfccl_component.iallreduce_fallback);
+  DFCCL_VERBOSE(10, "iallreduce on comm '%s' (count %d) falls back: %s", comm->c_name, count, why);
+  return m->prev_iallreduce(sbuf, rbuf, count, dtype, op, comm, request, m->prev_iallreduce_module);
 }

@@ -1,8 +1,9 @@
 /*
- * MPI_Bcast through DFCCL: check -> route -> fall back.
+ * MPI_Bcast and MPI_Ibcast through DFCCL: check -> route -> fall back.
  *
  * Routing depends only on count, datatype and root, which every rank passes alike (non-roots
- * cannot know anything about the root's buffer), and on coll_dfccl_host_target.
+ * cannot know anything about the root's buffer), on the calls made on the communicator before, and
+ * on coll_dfccl_host_target.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -11,19 +12,28 @@
 #include "coll_dfccl_dtypes.h"
 #include "opal/util/output.h"
 
+static bool plan(void* buf, int count, struct ompi_datatype_t* dtype, int root, struct ompi_communicator_t* comm,
+                 mca_coll_dfccl_module_t* m, dfccl_form_t form, dfccl_call_t* call, const char** why) {
+  /* root: the communicator's rank = DFCCL's bootstrap rank */
+  dfccl_sig_t sig = {.kind = DFCCL_BROADCAST, .root = root, .count = (size_t)count, .op = dfcclSum};
+  if (count <= 0) { *why = "count"; return false; }
+  if (!dfccl_move_dtype_of(dtype, &sig.dtype)) { *why = "datatype"; return false; }
+  *call = (dfccl_call_t){.coll = mca_coll_dfccl_coll_get(m, comm, form, &sig, why)};
+  if (call->coll == NULL) return false;
+  call->send = buf;
+  call->recv = buf;
+  return true;
+}
+
 int mca_coll_dfccl_bcast(void* buf, int count, struct ompi_datatype_t* dtype, int root,
                          struct ompi_communicator_t* comm, mca_coll_base_module_t* module) {
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
-  dfcclDataType_t dfccl_dtype;
+  dfccl_call_t call;
   const char* why;
 
-  if (count <= 0) { why = "count"; goto fallback; }
-  if (!dfccl_move_dtype_of(dtype, &dfccl_dtype)) { why = "datatype"; goto fallback; }
-  /* root: the communicator's rank = DFCCL's bootstrap rank */
-  dfccl_coll_t* coll = mca_coll_dfccl_coll_get(m, comm, DFCCL_BROADCAST, (size_t)count, dfccl_dtype, dfcclSum, root, &why);
-  if (coll == NULL) goto fallback;
-
-  if (mca_coll_dfccl_run(m, comm, coll, buf, buf) != OMPI_SUCCESS) return OMPI_ERROR;
+  mca_coll_dfccl_set_up_wanted(m, comm);
+  if (!plan(buf, count, dtype, root, comm, m, DFCCL_BLOCKING, &call, &why)) goto fallback;
+  if (mca_coll_dfccl_run(m, comm, &call) != OMPI_SUCCESS) return OMPI_ERROR;
   mca_coll_dfccl_count(&mca_coll_dfccl_component.bcast_routed);
   return OMPI_SUCCESS;
 
@@ -31,4 +41,20 @@ fallback:
   mca_coll_dfccl_count(&mca_coll_dfccl_component.bcast_fallback);
   DFCCL_VERBOSE(10, "bcast on comm '%s' (count %d, root %d) falls back: %s", comm->c_name, count, root, why);
   return m->prev_bcast(buf, count, dtype, root, comm, m->prev_bcast_module);
+}
+
+int mca_coll_dfccl_ibcast(void* buf, int count, struct ompi_datatype_t* dtype, int root,
+                          struct ompi_communicator_t* comm, ompi_request_t** request, mca_coll_base_module_t* module) {
+  mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
+  dfccl_call_t call;
+  const char* why;
+
+  if (!plan(buf, count, dtype, root, comm, m, DFCCL_NONBLOCKING, &call, &why)) goto fallback;
+  mca_coll_dfccl_count(&mca_coll_dfccl_component.ibcast_routed);
+  return mca_coll_dfccl_start(m, comm, &call, request);
+
+fallback:
+  mca_coll_dfccl_count(&mca_coll_dfccl_component.ibcast_fallback);
+  DFCCL_VERBOSE(10, "ibcast on comm '%s' (count %d, root %d) falls back: %s", comm->c_name, count, root, why);
+  return m->prev_ibcast(buf, count, dtype, root, comm, request, m->prev_ibcast_module);
 }

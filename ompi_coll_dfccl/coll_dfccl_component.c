@@ -35,8 +35,9 @@ mca_coll_dfccl_component_t mca_coll_dfccl_component = {
     .verbose = 0,
     .output = -1,
     .max_colls = 128,
+    .concurrent_runs = 2,
     .host_target = false,
-#define DFCCL_ENABLE_DEFAULT(name) .name##_enable = true,
+#define DFCCL_ENABLE_DEFAULT(name, mpi) .name##_enable = true,
     DFCCL_COLLS(DFCCL_ENABLE_DEFAULT)
 };
 
@@ -63,38 +64,44 @@ static int dfccl_register(void) {
   register_var("verbose", "Verbosity of coll/dfccl: 1 setup and teardown, 10 every routed or fallen-back call",
                MCA_BASE_VAR_TYPE_INT, &c->verbose);
   register_var("max_colls",
-               "DFCCL collectives (one per collective, count, datatype, op and root) registered per communicator at most; "
-               "calls that would need more fall back. Each holds shared-memory or device connectors sized to it",
+               "Signatures (collective, count, datatype, op and root) registered per communicator at most; calls "
+               "that would need more fall back. Each holds one DFCCL collective (coll_dfccl_concurrent_runs once a "
+               "nonblocking call used it), each with shared-memory or device connectors sized to it",
                MCA_BASE_VAR_TYPE_INT, &c->max_colls);
+  register_var("concurrent_runs",
+               "DFCCL collectives registered per signature once a nonblocking call used it (1..16; the same on "
+               "every rank): that many calls of one signature on a communicator run at once, later ones queue",
+               MCA_BASE_VAR_TYPE_INT, &c->concurrent_runs);
   register_var("host_target",
                "Test mode: route host buffers through DFCCL's host execution target (CPU threads, POSIX "
                "shared memory), as device buffers go to the GPU. Must be the same on every rank. This "
                "version has no GPU path yet: without this mode coll/dfccl declines every communicator",
                MCA_BASE_VAR_TYPE_BOOL, &c->host_target);
   const struct {
-    const char* mpi; /* the parameters' and counters' prefix */
+    const char* name; /* the parameters' and counters' prefix */
+    const char* mpi;
     bool* enable;
     unsigned long long *routed, *fallback;
   } colls[] = {
-#define DFCCL_COLL_ROW(name) {#name, &c->name##_enable, &c->name##_routed, &c->name##_fallback},
+#define DFCCL_COLL_ROW(name, mpi) {#name, mpi, &c->name##_enable, &c->name##_routed, &c->name##_fallback},
       DFCCL_COLLS(DFCCL_COLL_ROW)};
-  static const char* const mpi_names[] = {"MPI_Allreduce", "MPI_Bcast", "MPI_Reduce", "MPI_Allgather",
-                                          "MPI_Reduce_scatter_block", "MPI_Reduce_scatter"};
-  _Static_assert(sizeof colls / sizeof colls[0] == sizeof mpi_names / sizeof mpi_names[0], "one name per collective");
   enum { NCOLLS = sizeof colls / sizeof colls[0] };
   /* Names and help strings in static storage: valid for as long as the MCA base may look at them. */
-  static char names[NCOLLS][3][64], helps[NCOLLS][3][128];
+  static char names[NCOLLS][3][64], helps[NCOLLS][3][160];
   for (size_t i = 0; i < NCOLLS; i++) {
-    char(*n)[64] = names[i], (*h)[128] = helps[i];
-    snprintf(n[0], sizeof n[0], "%s_enable", colls[i].mpi);
-    snprintf(h[0], sizeof h[0], "Route %s through DFCCL%s", mpi_names[i],
-             strcmp(mpi_names[i], "MPI_Reduce_scatter") == 0 ? " (when all recvcounts are equal)" : "");
+    char(*n)[64] = names[i], (*h)[160] = helps[i];
+    bool nonblocking = colls[i].mpi[4] == 'I'; /* "MPI_I..." */
+    snprintf(n[0], sizeof n[0], "%s_enable", colls[i].name);
+    snprintf(h[0], sizeof h[0], "Route %s through DFCCL%s%s", colls[i].mpi,
+             strstr(colls[i].mpi, "_scatter") && !strstr(colls[i].mpi, "_block") ? " (when all recvcounts are equal)"
+                                                                                 : "",
+             nonblocking ? " (once its signature is set up by a blocking collective on the communicator)" : "");
     register_var(n[0], h[0], MCA_BASE_VAR_TYPE_BOOL, colls[i].enable);
-    snprintf(n[1], sizeof n[1], "%s_routed", colls[i].mpi);
-    snprintf(h[1], sizeof h[1], "%s calls run by DFCCL", mpi_names[i]);
+    snprintf(n[1], sizeof n[1], "%s_routed", colls[i].name);
+    snprintf(h[1], sizeof h[1], "%s calls run by DFCCL", colls[i].mpi);
     register_counter(n[1], h[1], colls[i].routed);
-    snprintf(n[2], sizeof n[2], "%s_fallback", colls[i].mpi);
-    snprintf(h[2], sizeof h[2], "%s calls handed to the previous component", mpi_names[i]);
+    snprintf(n[2], sizeof n[2], "%s_fallback", colls[i].name);
+    snprintf(h[2], sizeof h[2], "%s calls handed to the previous component", colls[i].mpi);
     register_counter(n[2], h[2], colls[i].fallback);
   }
   return OMPI_SUCCESS;
@@ -108,6 +115,7 @@ static int dfccl_open(void) {
 }
 
 static int dfccl_close(void) {
+  mca_coll_dfccl_progress_unregister(); /* after MPI_Finalize destroyed every context */
   if (mca_coll_dfccl_component.output >= 0) opal_output_close(mca_coll_dfccl_component.output);
   mca_coll_dfccl_component.output = -1;
   return OMPI_SUCCESS;

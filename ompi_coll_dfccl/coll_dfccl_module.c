@@ -1,29 +1,29 @@
 /*
- * coll/dfccl module: selection, the saved previous functions, and the DFCCL context of a
- * communicator.
+ * coll/dfccl module: selection, the saved previous functions, the DFCCL context of a communicator,
+ * its registry of DFCCL collectives, and the set-up points.
  *
- * Life of a communicator's context: created by its first routed collective (every rank makes that
- * call, in MPI order), with a private duplicate of the communicator carrying DFCCL's bootstrap
- * allgather; destroyed when the communicator is freed (attribute delete callback) or, for
+ * Life of a communicator's context: created by its first set-up (a blocking collective that every
+ * rank makes, in MPI order), with a private duplicate of the communicator carrying DFCCL's
+ * bootstrap allgather; destroyed when the communicator is freed (attribute delete callback) or, for
  * communicators still alive, at the start of MPI_Finalize (an attribute on MPI_COMM_SELF), in
- * creation order so that the collective dfcclDestroy calls meet on every rank.
+ * creation order so that the collective dfcclDestroy calls meet on every rank.  Runs still going
+ * on it are completed first.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
 #include "coll_dfccl.h"
 
 #include <limits.h>
-#include <pthread.h>
-#include <sched.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "ompi/attribute/attribute.h"
 #include "ompi/runtime/mpiruntime.h"
-#include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
 
-/* Set while this thread duplicates a communicator for a bootstrap: comm_query declines it. */
+const char* const mca_coll_dfccl_kind_name[] = {"allreduce", "broadcast", "reduce", "allgather", "reduce-scatter"};
+
+/* Set while this thread duplicates a communicator for a bootstrap: comm_query declines the
+ * duplicate, and nonblocking calls (Open MPI's own, agreeing on the duplicate's id) fall back. */
 static _Thread_local bool making_boot_comm;
 
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -34,11 +34,17 @@ static bool finalize_hook_set;   /* an attribute on MPI_COMM_SELF: teardown at f
 
 /* ---- selection ---------------------------------------------------------------------------------- */
 
+static bool any_nonblocking_enabled(void) {
+  const mca_coll_dfccl_component_t* c = &mca_coll_dfccl_component;
+  return c->iallreduce_enable || c->ibcast_enable || c->ireduce_enable || c->iallgather_enable ||
+         c->ireduce_scatter_block_enable || c->ireduce_scatter_enable;
+}
+
 static int dfccl_module_enable(mca_coll_base_module_t* module, ompi_communicator_t* comm) {
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
   /* Lower-priority modules have been enabled: comm->c_coll holds what we fall back to, for each
    * collective this module provides (comm_query set only the enabled ones). */
-#define DFCCL_SAVE_PREV(name)                                                                     \
+#define DFCCL_SAVE_PREV(name, mpi)                                                                \
   if (m->super.coll_##name != NULL) {                                                             \
     m->prev_##name = comm->c_coll->coll_##name;                                                   \
     m->prev_##name##_module = comm->c_coll->coll_##name##_module;                                 \
@@ -50,6 +56,7 @@ static int dfccl_module_enable(mca_coll_base_module_t* module, ompi_communicator
     OBJ_RETAIN(m->prev_##name##_module);                                                          \
   }
   DFCCL_COLLS(DFCCL_SAVE_PREV)
+  DFCCL_SAVE_PREV(barrier, "MPI_Barrier")
   DFCCL_VERBOSE(1, "enabled on comm '%s' (cid %d, size %d)", comm->c_name, ompi_comm_get_cid(comm),
                 ompi_comm_size(comm));
   return OMPI_SUCCESS;
@@ -59,7 +66,7 @@ mca_coll_base_module_t* mca_coll_dfccl_comm_query(ompi_communicator_t* comm, int
   const mca_coll_dfccl_component_t* c = &mca_coll_dfccl_component;
   const char* no = NULL;
   bool any = false;
-#define DFCCL_ANY_ENABLED(name) any = any || c->name##_enable;
+#define DFCCL_ANY_ENABLED(name, mpi) any = any || c->name##_enable;
   DFCCL_COLLS(DFCCL_ANY_ENABLED)
   if (OMPI_COMM_IS_INTER(comm)) no = "an intercommunicator";
   else if (ompi_comm_size(comm) < 2) no = "a single rank";
@@ -73,9 +80,11 @@ mca_coll_base_module_t* mca_coll_dfccl_comm_query(ompi_communicator_t* comm, int
   mca_coll_dfccl_module_t* m = OBJ_NEW(mca_coll_dfccl_module_t);
   if (m == NULL) return NULL;
   m->super.coll_module_enable = dfccl_module_enable;
-#define DFCCL_PROVIDE(name) \
+#define DFCCL_PROVIDE(name, mpi) \
   if (c->name##_enable) m->super.coll_##name = mca_coll_dfccl_##name;
   DFCCL_COLLS(DFCCL_PROVIDE)
+  /* Only nonblocking calls ask for set-up, and MPI_Barrier is one more place that does it. */
+  if (any_nonblocking_enabled()) m->super.coll_barrier = mca_coll_dfccl_barrier;
   *priority = c->priority;
   return &m->super;
 }
@@ -115,6 +124,9 @@ static void unlink_live(dfccl_comm_t* dc) {
 
 /* Collective over the communicator (dfcclDestroy meets the other ranks). */
 static void destroy_comm(dfccl_comm_t* dc) {
+  /* MPI lets a communicator be freed with nonblocking collectives outstanding: they complete
+   * normally, and queued runs still need DFCCL. */
+  mca_coll_dfccl_drain(dc);
   if (dc->ctx != NULL) {
     dfcclResult_t r = dfcclDestroy(dc->ctx);
     if (r != dfcclSuccess)
@@ -129,6 +141,7 @@ static void destroy_comm(dfccl_comm_t* dc) {
   if (dc->boot != NULL) ompi_comm_free(&dc->boot);
   DFCCL_VERBOSE(1, "context of comm '%s' destroyed", dc->comm->c_name);
   if (dc->module != NULL) dc->module->dc = NULL;
+  pthread_mutex_destroy(&dc->lock);
   free(dc);
 }
 
@@ -189,13 +202,19 @@ static int attach_teardown(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm
 
 /* ---- first use ---------------------------------------------------------------------------------- */
 
-dfccl_comm_t* mca_coll_dfccl_comm_get(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm) {
-  if (m->dc != NULL || m->unusable) return m->dc;
-  dfccl_comm_t* dc = calloc(1, sizeof *dc);
-  if (dc == NULL) { /* a rank-local failure before any exchange: the job cannot go on consistently */
+static void* alloc_or_abort(size_t bytes, ompi_communicator_t* comm) {
+  void* p = calloc(1, bytes);
+  if (p == NULL) { /* a rank-local failure inside a collective set-up: the job cannot go on consistently */
     opal_output(0, "coll:dfccl: out of memory on comm '%s'", comm->c_name);
     ompi_mpi_abort(comm, 1);
   }
+  return p;
+}
+
+/* The communicator's DFCCL context, created on first use: collective over comm. */
+static dfccl_comm_t* comm_get(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm) {
+  if (m->dc != NULL || m->unusable) return m->dc;
+  dfccl_comm_t* dc = alloc_or_abort(sizeof *dc, comm);
   dc->comm = comm;
   making_boot_comm = true;
   int rc = ompi_comm_dup(comm, &dc->boot);
@@ -207,13 +226,19 @@ dfccl_comm_t* mca_coll_dfccl_comm_get(mca_coll_dfccl_module_t* m, ompi_communica
     return NULL;
   }
 
-  dfcclInitArgs_t args = {.target = dfcclTargetHost,
-                          .device = -1,
-                          .bootstrap = {ompi_comm_rank(comm), ompi_comm_size(comm), boot_allgather, dc}};
-  dfcclResult_t r = dfcclInit(&dc->ctx, &args);
-  if (r != dfcclSuccess)
-    opal_output(0, "coll:dfccl: dfcclInit on comm '%s': %s (%s)", comm->c_name, dfcclGetErrorString(r),
-                dfcclGetLastErrorMessage());
+  /* Requests complete from the progress callback: without it there is no DFCCL for us. */
+  dfcclResult_t r = dfcclSystemError;
+  if ((rc = mca_coll_dfccl_progress_register()) != OMPI_SUCCESS) {
+    opal_output(0, "coll:dfccl: comm '%s': registering the progress callback failed (%d)", comm->c_name, rc);
+  } else {
+    dfcclInitArgs_t args = {.target = dfcclTargetHost,
+                            .device = -1,
+                            .bootstrap = {ompi_comm_rank(comm), ompi_comm_size(comm), boot_allgather, dc}};
+    r = dfcclInit(&dc->ctx, &args);
+    if (r != dfcclSuccess)
+      opal_output(0, "coll:dfccl: dfcclInit on comm '%s': %s (%s)", comm->c_name, dfcclGetErrorString(r),
+                  dfcclGetLastErrorMessage());
+  }
   if (!all_ranks(dc, r == dfcclSuccess)) {
     /* dfcclDestroy is collective over all ranks and a rank without a context cannot take part:
      * the contexts that did start are left to process exit (a leak, not a hang). */
@@ -226,6 +251,8 @@ dfccl_comm_t* mca_coll_dfccl_comm_get(mca_coll_dfccl_module_t* m, ompi_communica
     return NULL;
   }
 
+  pthread_mutex_init(&dc->lock, NULL);
+  atomic_init(&dc->pending, 0);
   dc->module = m;
   pthread_mutex_lock(&live_lock);
   rc = attach_teardown(m, comm);
@@ -240,113 +267,177 @@ dfccl_comm_t* mca_coll_dfccl_comm_get(mca_coll_dfccl_module_t* m, ompi_communica
   return dc;
 }
 
-static const char* const kind_name[] = {"allreduce", "broadcast", "reduce", "allgather", "reduce-scatter"};
+static bool sig_equal(const dfccl_sig_t* a, const dfccl_sig_t* b) {
+  return a->kind == b->kind && a->count == b->count && a->dtype == b->dtype && a->op == b->op && a->root == b->root;
+}
 
-/* Registers (kind, count, dtype, op, root) as the next id: collective over the communicator. */
-static dfccl_coll_t* register_coll(dfccl_comm_t* dc, dfccl_kind_t kind, size_t count, dfcclDataType_t dtype,
-                                   dfcclRedOp_t op, int root) {
-  dfccl_coll_t* c = calloc(1, sizeof *c);
-  if (c == NULL) {
-    opal_output(0, "coll:dfccl: out of memory on comm '%s'", dc->comm->c_name);
-    ompi_mpi_abort(dc->comm, 1);
-  }
-  *c = (dfccl_coll_t){.next = dc->colls, .kind = kind, .root = root, .count = count, .dtype = dtype,
-                      .op = op, .coll_id = dc->next_coll_id++};
-  dfcclResult_t r = dfcclInvalidArgument;
-  switch (kind) {
-    case DFCCL_ALLREDUCE: r = dfcclRegisterAllReduce(dc->ctx, count, dtype, op, c->coll_id, NULL, 0, 0); break;
-    case DFCCL_BROADCAST: r = dfcclRegisterBroadcast(dc->ctx, count, dtype, root, c->coll_id, NULL, 0, 0); break;
-    case DFCCL_REDUCE: r = dfcclRegisterReduce(dc->ctx, count, dtype, op, root, c->coll_id, NULL, 0, 0); break;
-    case DFCCL_ALLGATHER: r = dfcclRegisterAllGather(dc->ctx, count, dtype, c->coll_id, NULL, 0, 0); break;
-    case DFCCL_REDUCE_SCATTER:
-      r = dfcclRegisterReduceScatter(dc->ctx, count, dtype, op, c->coll_id, NULL, 0, 0);
-      break;
-  }
-  if (r != dfcclSuccess)
-    opal_output(0, "coll:dfccl: registering %s %d on comm '%s': %s (%s)", kind_name[kind], c->coll_id,
-                dc->comm->c_name, dfcclGetErrorString(r), dfcclGetLastErrorMessage());
-  c->usable = all_ranks(dc, r == dfcclSuccess);
-  dc->colls = c;
-  DFCCL_VERBOSE(10, "comm '%s': %s %d registered (count %zu, dtype %d, op %d, root %d)%s", dc->comm->c_name,
-                kind_name[kind], c->coll_id, count, (int)dtype, (int)op, root,
-                c->usable ? "" : ": unusable, falling back");
+static dfccl_coll_t* find_coll(const dfccl_comm_t* dc, const dfccl_sig_t* sig) {
+  dfccl_coll_t* c = dc != NULL ? dc->colls : NULL;
+  while (c != NULL && !sig_equal(&c->sig, sig)) c = c->next;
   return c;
 }
 
-dfccl_coll_t* mca_coll_dfccl_coll_get(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_kind_t kind,
-                                      size_t count, dfcclDataType_t dtype, dfcclRedOp_t op, int root,
-                                      const char** why) {
-  dfccl_comm_t* dc = mca_coll_dfccl_comm_get(m, comm);
+static dfcclResult_t register_one(dfccl_comm_t* dc, const dfccl_sig_t* s, int id) {
+  switch (s->kind) {
+    case DFCCL_ALLREDUCE: return dfcclRegisterAllReduce(dc->ctx, s->count, s->dtype, s->op, id, NULL, 0, 0);
+    case DFCCL_BROADCAST: return dfcclRegisterBroadcast(dc->ctx, s->count, s->dtype, s->root, id, NULL, 0, 0);
+    case DFCCL_REDUCE: return dfcclRegisterReduce(dc->ctx, s->count, s->dtype, s->op, s->root, id, NULL, 0, 0);
+    case DFCCL_ALLGATHER: return dfcclRegisterAllGather(dc->ctx, s->count, s->dtype, id, NULL, 0, 0);
+    case DFCCL_REDUCE_SCATTER: return dfcclRegisterReduceScatter(dc->ctx, s->count, s->dtype, s->op, id, NULL, 0, 0);
+  }
+  return dfcclInvalidArgument;
+}
+
+static int pool_size(void) {
+  int n = mca_coll_dfccl_component.concurrent_runs;
+  return n < 1 ? 1 : n > DFCCL_MAX_CONCURRENT_RUNS ? DFCCL_MAX_CONCURRENT_RUNS : n;
+}
+
+/* Registers slots [c->nslots, nslots) of c: collective over the communicator.  They are used only
+ * if every rank registered them all. */
+static bool grow_coll(dfccl_comm_t* dc, dfccl_coll_t* c, int nslots) {
+  int first = c->nslots;
+  dfcclResult_t r = dfcclSuccess;
+  for (int i = first; i < nslots; i++) {
+    /* Every slot is registered even after a failure: the other ranks register them all (a failed
+     * registration fails on every participant, so none of them waits for us). */
+    c->slots[i].coll_id = dc->next_coll_id++;
+    dfcclResult_t ri = register_one(dc, &c->sig, c->slots[i].coll_id);
+    if (ri == dfcclSuccess) continue;
+    opal_output(0, "coll:dfccl: registering %s %d on comm '%s': %s (%s)", mca_coll_dfccl_kind_name[c->sig.kind],
+                c->slots[i].coll_id, dc->comm->c_name, dfcclGetErrorString(ri), dfcclGetLastErrorMessage());
+    if (r == dfcclSuccess) r = ri;
+  }
+  bool ok = all_ranks(dc, r == dfcclSuccess);
+  if (ok) {
+    pthread_mutex_lock(&dc->lock);
+    c->nslots = nslots;
+    pthread_mutex_unlock(&dc->lock);
+  }
+  DFCCL_VERBOSE(10, "comm '%s': %s (count %zu, dtype %d, op %d, root %d) registered as %d..%d%s", dc->comm->c_name,
+                mca_coll_dfccl_kind_name[c->sig.kind], c->sig.count, (int)c->sig.dtype, (int)c->sig.op, c->sig.root,
+                c->slots[first].coll_id, c->slots[nslots - 1].coll_id, ok ? "" : ": failed, not used");
+  return ok;
+}
+
+/* Registers `sig` with `nslots` slots: collective over the communicator. */
+static dfccl_coll_t* register_coll(dfccl_comm_t* dc, const dfccl_sig_t* sig, int nslots) {
+  dfccl_coll_t* c = alloc_or_abort(sizeof *c, dc->comm);
+  c->sig = *sig;
+  c->usable = grow_coll(dc, c, nslots);
+  c->next = dc->colls;
+  dc->colls = c;
+  dc->ncolls++;
+  return c;
+}
+
+/* Blocking: the context and the signature's collectives (at least `nslots` of them), set up on
+ * first use. */
+static dfccl_coll_t* set_up_coll(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_sig_t* sig,
+                                 int nslots, const char** why) {
+  dfccl_comm_t* dc = comm_get(m, comm);
   if (dc == NULL) {
     *why = "no DFCCL context";
     return NULL;
   }
-  dfccl_coll_t* c = dc->colls;
-  while (c != NULL && !(c->kind == kind && c->count == count && c->dtype == dtype && c->op == op && c->root == root))
-    c = c->next;
+  dfccl_coll_t* c = find_coll(dc, sig);
   if (c == NULL) {
-    if (dc->next_coll_id >= mca_coll_dfccl_component.max_colls) { /* alike on every rank */
+    if (dc->ncolls >= mca_coll_dfccl_component.max_colls) { /* alike on every rank */
       *why = "coll_dfccl_max_colls reached";
       return NULL;
     }
-    c = register_coll(dc, kind, count, dtype, op, root);
+    return register_coll(dc, sig, nslots);
   }
-  if (!c->usable) {
+  if (c->usable && c->nslots < nslots) (void)grow_coll(dc, c, nslots); /* if it fails, the pool stays */
+  return c;
+}
+
+static bool is_wanted(const mca_coll_dfccl_module_t* m, const dfccl_sig_t* sig) {
+  for (const dfccl_wanted_t* w = m->wanted; w != NULL; w = w->next)
+    if (sig_equal(&w->sig, sig)) return true;
+  return false;
+}
+
+static void want(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_sig_t* sig, bool is_new) {
+  dfccl_wanted_t* w = alloc_or_abort(sizeof *w, comm);
+  w->sig = *sig;
+  w->is_new = is_new;
+  if (m->wanted_last != NULL) m->wanted_last->next = w;
+  else m->wanted = w;
+  m->wanted_last = w;
+  m->nwanted_new += is_new;
+}
+
+/* Nonblocking: what is set up already; asks the next set-up point for the rest (and for a full
+ * pool).  Everything here depends on the calls made on the communicator so far, in MPI order, so
+ * it is alike on every rank. */
+static dfccl_coll_t* ready_coll(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_sig_t* sig,
+                                const char** why) {
+  if (making_boot_comm) { /* Open MPI agreeing on our duplicate's id: nothing of the user's */
+    *why = "DFCCL's set-up is running";
+    return NULL;
+  }
+  dfccl_coll_t* c = find_coll(m->dc, sig);
+  bool wanted = is_wanted(m, sig);
+  if (c != NULL) {
+    if (c->usable && c->nslots < pool_size() && !wanted) want(m, comm, sig, false);
+    return c;
+  }
+  if (m->unusable) {
+    *why = "no DFCCL context";
+  } else if (wanted) {
+    *why = "not set up yet (the next blocking collective on the communicator does it)";
+  } else if ((m->dc != NULL ? m->dc->ncolls : 0) + m->nwanted_new >= mca_coll_dfccl_component.max_colls) {
+    *why = "coll_dfccl_max_colls reached";
+  } else {
+    want(m, comm, sig, true);
+    *why = "not set up yet (asked for: the next blocking collective on the communicator does it)";
+  }
+  return NULL;
+}
+
+dfccl_coll_t* mca_coll_dfccl_coll_get(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_form_t form,
+                                      const dfccl_sig_t* sig, const char** why) {
+  dfccl_coll_t* c = form == DFCCL_BLOCKING ? set_up_coll(m, comm, sig, 1, why) : ready_coll(m, comm, sig, why);
+  if (c != NULL && !c->usable) {
     *why = "registration failed";
     return NULL;
   }
   return c;
 }
 
-int mca_coll_dfccl_run(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_coll_t* coll,
-                       const void* send, void* recv) {
-  dfcclRankCtx_t ctx = m->dc->ctx;
-  dfccl_wait_t wait = {.done = 0, .status = dfcclSuccess};
-  dfcclResult_t r = dfcclInvalidArgument;
-  switch (coll->kind) {
-    case DFCCL_ALLREDUCE: r = dfcclRunAllReduce(ctx, send, recv, coll->coll_id, mca_coll_dfccl_done, &wait); break;
-    case DFCCL_BROADCAST: r = dfcclRunBroadcast(ctx, send, recv, coll->coll_id, mca_coll_dfccl_done, &wait); break;
-    case DFCCL_REDUCE: r = dfcclRunReduce(ctx, send, recv, coll->coll_id, mca_coll_dfccl_done, &wait); break;
-    case DFCCL_ALLGATHER: r = dfcclRunAllGather(ctx, send, recv, coll->coll_id, mca_coll_dfccl_done, &wait); break;
-    case DFCCL_REDUCE_SCATTER:
-      r = dfcclRunReduceScatter(ctx, send, recv, coll->coll_id, mca_coll_dfccl_done, &wait);
-      break;
+/* ---- set-up points ------------------------------------------------------------------------------ */
+
+void mca_coll_dfccl_set_up_wanted(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm) {
+  while (m->wanted != NULL) {
+    dfccl_wanted_t* w = m->wanted;
+    m->wanted = w->next;
+    if (m->wanted == NULL) m->wanted_last = NULL;
+    m->nwanted_new -= w->is_new;
+    const char* why = NULL;
+    if (set_up_coll(m, comm, &w->sig, pool_size(), &why) == NULL)
+      DFCCL_VERBOSE(10, "comm '%s': %s (count %zu) asked for by a nonblocking call is not set up: %s", comm->c_name,
+                    mca_coll_dfccl_kind_name[w->sig.kind], w->sig.count, why);
+    free(w);
   }
-  if (r == dfcclSuccess) r = mca_coll_dfccl_wait(&wait);
-  if (r != dfcclSuccess) {
-    opal_output(0, "coll:dfccl: %s %d on comm '%s' failed: %s (%s)", kind_name[coll->kind], coll->coll_id,
-                comm->c_name, dfcclGetErrorString(r), dfcclGetLastErrorMessage());
-    return OMPI_ERROR;
-  }
-  DFCCL_VERBOSE(10, "%s on comm '%s' (count %zu) ran as DFCCL collective %d", kind_name[coll->kind], comm->c_name,
-                coll->count, coll->coll_id);
-  return OMPI_SUCCESS;
 }
 
-/* ---- blocking wait ------------------------------------------------------------------------------ */
-
-void mca_coll_dfccl_done(int coll_id, dfcclResult_t status, void* arg) {
-  dfccl_wait_t* w = arg;
-  (void)coll_id;
-  w->status = status;
-  atomic_store_explicit(&w->done, 1, memory_order_release);
-}
-
-dfcclResult_t mca_coll_dfccl_wait(dfccl_wait_t* w) {
-  while (!atomic_load_explicit(&w->done, memory_order_acquire)) {
-    opal_progress(); /* keeps MPI (other communicators, the bootstrap of others) moving */
-    sched_yield();   /* DFCCL's daemon and poller threads share the cores */
-  }
-  return w->status;
+int mca_coll_dfccl_barrier(struct ompi_communicator_t* comm, mca_coll_base_module_t* module) {
+  mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
+  mca_coll_dfccl_set_up_wanted(m, comm);
+  return m->prev_barrier(comm, m->prev_barrier_module);
 }
 
 /* ---- module object ------------------------------------------------------------------------------ */
 
 static void module_construct(mca_coll_dfccl_module_t* m) {
-#define DFCCL_CLEAR_PREV(name) m->prev_##name = NULL, m->prev_##name##_module = NULL;
+#define DFCCL_CLEAR_PREV(name, mpi) m->prev_##name = NULL, m->prev_##name##_module = NULL;
   DFCCL_COLLS(DFCCL_CLEAR_PREV)
+  DFCCL_CLEAR_PREV(barrier, "MPI_Barrier")
   m->dc = NULL;
   m->unusable = false;
+  m->wanted = m->wanted_last = NULL;
+  m->nwanted_new = 0;
 }
 
 static void module_destruct(mca_coll_dfccl_module_t* m) {
@@ -356,9 +447,15 @@ static void module_destruct(mca_coll_dfccl_module_t* m) {
     m->dc->module = NULL;
     DFCCL_VERBOSE(1, "module destroyed before its context");
   }
-#define DFCCL_RELEASE_PREV(name) \
+  while (m->wanted != NULL) {
+    dfccl_wanted_t* next = m->wanted->next;
+    free(m->wanted);
+    m->wanted = next;
+  }
+#define DFCCL_RELEASE_PREV(name, mpi) \
   if (m->prev_##name##_module != NULL) OBJ_RELEASE(m->prev_##name##_module);
   DFCCL_COLLS(DFCCL_RELEASE_PREV)
+  DFCCL_RELEASE_PREV(barrier, "MPI_Barrier")
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_dfccl_module_t, mca_coll_base_module_t, module_construct, module_destruct);

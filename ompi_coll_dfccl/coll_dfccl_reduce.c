@@ -1,9 +1,10 @@
 /*
- * MPI_Reduce through DFCCL: check -> route -> fall back.
+ * MPI_Reduce and MPI_Ireduce through DFCCL: check -> route -> fall back.
  *
- * Routing depends only on count, datatype, op and root, which every rank passes alike, and on
- * coll_dfccl_host_target.  MPI_IN_PLACE (at the root) is DFCCL's sendbuff == recvbuff; non-roots
- * pass no recvbuff to DFCCL (MPI does not define theirs).
+ * Routing depends only on count, datatype, op and root, which every rank passes alike, on the
+ * calls made on the communicator before, and on coll_dfccl_host_target.  MPI_IN_PLACE (at the
+ * root) is DFCCL's sendbuff == recvbuff; non-roots pass no recvbuff to DFCCL (MPI does not define
+ * theirs).
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -12,23 +13,30 @@
 #include "coll_dfccl_dtypes.h"
 #include "opal/util/output.h"
 
+static bool plan(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t* dtype, struct ompi_op_t* op,
+                 int root, struct ompi_communicator_t* comm, mca_coll_dfccl_module_t* m, dfccl_form_t form,
+                 dfccl_call_t* call, const char** why) {
+  dfccl_sig_t sig = {.kind = DFCCL_REDUCE, .root = root, .count = (size_t)count};
+  if (count <= 0) { *why = "count"; return false; }
+  if (!dfccl_dtype_of(dtype, &sig.dtype)) { *why = "datatype"; return false; }
+  if (!dfccl_op_of(op, &sig.op)) { *why = "op"; return false; }
+  *call = (dfccl_call_t){.coll = mca_coll_dfccl_coll_get(m, comm, form, &sig, why)};
+  if (call->coll == NULL) return false;
+  call->send = sbuf == MPI_IN_PLACE ? rbuf : sbuf; /* MPI_IN_PLACE is valid at the root only */
+  call->recv = ompi_comm_rank(comm) == root ? rbuf : NULL;
+  return true;
+}
+
 int mca_coll_dfccl_reduce(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t* dtype,
                           struct ompi_op_t* op, int root, struct ompi_communicator_t* comm,
                           mca_coll_base_module_t* module) {
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
-  dfcclDataType_t dfccl_dtype;
-  dfcclRedOp_t dfccl_op;
+  dfccl_call_t call;
   const char* why;
 
-  if (count <= 0) { why = "count"; goto fallback; }
-  if (!dfccl_dtype_of(dtype, &dfccl_dtype)) { why = "datatype"; goto fallback; }
-  if (!dfccl_op_of(op, &dfccl_op)) { why = "op"; goto fallback; }
-  dfccl_coll_t* coll = mca_coll_dfccl_coll_get(m, comm, DFCCL_REDUCE, (size_t)count, dfccl_dtype, dfccl_op, root, &why);
-  if (coll == NULL) goto fallback;
-
-  bool is_root = ompi_comm_rank(comm) == root;
-  const void* send = sbuf == MPI_IN_PLACE ? rbuf : sbuf; /* MPI_IN_PLACE is valid at the root only */
-  if (mca_coll_dfccl_run(m, comm, coll, send, is_root ? rbuf : NULL) != OMPI_SUCCESS) return OMPI_ERROR;
+  mca_coll_dfccl_set_up_wanted(m, comm);
+  if (!plan(sbuf, rbuf, count, dtype, op, root, comm, m, DFCCL_BLOCKING, &call, &why)) goto fallback;
+  if (mca_coll_dfccl_run(m, comm, &call) != OMPI_SUCCESS) return OMPI_ERROR;
   mca_coll_dfccl_count(&mca_coll_dfccl_component.reduce_routed);
   return OMPI_SUCCESS;
 
@@ -36,4 +44,21 @@ fallback:
   mca_coll_dfccl_count(&mca_coll_dfccl_component.reduce_fallback);
   DFCCL_VERBOSE(10, "reduce on comm '%s' (count %d, root %d) falls back: %s", comm->c_name, count, root, why);
   return m->prev_reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev_reduce_module);
+}
+
+int mca_coll_dfccl_ireduce(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t* dtype,
+                           struct ompi_op_t* op, int root, struct ompi_communicator_t* comm, ompi_request_t** request,
+                           mca_coll_base_module_t* module) {
+  mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
+  dfccl_call_t call;
+  const char* why;
+
+  if (!plan(sbuf, rbuf, count, dtype, op, root, comm, m, DFCCL_NONBLOCKING, &call, &why)) goto fallback;
+  mca_coll_dfccl_count(&mca_coll_dfccl_component.ireduce_routed);
+  return mca_coll_dfccl_start(m, comm, &call, request);
+
+fallback:
+  mca_coll_dfccl_count(&mca_coll_dfccl_component.ireduce_fallback);
+  DFCCL_VERBOSE(10, "ireduce on comm '%s' (count %d, root %d) falls back: %s", comm->c_name, count, root, why);
+  return m->prev_ireduce(sbuf, rbuf, count, dtype, op, root, comm, request, m->prev_ireduce_module);
 }

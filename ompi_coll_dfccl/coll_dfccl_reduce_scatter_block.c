@@ -1,10 +1,10 @@
 /*
- * MPI_Reduce_scatter_block through DFCCL: check -> route -> fall back.
+ * MPI_Reduce_scatter_block and MPI_Ireduce_scatter_block through DFCCL: check -> route -> fall back.
  *
- * Routing depends only on recvcount, datatype and op, which every rank passes alike, and on
- * coll_dfccl_host_target.  MPI_IN_PLACE (on every rank when used) takes the input from recvbuf and
- * leaves the result at its start; DFCCL's in place leaves it at recvbuf + rank x recvcount, so it is
- * moved to the start afterwards.
+ * Routing depends only on recvcount, datatype and op, which every rank passes alike, on the calls
+ * made on the communicator before, and on coll_dfccl_host_target.  MPI_IN_PLACE (on every rank when
+ * used) takes the input from recvbuf and leaves the result at its start; DFCCL's in place leaves it
+ * at recvbuf + rank x recvcount, so it is moved to the start after the run.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -12,38 +12,42 @@
 
 #include "coll_dfccl_dtypes.h"
 #include "opal/util/output.h"
-#include <string.h>
 
-int mca_coll_dfccl_reduce_scatter_route(const void* sbuf, void* rbuf, int rcount, struct ompi_datatype_t* dtype,
+bool mca_coll_dfccl_reduce_scatter_plan(const void* sbuf, void* rbuf, int rcount, struct ompi_datatype_t* dtype,
                                         struct ompi_op_t* op, struct ompi_communicator_t* comm,
-                                        mca_coll_dfccl_module_t* m, const char** why) {
-  dfcclDataType_t dfccl_dtype;
-  dfcclRedOp_t dfccl_op;
+                                        mca_coll_dfccl_module_t* m, dfccl_form_t form, dfccl_call_t* call,
+                                        const char** why) {
+  dfccl_sig_t sig = {.kind = DFCCL_REDUCE_SCATTER, .root = -1, .count = (size_t)rcount};
+  if (rcount <= 0) { *why = "count"; return false; }
+  if (!dfccl_dtype_of(dtype, &sig.dtype)) { *why = "datatype"; return false; }
+  if (!dfccl_op_of(op, &sig.op)) { *why = "op"; return false; }
+  *call = (dfccl_call_t){.coll = mca_coll_dfccl_coll_get(m, comm, form, &sig, why)};
+  if (call->coll == NULL) return false;
 
-  if (rcount <= 0) { *why = "count"; return DFCCL_FALL_BACK; }
-  if (!dfccl_dtype_of(dtype, &dfccl_dtype)) { *why = "datatype"; return DFCCL_FALL_BACK; }
-  if (!dfccl_op_of(op, &dfccl_op)) { *why = "op"; return DFCCL_FALL_BACK; }
-  dfccl_coll_t* coll =
-      mca_coll_dfccl_coll_get(m, comm, DFCCL_REDUCE_SCATTER, (size_t)rcount, dfccl_dtype, dfccl_op, -1, why);
-  if (coll == NULL) return DFCCL_FALL_BACK;
-
-  if (sbuf != MPI_IN_PLACE) return mca_coll_dfccl_run(m, comm, coll, sbuf, rbuf);
-  size_t bytes = (size_t)rcount * dfcclTypeSize(dfccl_dtype);
+  call->send = sbuf;
+  call->recv = rbuf;
+  if (sbuf != MPI_IN_PLACE) return true;
+  size_t bytes = (size_t)rcount * dfcclTypeSize(sig.dtype);
   char* mine = (char*)rbuf + (size_t)ompi_comm_rank(comm) * bytes;
-  int rc = mca_coll_dfccl_run(m, comm, coll, rbuf, mine);
-  if (rc == OMPI_SUCCESS && mine != rbuf) memmove(rbuf, mine, bytes);
-  return rc;
+  call->send = rbuf; /* the input */
+  call->recv = mine; /* DFCCL's in place */
+  call->move_to = rbuf;
+  call->move_from = mine;
+  call->move_bytes = mine != rbuf ? bytes : 0;
+  return true;
 }
 
 int mca_coll_dfccl_reduce_scatter_block(const void* sbuf, void* rbuf, int rcount, struct ompi_datatype_t* dtype,
                                         struct ompi_op_t* op, struct ompi_communicator_t* comm,
                                         mca_coll_base_module_t* module) {
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
+  dfccl_call_t call;
   const char* why;
 
-  int rc = mca_coll_dfccl_reduce_scatter_route(sbuf, rbuf, rcount, dtype, op, comm, m, &why);
-  if (rc == DFCCL_FALL_BACK) goto fallback;
-  if (rc != OMPI_SUCCESS) return rc;
+  mca_coll_dfccl_set_up_wanted(m, comm);
+  if (!mca_coll_dfccl_reduce_scatter_plan(sbuf, rbuf, rcount, dtype, op, comm, m, DFCCL_BLOCKING, &call, &why))
+    goto fallback;
+  if (mca_coll_dfccl_run(m, comm, &call) != OMPI_SUCCESS) return OMPI_ERROR;
   mca_coll_dfccl_count(&mca_coll_dfccl_component.reduce_scatter_block_routed);
   return OMPI_SUCCESS;
 
@@ -51,4 +55,23 @@ fallback:
   mca_coll_dfccl_count(&mca_coll_dfccl_component.reduce_scatter_block_fallback);
   DFCCL_VERBOSE(10, "reduce_scatter_block on comm '%s' (count %d) falls back: %s", comm->c_name, rcount, why);
   return m->prev_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, m->prev_reduce_scatter_block_module);
+}
+
+int mca_coll_dfccl_ireduce_scatter_block(const void* sbuf, void* rbuf, int rcount, struct ompi_datatype_t* dtype,
+                                         struct ompi_op_t* op, struct ompi_communicator_t* comm,
+                                         ompi_request_t** request, mca_coll_base_module_t* module) {
+  mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
+  dfccl_call_t call;
+  const char* why;
+
+  if (!mca_coll_dfccl_reduce_scatter_plan(sbuf, rbuf, rcount, dtype, op, comm, m, DFCCL_NONBLOCKING, &call, &why))
+    goto fallback;
+  mca_coll_dfccl_count(&mca_coll_dfccl_component.ireduce_scatter_block_routed);
+  return mca_coll_dfccl_start(m, comm, &call, request);
+
+fallback:
+  mca_coll_dfccl_count(&mca_coll_dfccl_component.ireduce_scatter_block_fallback);
+  DFCCL_VERBOSE(10, "ireduce_scatter_block on comm '%s' (count %d) falls back: %s", comm->c_name, rcount, why);
+  return m->prev_ireduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, request,
+                                       m->prev_ireduce_scatter_block_module);
 }

@@ -17,39 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { SIGNED, UNSIGNED, FLOATING } kind_t;
-typedef struct {
-  MPI_Datatype dt;
-  const char* name;
-  size_t size;
-  kind_t kind;
-} type_t;
+#include "elements.h"
+
 
 static int rank, nranks, failures;
 
-static void put(const type_t* t, void* buf, size_t i, long long v) {
-  char* p = (char*)buf + i * t->size;
-  if (t->kind == FLOATING) {
-    if (t->size == 4) *(float*)p = (float)v;
-    else *(double*)p = (double)v;
-    return;
-  }
-  switch (t->size) {
-    case 1: *(int8_t*)p = (int8_t)v; break;
-    case 4: *(int32_t*)p = (int32_t)v; break;
-    default: *(int64_t*)p = (int64_t)v; break;
-  }
-}
-
-static long long get(const type_t* t, const void* buf, size_t i) {
-  const char* p = (const char*)buf + i * t->size;
-  if (t->kind == FLOATING) return t->size == 4 ? (long long)*(const float*)p : (long long)*(const double*)p;
-  switch (t->size) {
-    case 1: return t->kind == SIGNED ? *(const int8_t*)p : *(const uint8_t*)p;
-    case 4: return t->kind == SIGNED ? (long long)*(const int32_t*)p : (long long)*(const uint32_t*)p;
-    default: return *(const int64_t*)p;
-  }
-}
 
 /* Small integers, exact in every type; products stay within int8 on 4 ranks. */
 static long long value(const type_t* t, MPI_Op op, int r, size_t i) {
@@ -330,18 +302,8 @@ static MPI_T_pvar_session session;
 
 static counter_t open_counter(const char* name) {
   counter_t c = {MPI_T_PVAR_HANDLE_NULL, 0};
-  int n = 0;
-  MPI_T_pvar_get_num(&n);
-  for (int i = 0; i < n; i++) {
-    char pname[256], desc[256];
-    int nlen = sizeof pname, dlen = sizeof desc, verb, cls, bind, ro, cont, atom, count;
-    MPI_Datatype dt;
-    MPI_T_enum en;
-    if (MPI_T_pvar_get_info(i, pname, &nlen, &verb, &cls, &dt, &en, desc, &dlen, &bind, &ro, &cont, &atom) !=
-        MPI_SUCCESS || strcmp(pname, name) != 0)
-      continue;
-    if (MPI_T_pvar_handle_alloc(session, i, NULL, &c.handle, &count) == MPI_SUCCESS) c.found = 1;
-  }
+  int index = find_pvar(name), count;
+  if (index >= 0 && MPI_T_pvar_handle_alloc(session, index, NULL, &c.handle, &count) == MPI_SUCCESS) c.found = 1;
   return c;
 }
 

@@ -1,0 +1,227 @@
+/*
+ * coll/dfccl requests: runs of registered DFCCL collectives, as MPI requests.
+ *
+ * Starting.  Routed call n of a signature runs on slot n % nslots of the signature's pool, which is
+ * the same slot on every rank.  An idle slot's run is submitted at once; otherwise it waits in the
+ * slot's FIFO (DFCCL refuses a run of a collective whose previous run is in flight) and is
+ * submitted when the run before it has completed.  Nothing here waits for another rank: starting a
+ * run never blocks, so nonblocking calls on several communicators may be issued in any order, and
+ * DFCCL's daemon sorts out the order in which the ranks' runs meet.
+ *
+ * Completing.  DFCCL reports a run on its poller thread, which must not complete the MPI request
+ * itself: without MPI_THREAD_MULTIPLE, Open MPI counts the completions that an MPI_Waitall waits
+ * for without atomics (wait_sync_update -> OPAL_THREAD_ADD_FETCH32, a plain decrement unless
+ * opal_using_threads()), and the poller threads of several communicators would race on that count;
+ * the request's completion callback (the MPI layer's release of retained datatypes) would also run
+ * on a foreign thread.  So the DFCCL callback only pushes the run onto a lock-free stack, and the
+ * component's opal_progress callback -- run by whichever MPI thread drives progress, as inside
+ * MPI_Wait/Test -- submits the slot's next run and completes the request with
+ * ompi_request_complete().  It never calls opal_progress itself (no re-entry).
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "coll_dfccl.h"
+
+#include <sched.h>
+#include <string.h>
+
+#include "ompi/runtime/mpiruntime.h"
+#include "opal/runtime/opal_progress.h"
+#include "opal/util/output.h"
+
+/* Runs whose DFCCL callback came and whose completion is not handled yet.  Pushed by poller threads;
+ * the only pop takes the whole stack, so the stack has no ABA problem. */
+static _Atomic(mca_coll_dfccl_request_t*) completed;
+
+static pthread_mutex_t progress_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool progress_registered;
+
+OBJ_CLASS_INSTANCE(mca_coll_dfccl_request_t, ompi_coll_base_nbc_request_t, NULL, NULL);
+
+static ompi_request_t* mpi_request(mca_coll_dfccl_request_t* req) { return &req->super.super; }
+
+/* ---- the request object ------------------------------------------------------------------------- */
+
+static int request_free(ompi_request_t** rptr) {
+  ompi_request_t* r = *rptr;
+  if (!REQUEST_COMPLETE(r)) return MPI_ERR_REQUEST; /* freeing an active nonblocking collective is erroneous */
+  OMPI_REQUEST_FINI(r);
+  OBJ_RELEASE(r);
+  *rptr = MPI_REQUEST_NULL;
+  return OMPI_SUCCESS;
+}
+
+static mca_coll_dfccl_request_t* new_request(ompi_communicator_t* comm, dfccl_comm_t* dc, const dfccl_call_t* call) {
+  mca_coll_dfccl_request_t* req = OBJ_NEW(mca_coll_dfccl_request_t);
+  if (req == NULL) { /* the other ranks are about to enter DFCCL: no way back */
+    opal_output(0, "coll:dfccl: out of memory for a request on comm '%s'", comm->c_name);
+    ompi_mpi_abort(comm, 1);
+  }
+  ompi_request_t* r = mpi_request(req);
+  OMPI_REQUEST_INIT(r, false);
+  r->req_type = OMPI_REQUEST_COLL;
+  r->req_state = OMPI_REQUEST_ACTIVE;
+  r->req_free = request_free;
+  r->req_mpi_object.comm = comm;
+  r->req_status = ompi_status_empty;
+  req->next = NULL;
+  req->dc = dc;
+  req->slot = NULL;
+  req->call = *call;
+  req->status = dfcclSuccess;
+  return req;
+}
+
+static void report(const mca_coll_dfccl_request_t* req, dfcclResult_t r) {
+  opal_output(0, "coll:dfccl: %s (DFCCL collective %d) on comm '%s' failed: %s (%s)",
+              mca_coll_dfccl_kind_name[req->call.coll->sig.kind], req->slot->coll_id, req->dc->comm->c_name,
+              dfcclGetErrorString(r), dfcclGetLastErrorMessage());
+}
+
+/* ---- DFCCL side --------------------------------------------------------------------------------- */
+
+/* DFCCL's callback, on its poller thread (or a refused submission, on the caller's). */
+static void on_done(int coll_id, dfcclResult_t status, void* arg) {
+  mca_coll_dfccl_request_t* req = arg;
+  (void)coll_id;
+  req->status = status;
+  mca_coll_dfccl_request_t* head = atomic_load_explicit(&completed, memory_order_relaxed);
+  do req->next = head; /* the status and the link are published by the release below */
+  while (!atomic_compare_exchange_weak_explicit(&completed, &head, req, memory_order_release, memory_order_relaxed));
+}
+
+static dfcclResult_t run_on_dfccl(mca_coll_dfccl_request_t* req) {
+  const dfccl_call_t* c = &req->call;
+  dfcclRankCtx_t ctx = req->dc->ctx;
+  int id = req->slot->coll_id;
+  switch (c->coll->sig.kind) {
+    case DFCCL_ALLREDUCE: return dfcclRunAllReduce(ctx, c->send, c->recv, id, on_done, req);
+    case DFCCL_BROADCAST: return dfcclRunBroadcast(ctx, c->send, c->recv, id, on_done, req);
+    case DFCCL_REDUCE: return dfcclRunReduce(ctx, c->send, c->recv, id, on_done, req);
+    case DFCCL_ALLGATHER: return dfcclRunAllGather(ctx, c->send, c->recv, id, on_done, req);
+    case DFCCL_REDUCE_SCATTER: return dfcclRunReduceScatter(ctx, c->send, c->recv, id, on_done, req);
+  }
+  return dfcclInvalidArgument;
+}
+
+/* Submits a run that now owns its slot.  A run DFCCL refuses ends with that error, like a failed
+ * one, through the completed stack: its request reports it, and the slot goes on to the next run. */
+static void submit(mca_coll_dfccl_request_t* req) {
+  dfcclResult_t r = run_on_dfccl(req);
+  if (r == dfcclSuccess) return;
+  report(req, r);
+  on_done(req->slot->coll_id, r, req);
+}
+
+/* The slot's run has completed: the next one in its FIFO, if any, owns it now. */
+static void start_next(dfccl_comm_t* dc, dfccl_slot_t* slot) {
+  pthread_mutex_lock(&dc->lock);
+  mca_coll_dfccl_request_t* next = slot->waiting;
+  if (next != NULL) {
+    slot->waiting = next->next;
+    if (slot->waiting == NULL) slot->waiting_last = NULL;
+  }
+  slot->running = next;
+  pthread_mutex_unlock(&dc->lock);
+  if (next != NULL) submit(next);
+}
+
+/* ---- MPI side ----------------------------------------------------------------------------------- */
+
+/* A run's completion came: hand its slot on, finish the call, complete the request. */
+static void complete(mca_coll_dfccl_request_t* req) {
+  dfccl_comm_t* dc = req->dc;
+  start_next(dc, req->slot);
+  const dfccl_call_t* c = &req->call;
+  if (req->status != dfcclSuccess) report(req, req->status);
+  else if (c->move_bytes > 0) memmove(c->move_to, c->move_from, c->move_bytes);
+  ompi_request_t* r = mpi_request(req);
+  r->req_status.MPI_ERROR = req->status == dfcclSuccess ? MPI_SUCCESS : MPI_ERR_INTERN;
+  ompi_request_complete(r, true);                                  /* req may be freed from here on */
+  atomic_fetch_sub_explicit(&dc->pending, 1, memory_order_release); /* dc may be destroyed from here on */
+}
+
+/* The opal_progress callback: the number of requests it completed. */
+static int progress(void) {
+  if (atomic_load_explicit(&completed, memory_order_relaxed) == NULL) return 0; /* the common case */
+  mca_coll_dfccl_request_t* stack = atomic_exchange_explicit(&completed, NULL, memory_order_acquire);
+  mca_coll_dfccl_request_t* in_order = NULL; /* the stack holds the latest first */
+  while (stack != NULL) {
+    mca_coll_dfccl_request_t* next = stack->next;
+    stack->next = in_order;
+    in_order = stack;
+    stack = next;
+  }
+  int n = 0;
+  while (in_order != NULL) {
+    mca_coll_dfccl_request_t* next = in_order->next;
+    complete(in_order);
+    in_order = next;
+    n++;
+  }
+  return n;
+}
+
+int mca_coll_dfccl_progress_register(void) {
+  int rc = OMPI_SUCCESS;
+  pthread_mutex_lock(&progress_lock);
+  if (!progress_registered) {
+    rc = opal_progress_register(progress);
+    progress_registered = rc == OPAL_SUCCESS;
+  }
+  pthread_mutex_unlock(&progress_lock);
+  return rc;
+}
+
+void mca_coll_dfccl_progress_unregister(void) {
+  pthread_mutex_lock(&progress_lock);
+  if (progress_registered) (void)opal_progress_unregister(progress);
+  progress_registered = false;
+  pthread_mutex_unlock(&progress_lock);
+}
+
+int mca_coll_dfccl_start(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_call_t* call,
+                         ompi_request_t** request) {
+  dfccl_comm_t* dc = m->dc;
+  dfccl_coll_t* coll = call->coll;
+  mca_coll_dfccl_request_t* req = new_request(comm, dc, call);
+  atomic_fetch_add_explicit(&dc->pending, 1, memory_order_relaxed);
+  pthread_mutex_lock(&dc->lock);
+  dfccl_slot_t* slot = &coll->slots[coll->calls++ % (unsigned long long)coll->nslots];
+  req->slot = slot;
+  bool idle = slot->running == NULL;
+  if (idle) {
+    slot->running = req;
+  } else {
+    if (slot->waiting_last != NULL) slot->waiting_last->next = req;
+    else slot->waiting = req;
+    slot->waiting_last = req;
+  }
+  pthread_mutex_unlock(&dc->lock);
+  if (idle) submit(req);
+  DFCCL_VERBOSE(10, "%s on comm '%s' (count %zu) started on DFCCL collective %d%s",
+                mca_coll_dfccl_kind_name[coll->sig.kind], comm->c_name, coll->sig.count, slot->coll_id,
+                idle ? "" : ", queued behind its runs");
+  *request = mpi_request(req);
+  return OMPI_SUCCESS;
+}
+
+int mca_coll_dfccl_run(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_call_t* call) {
+  ompi_request_t* req = NULL;
+  int rc = mca_coll_dfccl_start(m, comm, call, &req);
+  if (rc != OMPI_SUCCESS) return rc;
+  while (!REQUEST_COMPLETE(req)) {
+    opal_progress(); /* completes it, and keeps MPI (other communicators, their queued runs) moving */
+    sched_yield();   /* DFCCL's daemon and poller threads share the cores */
+  }
+  rc = req->req_status.MPI_ERROR == MPI_SUCCESS ? OMPI_SUCCESS : OMPI_ERROR;
+  (void)request_free(&req);
+  return rc;
+}
+
+void mca_coll_dfccl_drain(dfccl_comm_t* dc) {
+  while (atomic_load_explicit(&dc->pending, memory_order_acquire) > 0) {
+    opal_progress();
+    sched_yield();
+  }
+}

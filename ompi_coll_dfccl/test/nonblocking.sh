@@ -1,0 +1,5 @@
+#!/bin/sh
+# Runs test_nonblocking (the six nonblocking collectives) through coll/dfccl (host-target test
+# mode) on 2 and 4 ranks, oversubscribed; the program checks its routes with MPI_T counters.
+. "$(cd "$(dirname "$0")" && pwd)/common.sh"
+run_checked test_nonblocking

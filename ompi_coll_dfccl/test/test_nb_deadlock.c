@@ -1,0 +1,298 @@
+/*
+ * MPI-level deadlock patterns of nonblocking collectives through coll/dfccl (host-target mode).
+ *
+ *   test_nb_deadlock -m cross [-i iterations] [-w watchdog_s]
+ *     Three communicators (two MPI_Comm_dup of MPI_COMM_WORLD, one MPI_Comm_split with the ranks
+ *     in reverse order) with four nonblocking collectives each (all-reduce, broadcast, all-gather,
+ *     reduce-scatter).  Every iteration each rank issues the twelve calls in its own random
+ *     interleaving of the communicators (each communicator's calls in the same order everywhere,
+ *     as MPI requires), then one MPI_Waitall.
+ *
+ *   test_nb_deadlock -m queue [-p concurrent_runs] [-i iterations] [-w watchdog_s] [-c]
+ *     One communicator.  Every iteration: concurrent_runs + 1 all-reduces of one signature (so the
+ *     last queues behind the first, in the component), then even ranks wait for the first before
+ *     every rank issues an all-reduce of another signature, then one MPI_Waitall.  The component
+ *     submits the queued run when the first completes: on even ranks before the other signature,
+ *     on odd ranks after it.  The ranks' daemons receive the two runs in different orders, and
+ *     only preemption lets both complete.  -p must equal coll_dfccl_concurrent_runs.  -c (the
+ *     control): every rank waits, so every daemon receives the runs in the same order.
+ *
+ * Iteration 0 is every signature's first use: it falls back (nothing is set up), and an
+ * MPI_Barrier on every communicator then sets it up; the later iterations must all be routed
+ * through DFCCL (checked with the component's MPI_T counters), with exact results.  A watchdog
+ * (alarm) that no iteration resets prints "WATCHDOG" and exits with 42: with DFCCL_PREEMPTION=0,
+ * the queue pattern is caught hanging that way (nb_deadlock_twin.sh), and its control is not.
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#include <mpi.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elements.h"
+#include <unistd.h>
+
+#define WATCHDOG_EXIT 42
+#define NCOMMS 3
+#define CALLS_PER_COMM 4
+#define MAX_CALLS 32
+
+
+static int world_rank, world_size, failures;
+static unsigned watchdog_s = 30;
+
+/* ---- watchdog ----------------------------------------------------------------------------------- */
+
+static void on_alarm(int sig) {
+  (void)sig;
+  static const char msg[] = "WATCHDOG: no iteration completed in time: hang detected\n";
+  ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1); /* async-signal-safe */
+  (void)ignored;
+  _exit(WATCHDOG_EXIT);
+}
+
+static void watchdog_start(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_alarm;
+  if (sigaction(SIGALRM, &sa, NULL) != 0) {
+    perror("sigaction");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  alarm(watchdog_s);
+}
+
+static void watchdog_reset(void) { alarm(watchdog_s); }
+
+/* ---- one call ----------------------------------------------------------------------------------- */
+
+enum { ALLREDUCE, BCAST, ALLGATHER, REDUCE_SCATTER };
+
+typedef struct {
+  MPI_Comm comm;
+  int kind, count, rank, size, salt;
+  int *send, *recv;
+} call_t;
+
+static int input(int rank, int i, int salt) { return (rank + 1) * ((i * 7 + salt * 13) % 101 + 1); }
+
+static void call_init(call_t* c, MPI_Comm comm, int kind, int count) {
+  c->comm = comm;
+  c->kind = kind;
+  c->count = count;
+  CHECK_MPI(MPI_Comm_rank(comm, &c->rank));
+  CHECK_MPI(MPI_Comm_size(comm, &c->size));
+  c->send = malloc((size_t)count * (size_t)c->size * sizeof(int));
+  c->recv = malloc((size_t)count * (size_t)c->size * sizeof(int));
+  if (!c->send || !c->recv) MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+static MPI_Request call_start(call_t* c, int salt) {
+  int n = c->count, total = c->count * c->size;
+  c->salt = salt;
+  for (int i = 0; i < total; i++) c->send[i] = input(c->rank, i, salt), c->recv[i] = -1;
+  MPI_Request req = MPI_REQUEST_NULL;
+  switch (c->kind) {
+    case ALLREDUCE: CHECK_MPI(MPI_Iallreduce(c->send, c->recv, n, MPI_INT, MPI_SUM, c->comm, &req)); break;
+    case BCAST:
+      if (c->rank == c->size - 1) memcpy(c->recv, c->send, (size_t)n * sizeof(int));
+      CHECK_MPI(MPI_Ibcast(c->recv, n, MPI_INT, c->size - 1, c->comm, &req));
+      break;
+    case ALLGATHER: CHECK_MPI(MPI_Iallgather(c->send, n, MPI_INT, c->recv, n, MPI_INT, c->comm, &req)); break;
+    case REDUCE_SCATTER:
+      CHECK_MPI(MPI_Ireduce_scatter_block(c->send, c->recv, n, MPI_INT, MPI_SUM, c->comm, &req));
+      break;
+  }
+  return req;
+}
+
+static int sum_over_ranks(int size, int i, int salt) {
+  int s = 0;
+  for (int r = 0; r < size; r++) s += input(r, i, salt);
+  return s;
+}
+
+static void call_check(const call_t* c, int iteration) {
+  int n = c->kind == ALLGATHER ? c->count * c->size : c->count, bad = 0;
+  for (int i = 0; i < n; i++) {
+    int want = 0;
+    switch (c->kind) {
+      case ALLREDUCE: want = sum_over_ranks(c->size, i, c->salt); break;
+      case BCAST: want = input(c->size - 1, i, c->salt); break;
+      case ALLGATHER: want = input(i / c->count, i % c->count, c->salt); break;
+      case REDUCE_SCATTER: want = sum_over_ranks(c->size, c->rank * c->count + i, c->salt); break;
+    }
+    if (c->recv[i] != want && bad++ < 3)
+      fprintf(stderr, "rank %d: iteration %d: collective %d count %d: [%d] = %d, expected %d\n", world_rank,
+              iteration, c->kind, c->count, i, c->recv[i], want);
+  }
+  if (bad) failures++;
+}
+
+static void call_fini(call_t* c) { free(c->send), free(c->recv); }
+
+/* ---- MPI_T: calls routed through DFCCL ---------------------------------------------------------- */
+
+static const char* const counters[] = {"coll_dfccl_iallreduce_routed", "coll_dfccl_ibcast_routed",
+                                       "coll_dfccl_iallgather_routed", "coll_dfccl_ireduce_scatter_block_routed"};
+enum { NCOUNTERS = sizeof counters / sizeof counters[0] };
+static MPI_T_pvar_session session;
+static MPI_T_pvar_handle handles[NCOUNTERS];
+
+static void counters_open(void) {
+  int provided, n = 0;
+  CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+  CHECK_MPI(MPI_T_pvar_session_create(&session));
+  CHECK_MPI(MPI_T_pvar_get_num(&n));
+  for (int k = 0; k < NCOUNTERS; k++) {
+    handles[k] = MPI_T_PVAR_HANDLE_NULL;
+    for (int i = 0; i < n; i++) {
+      char name[256], desc[256];
+      int nlen = sizeof name, dlen = sizeof desc, verb, cls, bind, ro, cont, atom, count;
+      MPI_Datatype dt;
+      MPI_T_enum en;
+      if (MPI_T_pvar_get_info(i, name, &nlen, &verb, &cls, &dt, &en, desc, &dlen, &bind, &ro, &cont, &atom) ==
+              MPI_SUCCESS &&
+          strcmp(name, counters[k]) == 0)
+        CHECK_MPI(MPI_T_pvar_handle_alloc(session, i, NULL, &handles[k], &count));
+    }
+    if (handles[k] == MPI_T_PVAR_HANDLE_NULL) {
+      fprintf(stderr, "rank %d: MPI_T counter %s not found: was coll/dfccl loaded?\n", world_rank, counters[k]);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+  }
+}
+
+static unsigned long long routed_so_far(void) {
+  unsigned long long total = 0;
+  for (int k = 0; k < NCOUNTERS; k++) {
+    unsigned long long v = 0;
+    CHECK_MPI(MPI_T_pvar_read(session, handles[k], &v));
+    total += v;
+  }
+  return total;
+}
+
+static void counters_close(void) {
+  CHECK_MPI(MPI_T_pvar_session_free(&session));
+  CHECK_MPI(MPI_T_finalize()); /* before MPI_Finalize: the reverse order crashes Open MPI 4.1.4 */
+}
+
+/* ---- the patterns ------------------------------------------------------------------------------- */
+
+static unsigned long long rng_state;
+static unsigned next_random(void) {
+  rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+  return (unsigned)(rng_state >> 33);
+}
+
+/* One iteration of the cross pattern: this rank's own interleaving of the communicators. */
+static void cross_iteration(call_t* calls, int it) {
+  int order[NCOMMS * CALLS_PER_COMM], next[NCOMMS] = {0};
+  for (int k = 0; k < NCOMMS * CALLS_PER_COMM; k++) order[k] = k / CALLS_PER_COMM;
+  for (int k = NCOMMS * CALLS_PER_COMM - 1; k > 0; k--) { /* Fisher-Yates */
+    int j = (int)(next_random() % (unsigned)(k + 1)), t = order[k];
+    order[k] = order[j], order[j] = t;
+  }
+  MPI_Request reqs[NCOMMS * CALLS_PER_COMM];
+  for (int k = 0; k < NCOMMS * CALLS_PER_COMM; k++) {
+    int c = order[k], j = next[c]++; /* communicator c's j-th call: the same order on every rank */
+    reqs[k] = call_start(&calls[c * CALLS_PER_COMM + j], it * 31 + c * CALLS_PER_COMM + j);
+  }
+  CHECK_MPI(MPI_Waitall(NCOMMS * CALLS_PER_COMM, reqs, MPI_STATUSES_IGNORE));
+  for (int k = 0; k < NCOMMS * CALLS_PER_COMM; k++) call_check(&calls[k], it);
+}
+
+static int cross(int iterations, MPI_Comm* comms) {
+  call_t calls[NCOMMS * CALLS_PER_COMM];
+  static const int counts[NCOMMS] = {1024, 300, 4097};
+  for (int c = 0; c < NCOMMS; c++)
+    for (int j = 0; j < CALLS_PER_COMM; j++) call_init(&calls[c * CALLS_PER_COMM + j], comms[c], j, counts[c] + j);
+  for (int it = 0; it < iterations; it++) {
+    cross_iteration(calls, it);
+    if (it == 0) /* set-up points, in the same order everywhere */
+      for (int c = 0; c < NCOMMS; c++) CHECK_MPI(MPI_Barrier(comms[c]));
+    watchdog_reset();
+  }
+  for (int k = 0; k < NCOMMS * CALLS_PER_COMM; k++) call_fini(&calls[k]);
+  return NCOMMS * CALLS_PER_COMM;
+}
+
+/* One iteration of the queue pattern. */
+static bool control;
+
+static void queue_iteration(call_t* same, int pool, call_t* other, int it) {
+  MPI_Request reqs[MAX_CALLS];
+  for (int j = 0; j <= pool; j++) reqs[j] = call_start(&same[j], it * 31 + j);
+  if (world_rank % 2 == 0 || control) CHECK_MPI(MPI_Wait(&reqs[0], MPI_STATUS_IGNORE)); /* submits the queued run */
+  reqs[pool + 1] = call_start(other, it * 31 + pool + 1);
+  CHECK_MPI(MPI_Waitall(pool + 2, reqs, MPI_STATUSES_IGNORE));
+  for (int j = 0; j <= pool; j++) call_check(&same[j], it);
+  call_check(other, it);
+}
+
+static int queue(int iterations, int pool, MPI_Comm* comms) {
+  call_t same[MAX_CALLS], other;
+  for (int j = 0; j <= pool; j++) call_init(&same[j], comms[0], ALLREDUCE, 1024);
+  call_init(&other, comms[0], ALLREDUCE, 2048);
+  for (int it = 0; it < iterations; it++) {
+    queue_iteration(same, pool, &other, it);
+    if (it == 0) CHECK_MPI(MPI_Barrier(comms[0])); /* the set-up point */
+    watchdog_reset();
+  }
+  for (int j = 0; j <= pool; j++) call_fini(&same[j]);
+  call_fini(&other);
+  return pool + 2;
+}
+
+int main(int argc, char** argv) {
+  CHECK_MPI(MPI_Init(&argc, &argv));
+  CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
+  CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &world_size));
+  const char* mode = "cross";
+  int iterations = 20, pool = 2;
+  for (int opt; (opt = getopt(argc, argv, "m:i:p:w:c")) != -1;) {
+    if (opt == 'm') mode = optarg;
+    else if (opt == 'c') control = true;
+    else if (opt == 'i') iterations = atoi(optarg);
+    else if (opt == 'p') pool = atoi(optarg);
+    else if (opt == 'w') watchdog_s = (unsigned)atoi(optarg);
+  }
+  if (iterations < 2 || pool < 1 || pool > MAX_CALLS - 2 || (strcmp(mode, "cross") && strcmp(mode, "queue"))) {
+    if (world_rank == 0) fprintf(stderr, "usage: test_nb_deadlock -m cross|queue [-i N>=2] [-p 1..30] [-w s] [-c]\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  rng_state = 0x9E3779B97F4A7C15ull * (unsigned long long)(world_rank + 1); /* a different order per rank */
+  counters_open();
+  watchdog_start();
+
+  /* Created before counting: Open MPI's own nonblocking calls that agree on their ids may be routed. */
+  bool is_cross = strcmp(mode, "cross") == 0;
+  MPI_Comm comms[NCOMMS] = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL};
+  CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comms[0]));
+  if (is_cross) {
+    CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comms[1]));
+    CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, 0, world_size - world_rank, &comms[2]));
+  }
+  unsigned long long before = routed_so_far();
+  int per_iteration = is_cross ? cross(iterations, comms) : queue(iterations, pool, comms);
+  unsigned long long routed = routed_so_far() - before, want = (unsigned long long)(iterations - 1) * per_iteration;
+  if (routed != want) { /* iteration 0 falls back, every later call is routed */
+    fprintf(stderr, "rank %d: %llu calls routed through DFCCL, expected %llu\n", world_rank, routed, want);
+    failures++;
+  }
+  alarm(0);
+  for (int c = 0; c < NCOMMS; c++)
+    if (comms[c] != MPI_COMM_NULL) CHECK_MPI(MPI_Comm_free(&comms[c]));
+  counters_close();
+  int all = 0;
+  CHECK_MPI(MPI_Reduce(&failures, &all, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD));
+  if (world_rank == 0)
+    printf("%s pattern: %d iterations x %d nonblocking calls on %d ranks, %llu routed through DFCCL: %s\n", mode,
+           iterations, per_iteration, world_size, routed, all ? "FAIL" : "PASS");
+  CHECK_MPI(MPI_Finalize());
+  return all ? 1 : 0;
+}
