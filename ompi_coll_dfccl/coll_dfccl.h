@@ -163,6 +163,14 @@ typedef enum { DFCCL_BLOCKING, DFCCL_NONBLOCKING } dfccl_form_t;
 dfccl_coll_t* mca_coll_dfccl_coll_get(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_form_t form,
                                       const dfccl_sig_t* sig, const char** why);
 
+/* What every plan checks first: a positive count, a datatype DFCCL supports -- with an op it
+ * supports too for a reduction (op != NULL), or any type that moves as its bytes when op is NULL --
+ * then the communicator's collective for *sig (kind and root set by the caller; count, dtype and op
+ * filled in here).  NULL, with *why set, when the call must fall back. */
+dfccl_coll_t* mca_coll_dfccl_coll_for(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_form_t form,
+                                      dfccl_sig_t* sig, int count, struct ompi_datatype_t* dtype,
+                                      struct ompi_op_t* op, const char** why);
+
 /* A set-up point: sets up what nonblocking calls asked for.  Collective over comm: call it where
  * every rank makes the same blocking call. */
 void mca_coll_dfccl_set_up_wanted(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm);

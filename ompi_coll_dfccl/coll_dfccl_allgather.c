@@ -11,7 +11,6 @@
  */
 #include "coll_dfccl.h"
 
-#include "coll_dfccl_dtypes.h"
 #include "opal/util/output.h"
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/runtime/mpiruntime.h"
@@ -19,10 +18,8 @@
 static bool plan(const void* sbuf, int scount, struct ompi_datatype_t* sdtype, void* rbuf, int rcount,
                  struct ompi_datatype_t* rdtype, struct ompi_communicator_t* comm, mca_coll_dfccl_module_t* m,
                  dfccl_form_t form, dfccl_call_t* call, const char** why) {
-  dfccl_sig_t sig = {.kind = DFCCL_ALLGATHER, .root = -1, .count = (size_t)rcount, .op = dfcclSum};
-  if (rcount <= 0) { *why = "count"; return false; }
-  if (!dfccl_move_dtype_of(rdtype, &sig.dtype)) { *why = "datatype"; return false; }
-  *call = (dfccl_call_t){.coll = mca_coll_dfccl_coll_get(m, comm, form, &sig, why)};
+  dfccl_sig_t sig = {.kind = DFCCL_ALLGATHER, .root = -1};
+  *call = (dfccl_call_t){.coll = mca_coll_dfccl_coll_for(m, comm, form, &sig, rcount, rdtype, NULL, why)};
   if (call->coll == NULL) return false;
 
   char* mine = (char*)rbuf + (size_t)ompi_comm_rank(comm) * (size_t)rcount * dfcclTypeSize(sig.dtype);

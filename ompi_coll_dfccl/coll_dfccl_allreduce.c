@@ -10,17 +10,13 @@
  */
 #include "coll_dfccl.h"
 
-#include "coll_dfccl_dtypes.h"
 #include "opal/util/output.h"
 
 static bool plan(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t* dtype, struct ompi_op_t* op,
                  struct ompi_communicator_t* comm, mca_coll_dfccl_module_t* m, dfccl_form_t form, dfccl_call_t* call,
                  const char** why) {
-  dfccl_sig_t sig = {.kind = DFCCL_ALLREDUCE, .root = -1, .count = (size_t)count};
-  if (count <= 0) { *why = "count"; return false; } /* 4.1's MPI layer returns before count 0 */
-  if (!dfccl_dtype_of(dtype, &sig.dtype)) { *why = "datatype"; return false; }
-  if (!dfccl_op_of(op, &sig.op)) { *why = "op"; return false; }
-  *call = (dfccl_call_t){.coll = mca_coll_dfccl_coll_get(m, comm, form, &sig, why)};
+  dfccl_sig_t sig = {.kind = DFCCL_ALLREDUCE, .root = -1};
+  *call = (dfccl_call_t){.coll = mca_coll_dfccl_coll_for(m, comm, form, &sig, count, dtype, op, why)};
   if (call->coll == NULL) return false;
   /* MPI_IN_PLACE: the input is in rbuf, DFCCL's in place is sendbuff == recvbuff. */
   call->send = sbuf == MPI_IN_PLACE ? rbuf : sbuf;

@@ -9,16 +9,13 @@
  */
 #include "coll_dfccl.h"
 
-#include "coll_dfccl_dtypes.h"
 #include "opal/util/output.h"
 
 static bool plan(void* buf, int count, struct ompi_datatype_t* dtype, int root, struct ompi_communicator_t* comm,
                  mca_coll_dfccl_module_t* m, dfccl_form_t form, dfccl_call_t* call, const char** why) {
   /* root: the communicator's rank = DFCCL's bootstrap rank */
-  dfccl_sig_t sig = {.kind = DFCCL_BROADCAST, .root = root, .count = (size_t)count, .op = dfcclSum};
-  if (count <= 0) { *why = "count"; return false; }
-  if (!dfccl_move_dtype_of(dtype, &sig.dtype)) { *why = "datatype"; return false; }
-  *call = (dfccl_call_t){.coll = mca_coll_dfccl_coll_get(m, comm, form, &sig, why)};
+  dfccl_sig_t sig = {.kind = DFCCL_BROADCAST, .root = root};
+  *call = (dfccl_call_t){.coll = mca_coll_dfccl_coll_for(m, comm, form, &sig, count, dtype, NULL, why)};
   if (call->coll == NULL) return false;
   call->send = buf;
   call->recv = buf;

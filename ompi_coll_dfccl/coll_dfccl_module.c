@@ -12,6 +12,7 @@
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
 #include "coll_dfccl.h"
+#include "coll_dfccl_dtypes.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -394,6 +395,21 @@ static dfccl_coll_t* ready_coll(mca_coll_dfccl_module_t* m, ompi_communicator_t*
     *why = "not set up yet (asked for: the next blocking collective on the communicator does it)";
   }
   return NULL;
+}
+
+dfccl_coll_t* mca_coll_dfccl_coll_for(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_form_t form,
+                                      dfccl_sig_t* sig, int count, struct ompi_datatype_t* dtype,
+                                      struct ompi_op_t* op, const char** why) {
+  if (count <= 0) { *why = "count"; return NULL; } /* 4.1's MPI layer returns before count 0 */
+  sig->count = (size_t)count;
+  if (op == NULL) {
+    sig->op = dfcclSum; /* unused by data movement; fixed, so that signatures compare equal */
+    if (!dfccl_move_dtype_of(dtype, &sig->dtype)) { *why = "datatype"; return NULL; }
+  } else {
+    if (!dfccl_dtype_of(dtype, &sig->dtype)) { *why = "datatype"; return NULL; }
+    if (!dfccl_op_of(op, &sig->op)) { *why = "op"; return NULL; }
+  }
+  return mca_coll_dfccl_coll_get(m, comm, form, sig, why);
 }
 
 dfccl_coll_t* mca_coll_dfccl_coll_get(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_form_t form,

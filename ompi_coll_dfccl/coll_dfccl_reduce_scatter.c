@@ -8,7 +8,6 @@
  */
 #include "coll_dfccl.h"
 
-#include "coll_dfccl_dtypes.h"
 #include "opal/util/output.h"
 
 static bool plan(const void* sbuf, void* rbuf, const int* rcounts, struct ompi_datatype_t* dtype,
