@@ -127,18 +127,21 @@ fi
 # PART=oversub: 4 ranks per GPU.  Without MPS the GPU time-slices between the 4 processes'
 # persistent kernels, so every ring step waits for its receiver's time slice (about 2 s per
 # iteration of 8 all-reduces); under MPS (started here if the machine has it, stopped at the end)
-# the daemons run side by side.
+# the daemons run side by side, as long as their blocks fit on the GPU together (processes per GPU x
+# channels <= SMs): OVERSUB_CHANNELS (default 8) channels per daemon.
 if named oversub; then
   if command -v nvidia-cuda-mps-control > /dev/null; then
     export CUDA_MPS_PIPE_DIRECTORY=/tmp/dfccl-mps/pipe CUDA_MPS_LOG_DIRECTORY=/tmp/dfccl-mps/log
     mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY
     trap 'echo quit | nvidia-cuda-mps-control' EXIT
     if nvidia-cuda-mps-control -d; then
-      note "MPS control daemon started"
+      note "MPS control daemon started; DFCCL_MAX_CHANNELS=${OVERSUB_CHANNELS:-8}"
+      export DFCCL_MAX_CHANNELS=${OVERSUB_CHANNELS:-8}
       step random-order-8ranks-mps ${RO8_LIMIT:-150} $mpi 8 test/mpi/test_random_order -i "${RO8_ITERS:-200}"
       step random-mix-8ranks-sync-mps ${MIX_LIMIT:-150} $mpi 8 test/mpi/test_random_mix -i "${MIX8_ITERS:-1000}" -y 5
       step random-mix-4ranks-sync-mps ${MIX_LIMIT:-150} $mpi 4 test/mpi/test_random_mix -i "${MIX_ITERS:-1000}" -y 5
       echo quit | nvidia-cuda-mps-control
+      unset DFCCL_MAX_CHANNELS
       trap - EXIT
       sleep 2
     else
