@@ -121,7 +121,7 @@ static void release(df_ctx* ctx) {
   if (ctx->target) ctx->target->close(ctx);
   df_registry_fini(ctx);
   pthread_mutex_destroy(&ctx->lock);
-  pthread_mutex_destroy(&ctx->register_lock);
+  pthread_mutex_destroy(&ctx->tables_lock);
   pthread_mutex_destroy(&ctx->wake_lock);
   pthread_cond_destroy(&ctx->wake);
 }
@@ -157,7 +157,7 @@ dfcclResult_t dfcclInit(dfcclRankCtx_t* out, const dfcclInitArgs_t* args) {
   ctx->bootstrap = *bs;
   ctx->device = args->device;
   pthread_mutex_init(&ctx->lock, NULL);
-  pthread_mutex_init(&ctx->register_lock, NULL);
+  pthread_mutex_init(&ctx->tables_lock, NULL);
   pthread_mutex_init(&ctx->wake_lock, NULL);
   pthread_cond_init(&ctx->wake, NULL);
   atomic_store(&ctx->grid, 1);
@@ -220,45 +220,24 @@ static dfcclResult_t grow_grid(df_ctx* ctx, uint32_t blocks) {
   return dfcclSuccess;
 }
 
-static dfcclResult_t check_registration(df_ctx* ctx, size_t count, dfcclDataType_t dtype,
-                                        dfcclRedOp_t op, int collId) {
+static dfcclResult_t check_registration(size_t count, dfcclDataType_t dtype, dfcclRedOp_t op, int collId) {
   if (collId < 0) return df_error(dfcclInvalidArgument, "collective id %d is negative", collId);
   if ((unsigned)dtype >= dfcclNumTypes) return df_error(dfcclInvalidArgument, "unknown data type %d", (int)dtype);
   if ((unsigned)op >= dfcclNumOps) return df_error(dfcclInvalidArgument, "unknown reduction op %d", (int)op);
   size_t esize = dfcclTypeSize(dtype);
   if (count > ((size_t)1 << 56) / esize)
     return df_error(dfcclInvalidArgument, "count %zu of %zu-byte elements overflows", count, esize);
-  pthread_mutex_lock(&ctx->lock);
-  int existing = df_registry_find(ctx, collId);
-  int ncolls = ctx->ncolls;
-  pthread_mutex_unlock(&ctx->lock);
-  if (existing >= 0) return df_error(dfcclDuplicateId, "collective id %d is already registered", collId);
-  if (ncolls >= DF_MAX_COLLS)
-    return df_error(dfcclOutOfResources, "at most %d collectives can be registered", DF_MAX_COLLS);
   return dfcclSuccess;
 }
 
-static dfcclResult_t register_locked(df_ctx* ctx, df_coll_kind kind, size_t count, dfcclDataType_t dtype,
-                                     dfcclRedOp_t op, int root, int collId, const int* participants,
-                                     int nparticipants, int priority) {
-  /* Without a valid set of participants there is nobody to tell; otherwise a local failure is
-   * still announced to the peers (df_links_create), which are waiting for this registration. */
-  df_group* g;
-  DF_CHECK(df_group_get(ctx, participants, nparticipants, &g));
-  dfcclResult_t prior = check_registration(ctx, count, dtype, op, collId);
-  int root_position = 0;
-  if (prior == dfcclSuccess && (kind == DF_COLL_BROADCAST || kind == DF_COLL_REDUCE)) {
-    root_position = -1;
-    for (int i = 0; i < g->nranks; i++)
-      if (g->ranks[i] == root) root_position = i;
-    if (root_position < 0) prior = df_error(dfcclInvalidArgument, "root %d is not a participant", root);
-  }
-  if (prior != dfcclSuccess) {
-    root_position = 0;
-    dtype = dfcclInt8; /* keep the card's fields harmless */
-    op = dfcclSum;
-    count = 0;
-  }
+static int ring_position(const df_group* g, int rank) {
+  for (int i = 0; i < g->nranks; i++)
+    if (g->ranks[i] == rank) return i;
+  return -1;
+}
+
+static df_coll_static static_context(const df_ctx* ctx, const df_group* g, df_coll_kind kind, size_t count,
+                                     dfcclDataType_t dtype, dfcclRedOp_t op, int root_position, int priority) {
   df_coll_static st;
   memset(&st, 0, sizeof st);
   st.kind = kind;
@@ -271,34 +250,69 @@ static dfcclResult_t register_locked(df_ctx* ctx, df_coll_kind kind, size_t coun
   st.root = root_position;
   st.priority = priority;
   st.count = count;
-  df_coll_links links;
-  uint32_t slot = slot_for(&ctx->cfg, kind, bytes, st.nchannels, st.nranks);
-  dfcclResult_t r = df_links_create(ctx, g, collId, &st, slot, prior, &links);
-  st.links = links.dev;
-  if (r == dfcclSuccess) r = grow_grid(ctx, st.nchannels);
-  int index = ctx->ncolls; /* only registrations add, and they are serialised */
-  if (r == dfcclSuccess) r = ctx->target->copy_in(ctx, &ctx->dev_colls[index], &st, sizeof st);
-  if (r != dfcclSuccess) {
-    df_links_free(ctx, &links);
-    return r;
-  }
-  pthread_mutex_lock(&ctx->lock);
-  r = df_registry_add(ctx, collId, &st, g, &links, &index);
-  pthread_mutex_unlock(&ctx->lock);
-  df_debug(ctx, "registered collective %d as #%d: %zu elements, %u channels, ring position %u of %u",
-           collId, index, count, st.nchannels, st.rank, st.nranks);
+  return st;
+}
+
+/* The daemon learns of a collective: the grid grows to its channels, and its static context goes
+ * to its index (read by the daemon only once an SQE names the index). */
+static dfcclResult_t install(df_ctx* ctx, int index, const df_coll_static* st) {
+  pthread_mutex_lock(&ctx->tables_lock);
+  dfcclResult_t r = grow_grid(ctx, st->nchannels);
+  if (r == dfcclSuccess) r = ctx->target->copy_in(ctx, &ctx->dev_colls[index], st, sizeof *st);
+  pthread_mutex_unlock(&ctx->tables_lock);
   return r;
 }
 
+/* The id and an index are reserved under ctx->lock first (so that the same id registered on
+ * another thread meanwhile is a dfcclDuplicateId), the exchange with the peers runs with no lock
+ * held (so that registrations on other groups, from other threads, run at the same time: holding
+ * a lock there deadlocks two ranks that register on two groups in opposite orders), and the lock
+ * is taken again to publish the result. */
 static dfcclResult_t register_collective(df_ctx* ctx, df_coll_kind kind, size_t count, dfcclDataType_t dtype,
                                          dfcclRedOp_t op, int root, int collId, const int* participants,
                                          int nparticipants, int priority) {
   DF_CHECK(df_ctx_check(ctx));
-  pthread_mutex_lock(&ctx->register_lock);
-  dfcclResult_t r = register_locked(ctx, kind, count, dtype, op, root, collId, participants, nparticipants,
-                                    priority);
-  pthread_mutex_unlock(&ctx->register_lock);
-  return r;
+  /* Without a valid set of participants there is nobody to tell; otherwise a local failure is
+   * still announced to the peers (df_links_create), which are waiting for this registration. */
+  df_group* g;
+  pthread_mutex_lock(&ctx->lock);
+  dfcclResult_t r = df_group_get(ctx, participants, nparticipants, &g);
+  pthread_mutex_unlock(&ctx->lock);
+  if (r != dfcclSuccess) return r;
+  int root_position = 0, index = -1;
+  dfcclResult_t prior = check_registration(count, dtype, op, collId);
+  if (prior == dfcclSuccess && (kind == DF_COLL_BROADCAST || kind == DF_COLL_REDUCE)) {
+    root_position = ring_position(g, root);
+    if (root_position < 0) prior = df_error(dfcclInvalidArgument, "root %d is not a participant", root);
+  }
+  if (prior == dfcclSuccess) {
+    pthread_mutex_lock(&ctx->lock);
+    prior = df_registry_reserve(ctx, collId, g, &index); /* the record takes over g's reference */
+    pthread_mutex_unlock(&ctx->lock);
+  }
+  if (prior != dfcclSuccess) {
+    root_position = 0;
+    dtype = dfcclInt8; /* keep the card's fields harmless */
+    op = dfcclSum;
+    count = 0;
+  }
+  df_coll_static st = static_context(ctx, g, kind, count, dtype, op, root_position, priority);
+  uint64_t bytes = (uint64_t)count * dfcclTypeSize(dtype);
+  uint32_t slot = slot_for(&ctx->cfg, kind, bytes, st.nchannels, st.nranks);
+  df_coll_links links;
+  r = df_links_create(ctx, g, collId, &st, slot, prior, &links);
+  st.links = links.dev;
+  if (r == dfcclSuccess) r = install(ctx, index, &st);
+  if (r != dfcclSuccess) df_links_free(ctx, &links);
+  pthread_mutex_lock(&ctx->lock);
+  if (r == dfcclSuccess) df_registry_publish(ctx, index, &st, &links);
+  else if (index >= 0) df_registry_release(ctx, index); /* drops the group reference too */
+  else df_group_put(ctx, g);
+  pthread_mutex_unlock(&ctx->lock);
+  if (r != dfcclSuccess) return r;
+  df_debug(ctx, "registered collective %d as #%d: %zu elements, %u channels, ring position %u of %u",
+           collId, index, count, st.nchannels, st.rank, st.nranks);
+  return dfcclSuccess;
 }
 
 dfcclResult_t dfcclRegisterAllReduce(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype,
@@ -350,21 +364,37 @@ static void buffer_bytes(const df_coll_static* st, size_t* send_bytes, size_t* r
   }
 }
 
+/* Caller holds ctx->lock.  The index of collId if it may run now (and its registration), else -1
+ * with the error message set. */
+static int ready_collective(const df_ctx* ctx, int collId, df_coll_static* stat) {
+  int index = df_registry_lookup(ctx, collId);
+  df_coll_state state = index >= 0 ? ctx->colls[index].state : DF_COLL_FREE;
+  if (state == DF_COLL_READY) {
+    *stat = ctx->colls[index].stat;
+    return index;
+  }
+  if (state == DF_COLL_LEAVING)
+    df_error(dfcclUnregisteredId, "collective id %d is being deregistered", collId);
+  else if (state == DF_COLL_JOINING)
+    df_error(dfcclUnregisteredId, "collective id %d is still being registered", collId);
+  else
+    df_error(dfcclUnregisteredId, "collective id %d is not registered", collId);
+  return -1;
+}
+
 static dfcclResult_t submit(df_ctx* ctx, df_coll_kind kind, const void* sendbuff, void* recvbuff,
                             int collId, dfcclCallback_t callback, void* callbackArg) {
   DF_CHECK(df_ctx_check(ctx));
   dfcclResult_t fatal = (dfcclResult_t)atomic_load(&ctx->fatal);
   if (fatal != dfcclSuccess) return df_error(fatal, "the daemon failed earlier; the context is unusable");
 
-  /* A registration never changes, so the buffers are checked (a driver call on a GPU) outside the
-   * lock that the poller takes for every completion. */
+  /* The buffers are checked (a driver call on a GPU) outside the lock that the poller takes for
+   * every completion, against a copy of the registration. */
   pthread_mutex_lock(&ctx->lock);
-  int index = df_registry_find(ctx, collId);
-  df_coll* c = index >= 0 ? &ctx->colls[index] : NULL;
   df_coll_static stat;
-  if (c) stat = c->stat;
+  int index = ready_collective(ctx, collId, &stat);
   pthread_mutex_unlock(&ctx->lock);
-  if (!c) return df_error(dfcclUnregisteredId, "collective id %d is not registered", collId);
+  if (index < 0) return dfcclUnregisteredId;
   if (stat.kind != (uint32_t)kind)
     return df_error(dfcclInvalidArgument, "collective id %d was registered as another kind of collective", collId);
   size_t send_bytes, recv_bytes;
@@ -374,6 +404,14 @@ static dfcclResult_t submit(df_ctx* ctx, df_coll_kind kind, const void* sendbuff
   if (r != dfcclSuccess) return r;
 
   pthread_mutex_lock(&ctx->lock);
+  df_coll* c = &ctx->colls[index];
+  df_coll_static now;
+  /* Deregistered meanwhile (by another thread), maybe with the index reused: the buffers were
+   * checked against the registration they were checked for, or the run is refused. */
+  if (ready_collective(ctx, collId, &now) != index || memcmp(&now, &stat, sizeof stat) != 0) {
+    pthread_mutex_unlock(&ctx->lock);
+    return df_error(dfcclUnregisteredId, "collective id %d was deregistered while its run was submitted", collId);
+  }
   if (c->in_flight) {
     uint32_t running = c->epoch;
     pthread_mutex_unlock(&ctx->lock);
@@ -426,6 +464,178 @@ dfcclResult_t dfcclRunReduce(dfcclRankCtx_t ctx, const void* sendbuff, void* rec
   return submit(ctx, DF_COLL_REDUCE, sendbuff, recvbuff, collId, callback, callbackArg);
 }
 
+/* ---- deregistration ---- */
+
+/* Caller holds ctx->lock.  Why this rank cannot release collId now (dfcclSuccess if it can); sets
+ * *index when collId is registered. */
+static dfcclResult_t check_leaving(const df_ctx* ctx, const int* ids, int i, int* index) {
+  int id = ids[i];
+  *index = -1;
+  for (int j = 0; j < i; j++)
+    if (ids[j] == id) return df_error(dfcclInvalidArgument, "collective id %d is listed twice", id);
+  *index = df_registry_find(ctx, id);
+  if (*index < 0) return df_error(dfcclUnregisteredId, "collective id %d is not registered", id);
+  const df_coll* c = &ctx->colls[*index];
+  if (c->state == DF_COLL_LEAVING)
+    return df_error(dfcclInFlight, "collective id %d is being deregistered by another thread", id);
+  if (c->in_flight)
+    return df_error(dfcclInFlight, "collective id %d has a run in flight (run %u); wait for its callback first",
+                    id, c->epoch);
+  return dfcclSuccess;
+}
+
+/* Caller holds ctx->lock.  Finds the collectives and their common group (with a reference for the
+ * caller).  Returns an error for what cannot be told to the peers: collectives of different groups,
+ * or no registered collective at all (nobody to tell).  *prior is why this rank cannot release
+ * them, told to the peers; when there is none, they are marked LEAVING, so that no run starts
+ * during the exchange. */
+static dfcclResult_t begin_leaving(df_ctx* ctx, const int* ids, int n, int* indices, df_group** group,
+                                   dfcclResult_t* prior) {
+  df_group* g = NULL;
+  int g_id = -1;
+  char message[512] = "";
+  *prior = dfcclSuccess;
+  for (int i = 0; i < n; i++) {
+    dfcclResult_t r = check_leaving(ctx, ids, i, &indices[i]);
+    if (r != dfcclSuccess && *prior == dfcclSuccess) {
+      *prior = r;
+      snprintf(message, sizeof message, "%s", dfcclGetLastErrorMessage());
+    }
+    if (indices[i] < 0) continue;
+    df_group* mine = ctx->colls[indices[i]].group;
+    if (g && mine != g)
+      return df_error(dfcclInvalidArgument,
+                      "collectives %d and %d have different participants: deregister them in separate calls",
+                      g_id, ids[i]);
+    g = mine;
+    g_id = ids[i];
+  }
+  if (!g) return df_error(*prior, "%s (nobody to tell: no collective of the list is registered here)", message);
+  g->users++; /* the group outlives the exchange even if another thread releases its collectives */
+  *group = g;
+  if (*prior != dfcclSuccess) {
+    df_error(*prior, "%s", message);
+    return dfcclSuccess;
+  }
+  for (int i = 0; i < n; i++) ctx->colls[indices[i]].state = DF_COLL_LEAVING;
+  return dfcclSuccess;
+}
+
+/* A released index must look unused to its next collective.  The daemon does not touch it (no run
+ * is in flight), so the host resets its per-index state: every block's dynamic context (blocks
+ * that never ran have none), the blocks-done count and the counters of dfcclGetCollStats. */
+static dfcclResult_t reset_daemon_entry(df_ctx* ctx, int index) {
+  const df_target_ops* t = ctx->target;
+  df_daemon_args* a = &ctx->args;
+  df_coll_dynamic idle;
+  df_coll_counters none;
+  uint32_t no_blocks = 0;
+  memset(&idle, 0, sizeof idle);
+  memset(&none, 0, sizeof none);
+  pthread_mutex_lock(&ctx->tables_lock);
+  dfcclResult_t r = dfcclSuccess;
+  for (uint32_t b = 0; r == dfcclSuccess && b < ctx->grid_ever; b++)
+    r = t->copy_in(ctx, &a->dynamic[(size_t)b * DF_MAX_COLLS + (size_t)index], &idle, sizeof idle);
+  if (r == dfcclSuccess) r = t->copy_in(ctx, &a->done_blocks[index], &no_blocks, sizeof no_blocks);
+  if (r == dfcclSuccess) r = t->copy_in(ctx, &a->coll_counters[index], &none, sizeof none);
+  pthread_mutex_unlock(&ctx->tables_lock);
+  return r;
+}
+
+/* Collective over the group of `ids`: the closing exchange, then the collectives' connectors are
+ * freed and their ids and indices released.  Like registration, the exchange runs with no lock
+ * held.  `destroying`: the daemon has exited for good, so the indices need no reset, and the
+ * collectives leave even if the exchange failed (the context goes away; the ids come from the
+ * registry, so they are registered, of one group and not in flight). */
+static dfcclResult_t deregister(df_ctx* ctx, const int* ids, int n, bool destroying) {
+  int* indices = malloc(sizeof(int) * (size_t)n);
+  if (!indices) return df_error(dfcclOutOfResources, "out of memory");
+  df_group* g = NULL;
+  dfcclResult_t prior;
+  pthread_mutex_lock(&ctx->lock);
+  dfcclResult_t r = begin_leaving(ctx, ids, n, indices, &g, &prior);
+  pthread_mutex_unlock(&ctx->lock);
+  if (r != dfcclSuccess) {
+    free(indices);
+    return r;
+  }
+  r = df_links_close(ctx, g, ids, n, prior);
+  bool leave = r == dfcclSuccess || destroying;
+  char message[512];
+  snprintf(message, sizeof message, "%s", dfcclGetLastErrorMessage());
+  dfcclResult_t reset = dfcclSuccess;
+  for (int i = 0; leave && i < n; i++) {
+    if (indices[i] < 0) continue;
+    df_links_free(ctx, &ctx->colls[indices[i]].links); /* LEAVING: nobody else touches them */
+    if (!destroying && reset == dfcclSuccess) reset = reset_daemon_entry(ctx, indices[i]);
+  }
+  int nranks = g->nranks;
+  pthread_mutex_lock(&ctx->lock);
+  for (int i = 0; i < n; i++) {
+    if (indices[i] < 0) continue;
+    if (leave) df_registry_release(ctx, indices[i]);
+    else if (prior == dfcclSuccess) ctx->colls[indices[i]].state = DF_COLL_READY; /* a peer could not */
+  }
+  df_group_put(ctx, g);
+  pthread_mutex_unlock(&ctx->lock);
+  free(indices);
+  if (r == dfcclSuccess) df_debug(ctx, "deregistered %d collectives of a group of %d ranks", n, nranks);
+  if (r != dfcclSuccess) return df_error(r, "%s", message);
+  return reset;
+}
+
+dfcclResult_t dfcclDeregister(dfcclRankCtx_t ctx, const int* collIds, int n) {
+  DF_CHECK(df_ctx_check(ctx));
+  if (n < 0) return df_error(dfcclInvalidArgument, "dfcclDeregister: n is %d", n);
+  if (n == 0) return dfcclSuccess;
+  if (!collIds) return df_error(dfcclInvalidArgument, "dfcclDeregister: collIds is NULL but n is %d", n);
+  return deregister(ctx, collIds, n, false);
+}
+
+static int compare_ids(const void* a, const void* b) {
+  int x = *(const int*)a, y = *(const int*)b;
+  return (x > y) - (x < y);
+}
+
+/* Caller holds ctx->lock.  The first group, in the order of df_group_compare, that registered
+ * collectives still use, and their ids, ascending (NULL when none is left). */
+static df_group* next_group_to_close(const df_ctx* ctx, int* ids, int* n) {
+  const df_group* first = NULL;
+  for (int i = 0; i < ctx->ncolls; i++) {
+    const df_coll* c = &ctx->colls[i];
+    if (c->state == DF_COLL_READY && (!first || df_group_compare(c->group, first) < 0)) first = c->group;
+  }
+  *n = 0;
+  for (int i = 0; first && i < ctx->ncolls; i++)
+    if (ctx->colls[i].state == DF_COLL_READY && ctx->colls[i].group == first) ids[(*n)++] = ctx->colls[i].id;
+  qsort(ids, (size_t)*n, sizeof(int), compare_ids);
+  return (df_group*)first;
+}
+
+/* Every collective still registered leaves, a group at a time, each group with one closing
+ * exchange over its participants.  Groups go in the order of their rank lists, the same on every
+ * rank whatever order (or threads) they were registered in, so these exchanges cannot wait for
+ * each other in a cycle: the least group that any rank waits in has every member there. */
+static dfcclResult_t deregister_all(df_ctx* ctx) {
+  int* ids = malloc(sizeof(int) * DF_MAX_COLLS);
+  if (!ids) return df_error(dfcclOutOfResources, "out of memory");
+  dfcclResult_t result = dfcclSuccess;
+  for (;;) {
+    int n;
+    pthread_mutex_lock(&ctx->lock);
+    df_group* g = next_group_to_close(ctx, ids, &n);
+    pthread_mutex_unlock(&ctx->lock);
+    if (!g) break;
+    dfcclResult_t r = deregister(ctx, ids, n, true);
+    if (r != dfcclSuccess && result == dfcclSuccess) {
+      result = r;
+      fprintf(stderr, "dfccl: rank %d: dfcclDestroy: %s\n", ctx->rank, dfcclGetLastErrorMessage());
+    }
+  }
+  free(ids);
+  return result;
+}
+
 /* ---- destroy ---- */
 
 static bool wait_outstanding(df_ctx* ctx) {
@@ -470,19 +680,13 @@ dfcclResult_t dfcclDestroy(dfcclRankCtx_t ctx) {
   df_poller_stop(ctx);
   dfcclResult_t exit_result = final_exit(ctx);
   if (r == dfcclSuccess) r = exit_result;
-  /* Peers may still touch our connectors until they too are done: meet them first. */
-  if (ctx->nranks > 1) {
-    int token = 0, *tokens = calloc((size_t)ctx->nranks, sizeof(int));
-    int* all = calloc((size_t)ctx->nranks, sizeof(int));
-    if (tokens && all) {
-      for (int i = 0; i < ctx->nranks; i++) all[i] = i;
-      if (ctx->bootstrap.allgather(ctx->bootstrap.state, all, ctx->nranks, &token, tokens, sizeof token) &&
-          r == dfcclSuccess)
-        r = df_error(dfcclBootstrapError, "dfcclDestroy: the closing allgather failed");
-    }
-    free(tokens);
-    free(all);
-  }
+  char message[512];
+  snprintf(message, sizeof message, "%s", dfcclGetLastErrorMessage());
+  /* Peers may still touch our connectors until they too are done: each group of collectives still
+   * registered meets its participants first.  Ranks that shared nothing never meet. */
+  dfcclResult_t closing = deregister_all(ctx);
+  if (r != dfcclSuccess) df_error(r, "%s", message); /* the first error is the one to tell */
+  else r = closing;
   release(ctx);
   ctx->magic = DF_CTX_DEAD;
   pthread_mutex_lock(&tombstones_lock);

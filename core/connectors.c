@@ -5,7 +5,8 @@
  *   send region: per channel a df_send_ctrl -- written by the ring successor;
  * then all participants exchange the handles (with the collective's signature, so that a rank
  * that registered something else is told so) and each maps its successor's recv region and its
- * predecessor's send region.
+ * predecessor's send region.  At deregistration the participants meet once more (df_links_close)
+ * before anyone frees what the others write into.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -145,6 +146,67 @@ dfcclResult_t df_links_create(df_ctx* ctx, const df_group* g, int id, const df_c
   if (r == dfcclSuccess) r = rb;
   if (r == dfcclSuccess) r = build_device_view(ctx, cl, nch, slot_bytes);
   if (prior != dfcclSuccess) return df_error(prior, "%s", prior_message);
+  return r;
+}
+
+/* What a rank tells the other participants of a deregistration, before the ids themselves. */
+typedef struct {
+  int32_t n;       /* collectives it releases                                              */
+  uint32_t failed; /* dfcclSuccess, or why it cannot release them (e.g. a run in flight) */
+} closing_card;
+
+/* The second exchange: the id lists themselves, compared in order. */
+static dfcclResult_t compare_id_lists(df_ctx* ctx, const df_group* g, const int* ids, int n) {
+  int* all = calloc((size_t)n * (size_t)g->nranks, sizeof *all);
+  if (!all) return df_error(dfcclOutOfResources, "out of memory");
+  dfcclResult_t r = allgather(ctx, g, ids, all, sizeof(int) * (size_t)n);
+  for (int i = 0; r == dfcclSuccess && i < g->nranks; i++)
+    for (int j = 0; r == dfcclSuccess && j < n; j++)
+      if (all[(size_t)i * (size_t)n + (size_t)j] != ids[j])
+        r = df_error(dfcclInvalidArgument,
+                     "rank %d deregisters collective %d where rank %d deregisters collective %d (entry %d of %d): "
+                     "participants must deregister the same collectives in the same order",
+                     ctx->rank, ids[j], g->ranks[i], all[(size_t)i * (size_t)n + (size_t)j], j, n);
+  free(all);
+  return r;
+}
+
+/* Two exchanges, the second only when every list has the same length (as every rank sees alike),
+ * so that the allgathers' sizes agree.  The lengths come first for that reason. */
+dfcclResult_t df_links_close(df_ctx* ctx, const df_group* g, const int* ids, int n, dfcclResult_t prior) {
+  if (g->nranks == 1) return prior; /* nobody to meet */
+  char prior_message[512];
+  snprintf(prior_message, sizeof prior_message, "%s", dfcclGetLastErrorMessage());
+  closing_card mine = {.n = n, .failed = (uint32_t)prior};
+  closing_card* cards = calloc((size_t)g->nranks, sizeof *cards);
+  if (!cards) return df_error(dfcclOutOfResources, "out of memory");
+  dfcclResult_t r = allgather(ctx, g, &mine, cards, sizeof mine);
+  if (r != dfcclSuccess) {
+    free(cards);
+    return r;
+  }
+  int other_n = -1, failed_rank = -1;
+  dfcclResult_t failed = dfcclSuccess;
+  for (int i = 0; i < g->nranks; i++) {
+    if (cards[i].n != n && other_n < 0) other_n = i;
+    if (cards[i].failed != dfcclSuccess && failed == dfcclSuccess) {
+      failed = cards[i].failed < dfcclNumResults ? (dfcclResult_t)cards[i].failed : dfcclInternalError;
+      failed_rank = g->ranks[i];
+    }
+  }
+  int other_count = other_n >= 0 ? cards[other_n].n : n;
+  int other_rank = other_n >= 0 ? g->ranks[other_n] : -1;
+  free(cards);
+  if (other_n < 0) r = compare_id_lists(ctx, g, ids, n);
+  if (prior != dfcclSuccess) return df_error(prior, "%s", prior_message);
+  if (other_n >= 0)
+    return df_error(dfcclInvalidArgument,
+                    "rank %d deregisters %d collectives while rank %d deregisters %d: participants must "
+                    "deregister the same collectives in the same order",
+                    ctx->rank, n, other_rank, other_count);
+  if (failed != dfcclSuccess)
+    return df_error(failed, "rank %d could not deregister these collectives (its own error says why); none was "
+                    "deregistered", failed_rank);
   return r;
 }
 

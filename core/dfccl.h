@@ -7,7 +7,8 @@
  * them, never deadlock.
  *
  * Life cycle: dfcclInit -> dfcclRegister* (any time, once per collective id) -> dfcclRun* (any number
- * of times, asynchronous; the callback runs on DFCCL's poller thread) -> dfcclDestroy.
+ * of times, asynchronous; the callback runs on DFCCL's poller thread) -> dfcclDeregister (optional;
+ * the id may then be registered again) -> dfcclDestroy.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -27,9 +28,9 @@ extern "C" {
 typedef enum {
   dfcclSuccess = 0,
   dfcclInvalidArgument,  /* null/misaligned pointer, bad count, dtype, op, participants ... */
-  dfcclUnregisteredId,   /* dfcclRun* with an id that was never registered                 */
+  dfcclUnregisteredId,   /* dfcclRun* or dfcclDeregister of an id that is not registered   */
   dfcclDuplicateId,      /* dfcclRegister* with an id that is already registered           */
-  dfcclInFlight,         /* dfcclRun* of a collective whose previous run has not completed */
+  dfcclInFlight,         /* dfcclRun* or dfcclDeregister while a run has not completed     */
   dfcclDestroyed,        /* the context was destroyed                                      */
   dfcclWrongDevice,      /* a buffer is not memory of the context's device                 */
   dfcclTimeout,          /* the submission queue stayed full longer than the timeout       */
@@ -58,8 +59,8 @@ typedef enum {
 
 /*
  * Bootstrap: DFCCL never talks to MPI (or anything else) to exchange connection information; the
- * caller provides an allgather.  `ranks` lists the participating world ranks in ascending order
- * (the caller is one of them); each contributes `bytes` bytes and receives all contributions in
+ * caller provides an allgather.  `ranks` lists the participating world ranks in ring order
+ * (as the collective was registered; the caller is one of them); each contributes `bytes` bytes and receives all contributions in
  * that order.  Every listed rank makes the same sequence of such calls.  Return 0 on success.
  */
 typedef int (*dfcclAllgatherFn)(void* state, const int* ranks, int nranks, const void* sendbuf,
@@ -87,8 +88,10 @@ typedef void (*dfcclCallback_t)(int collId, dfcclResult_t status, void* arg);
 dfcclResult_t dfcclInit(dfcclRankCtx_t* ctx, const dfcclInitArgs_t* args);
 
 /*
- * Registers all-reduce `collId` (any int >= 0, unique per context).  `participants` lists world
- * ranks (any order; NULL with nparticipants 0 means all ranks).  Registration is collective over
+ * Registers all-reduce `collId` (any int >= 0, unique among the registered collectives).
+ * `participants` lists world ranks in ring order (every participant passes the same list; NULL with
+ * nparticipants 0 means all ranks in ascending order).  At most 2048 collectives are registered at
+ * once (dfcclOutOfResources).  Registration is collective over
  * the participants, like creating a communicator: each registers the same collective (id, count,
  * type, op) in the same order, and they exchange the collective's connectors through the
  * bootstrap; a mismatch is reported as dfcclInvalidArgument on every participant.  Each collective
@@ -101,8 +104,8 @@ dfcclResult_t dfcclRegisterAllReduce(dfcclRankCtx_t ctx, size_t count, dfcclData
 
 /* The other collectives, on the same machinery.  Counts are per rank where MPI has them so:
  * all-gather gathers `sendcount` elements from each participant (recvbuff holds nparticipants x
- * sendcount, in ring order = ascending world rank); reduce-scatter leaves `recvcount` reduced
- * elements on each (sendbuff holds nparticipants x recvcount).  `root` is a world rank among the
+ * sendcount, in ring order: the order of `participants`); reduce-scatter leaves `recvcount` reduced
+ * elements on each (sendbuff holds nparticipants x recvcount, in ring order).  `root` is a world rank among the
  * participants. */
 dfcclResult_t dfcclRegisterAllGather(dfcclRankCtx_t ctx, size_t sendcount, dfcclDataType_t dtype, int collId,
                                      const int* participants, int nparticipants, int priority);
@@ -114,6 +117,23 @@ dfcclResult_t dfcclRegisterBroadcast(dfcclRankCtx_t ctx, size_t count, dfcclData
 dfcclResult_t dfcclRegisterReduce(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype, dfcclRedOp_t op,
                                   int root, int collId, const int* participants, int nparticipants,
                                   int priority);
+
+/*
+ * Deregisters the n collectives `collIds`, which must all have the same participants (else
+ * dfcclInvalidArgument at once, on the caller).  Collective over those participants, like a
+ * registration: each passes the same ids in the same order, and they meet through the bootstrap
+ * allgather, after which no peer touches the collectives' connectors and they are freed.  Their ids
+ * and daemon indices can be registered again (dfcclRegister* of the same id, with anything else
+ * changed, is a new collective).  Errors are told to every participant, and then none of the
+ * collectives is deregistered anywhere: dfcclUnregisteredId (an id that is not registered),
+ * dfcclInFlight (a run whose callback has not run yet, on any participant), dfcclInvalidArgument (an
+ * id listed twice, or id lists that differ between participants).  A rank that knows none of the
+ * ids returns dfcclUnregisteredId at once; lists that name collectives of different participants
+ * on different ranks are, like mismatched registrations, the caller's error (those ranks would wait
+ * for each other).  n == 0 does nothing.  Registrations and deregistrations on different groups of
+ * participants may run at the same time on different threads.
+ */
+dfcclResult_t dfcclDeregister(dfcclRankCtx_t ctx, const int* collIds, int n);
 
 /* Submits one run of a registered all-reduce.  sendbuff == recvbuff is in place.  The daemon may
  * read sendbuff at once and is not ordered after the caller's CUDA streams: whatever produces
@@ -135,7 +155,11 @@ dfcclResult_t dfcclRunBroadcast(dfcclRankCtx_t ctx, const void* sendbuff, void* 
 dfcclResult_t dfcclRunReduce(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
                              dfcclCallback_t callback, void* callbackArg);
 
-/* Waits for every submitted run to complete, stops the daemon and frees everything. */
+/* Waits for every submitted run to complete, stops the daemon and frees everything.  Collective
+ * over the participants of the collectives still registered: it deregisters them, one closing
+ * exchange per group of participants (so call it on every rank that registered any, after all
+ * their runs completed everywhere).  Ranks that share no registered collective never meet; a
+ * context with none left (all deregistered) meets nobody. */
 dfcclResult_t dfcclDestroy(dfcclRankCtx_t ctx);
 
 /* A device synchronization of the context's execution target: cudaDeviceSynchronize() for the cuda
@@ -173,6 +197,20 @@ dfcclResult_t dfcclGetStats(dfcclRankCtx_t ctx, dfcclStats_t* stats);
 dfcclResult_t dfcclGetCollStats(dfcclRankCtx_t ctx, int collId, dfcclCollStats_t* stats);
 
 size_t dfcclTypeSize(dfcclDataType_t dtype);
+
+/* ---- memory: for glue code that routes calls by their buffers (the Open MPI component) ---- */
+
+typedef enum { dfcclMemoryHost = 0, dfcclMemoryDevice, dfcclMemoryManaged } dfcclMemoryKind_t;
+
+/* Where p points: device or managed memory of *device, or host memory (pageable, pinned, NULL,
+ * or anything when this build or machine has no CUDA; *device is then -1).  Creates no CUDA
+ * context of its own. */
+dfcclResult_t dfcclPointerGetKind(const void* p, dfcclMemoryKind_t* kind, int* device);
+/* GPUs this process can use: 0 without CUDA, a driver or a device.  Initialises the driver but
+ * creates no context. */
+int dfcclDeviceCount(void);
+/* A synchronous copy between any host and device memory (memmove without CUDA). */
+dfcclResult_t dfcclCopy(void* dst, const void* src, size_t bytes);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,6 @@
 /*
- * Groups: the participants a collective runs on, in ring order (sorted world ranks), and where
- * this rank stands among them.  Purely local: connectors belong to collectives (connectors.c).
+ * Groups: the participants a collective runs on, in ring order (the order the caller lists them:
+ * all-gather and reduce-scatter blocks follow it), and where this rank stands among them.  Purely local: connectors belong to collectives (connectors.c).
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -14,7 +14,7 @@ static int compare_ints(const void* a, const void* b) {
   return (x > y) - (x < y);
 }
 
-/* Sorted copy of the participants, checked. */
+/* A copy of the participants in ring order, checked (a sorted copy finds duplicates). */
 static dfcclResult_t normalize(const df_ctx* ctx, const int* participants, int n, int** out) {
   if (participants == NULL && n != 0)
     return df_error(dfcclInvalidArgument, "participants is NULL but nparticipants is %d", n);
@@ -24,27 +24,29 @@ static dfcclResult_t normalize(const df_ctx* ctx, const int* participants, int n
   if (count > ctx->nranks)
     return df_error(dfcclInvalidArgument, "%d participants but only %d ranks", count, ctx->nranks);
   int* ranks = malloc(sizeof(int) * (size_t)count);
-  if (!ranks) return df_error(dfcclOutOfResources, "out of memory");
-  for (int i = 0; i < count; i++) ranks[i] = participants ? participants[i] : i;
-  qsort(ranks, (size_t)count, sizeof(int), compare_ints);
-  bool member = false;
-  for (int i = 0; i < count; i++) {
-    if (ranks[i] < 0 || ranks[i] >= ctx->nranks) {
-      int bad = ranks[i];
-      free(ranks);
-      return df_error(dfcclInvalidArgument, "participant %d is not a rank in [0, %d)", bad, ctx->nranks);
-    }
-    if (i > 0 && ranks[i] == ranks[i - 1]) {
-      int bad = ranks[i];
-      free(ranks);
-      return df_error(dfcclInvalidArgument, "participant %d is listed twice", bad);
-    }
-    if (ranks[i] == ctx->rank) member = true;
-  }
-  if (!member) {
+  int* sorted = malloc(sizeof(int) * (size_t)count);
+  if (!ranks || !sorted) {
     free(ranks);
-    return df_error(dfcclInvalidArgument, "rank %d registers a collective it does not participate in",
-                    ctx->rank);
+    free(sorted);
+    return df_error(dfcclOutOfResources, "out of memory");
+  }
+  for (int i = 0; i < count; i++) ranks[i] = sorted[i] = participants ? participants[i] : i;
+  qsort(sorted, (size_t)count, sizeof(int), compare_ints);
+  dfcclResult_t r = dfcclSuccess;
+  bool member = false;
+  for (int i = 0; i < count && r == dfcclSuccess; i++) {
+    if (sorted[i] < 0 || sorted[i] >= ctx->nranks)
+      r = df_error(dfcclInvalidArgument, "participant %d is not a rank in [0, %d)", sorted[i], ctx->nranks);
+    else if (i > 0 && sorted[i] == sorted[i - 1])
+      r = df_error(dfcclInvalidArgument, "participant %d is listed twice", sorted[i]);
+    if (sorted[i] == ctx->rank) member = true;
+  }
+  if (r == dfcclSuccess && !member)
+    r = df_error(dfcclInvalidArgument, "rank %d registers a collective it does not participate in", ctx->rank);
+  free(sorted);
+  if (r != dfcclSuccess) {
+    free(ranks);
+    return r;
   }
   *out = ranks;
   return dfcclSuccess;
@@ -68,6 +70,7 @@ dfcclResult_t df_group_get(df_ctx* ctx, const int* participants, int n, df_group
   df_group* g = find(ctx, ranks, count);
   if (g) {
     free(ranks);
+    g->users++;
     *out = g;
     return dfcclSuccess;
   }
@@ -80,10 +83,30 @@ dfcclResult_t df_group_get(df_ctx* ctx, const int* participants, int n, df_group
   g->nranks = count;
   for (int i = 0; i < count; i++)
     if (ranks[i] == ctx->rank) g->position = i;
+  g->users = 1;
   g->next = ctx->groups;
   ctx->groups = g;
   *out = g;
   return dfcclSuccess;
+}
+
+/* Groups come and go with the communicators of a process-wide context: one that no collective
+ * uses any more is forgotten. */
+void df_group_put(df_ctx* ctx, df_group* g) {
+  if (--g->users > 0) return;
+  for (df_group** p = &ctx->groups; *p; p = &(*p)->next)
+    if (*p == g) {
+      *p = g->next;
+      break;
+    }
+  group_free(g);
+}
+
+int df_group_compare(const df_group* a, const df_group* b) {
+  if (a->nranks != b->nranks) return a->nranks < b->nranks ? -1 : 1;
+  for (int i = 0; i < a->nranks; i++)
+    if (a->ranks[i] != b->ranks[i]) return a->ranks[i] < b->ranks[i] ? -1 : 1;
+  return 0;
 }
 
 void df_group_free_all(df_ctx* ctx) {

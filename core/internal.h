@@ -99,12 +99,19 @@ extern const df_target_ops df_target_cuda;
 
 typedef struct df_group {
   struct df_group* next;
-  int* ranks;             /* sorted world ranks: the ring order             */
+  int* ranks;             /* world ranks in ring order (as registered)      */
   int nranks;
   int position;           /* this rank's index in `ranks`                   */
+  int users;              /* references: collectives and registrations in progress */
 } df_group;
 
+/* The group of these participants, with a reference the caller owns (df_group_put).  Caller holds
+ * ctx->lock. */
 dfcclResult_t df_group_get(df_ctx* ctx, const int* participants, int n, df_group** out);
+/* Drops a reference; the last one frees the group.  Caller holds ctx->lock. */
+void df_group_put(df_ctx* ctx, df_group* g);
+/* Orders groups alike on every rank (by their rank lists), whatever order they were made in. */
+int df_group_compare(const df_group* a, const df_group* b);
 void df_group_free_all(df_ctx* ctx);
 
 /* ---- a collective's connectors (connectors.c) ---- */
@@ -122,29 +129,48 @@ typedef struct {
  * registration already failed (prior) still exchanges, so that every participant fails. */
 dfcclResult_t df_links_create(df_ctx* ctx, const df_group* g, int id, const df_coll_static* st,
                               uint32_t slot_bytes, dfcclResult_t prior, df_coll_links* links);
+/* The closing exchange, collective over the group: the participants check that they release the
+ * same collectives `ids` (in the same order) and that none of them is in flight anywhere (each
+ * rank's `prior`: a local failure, told to everyone so that every participant fails alike).  On
+ * success no peer touches these collectives' connectors any more: they can be freed. */
+dfcclResult_t df_links_close(df_ctx* ctx, const df_group* g, const int* ids, int n, dfcclResult_t prior);
 void df_links_free(df_ctx* ctx, df_coll_links* links);
 
 /* ---- collectives (registry.c) ---- */
 
+/* A record's life: FREE -> JOINING (id and index reserved, the registration's exchange runs) ->
+ * READY (runs may be submitted) -> LEAVING (the deregistration's exchange runs; no new runs) ->
+ * FREE, or back to READY if the deregistration failed. */
+typedef enum { DF_COLL_FREE = 0, DF_COLL_JOINING, DF_COLL_READY, DF_COLL_LEAVING } df_coll_state;
+
 typedef struct {
   int id;
-  bool registered;
+  df_coll_state state;
   bool in_flight;
   uint32_t epoch;          /* of the latest run submitted; runs count from 1 */
   df_coll_static stat;
-  df_group* group;
+  df_group* group;         /* holds a reference from JOINING to FREE          */
   df_coll_links links;
   dfcclCallback_t callback;
   void* callback_arg;
   uint64_t runs;           /* completed */
 } df_coll;
 
+/* All of the registry's functions but init and fini are called with ctx->lock held. */
 dfcclResult_t df_registry_init(df_ctx* ctx);
 void df_registry_fini(df_ctx* ctx);
-/* Index of collId, or -1. */
+/* Index of the collective registered (READY or LEAVING) as id, or -1. */
 int df_registry_find(const df_ctx* ctx, int id);
-dfcclResult_t df_registry_add(df_ctx* ctx, int id, const df_coll_static* stat, df_group* group,
-                              const df_coll_links* links, int* index);
+/* Index of the record that holds id in any state but FREE, or -1. */
+int df_registry_lookup(const df_ctx* ctx, int id);
+/* Reserves id and a free index for a registration (JOINING); the record takes over the caller's
+ * reference to g.  dfcclDuplicateId or dfcclOutOfResources. */
+dfcclResult_t df_registry_reserve(df_ctx* ctx, int id, df_group* g, int* index);
+/* A reserved index becomes READY with its registration. */
+void df_registry_publish(df_ctx* ctx, int index, const df_coll_static* stat, const df_coll_links* links);
+/* Forgets the id, drops the record's group reference and puts the index on the free list.  The
+ * caller has freed the links and reset the index's daemon state. */
+void df_registry_release(df_ctx* ctx, int index);
 
 /* ---- queues (queue/sq_host.c, queue/cq_host.c) ---- */
 
@@ -202,11 +228,15 @@ struct dfcclRankCtx {
   int rank, nranks;
   dfcclBootstrap_t bootstrap;
 
-  pthread_mutex_t register_lock; /* one registration (maybe a group exchange) at a time */
-  pthread_mutex_t lock;          /* collective records; held briefly                  */
+  /* Neither lock is ever held across a bootstrap exchange: registrations on different groups,
+   * from different threads, run their exchanges at the same time. */
+  pthread_mutex_t tables_lock;   /* the daemon's tables written by the host, and the grid       */
+  pthread_mutex_t lock;          /* collective records, id map, free list, groups; held briefly */
   df_coll* colls;       /* [DF_MAX_COLLS] */
-  int ncolls;
-  int* id_index;        /* open-addressing map: collId -> index */
+  int ncolls;           /* indices handed out so far: [0, ncolls); freed ones are on the free list */
+  int* free_indices;    /* [DF_MAX_COLLS]: a stack of indices to reuse */
+  int nfree;
+  int* id_index;        /* open-addressing map (linear probing): collId -> index, -1 empty */
   size_t id_slots;
   df_group* groups;
 

@@ -7,8 +7,10 @@
  *                                      its registry of DFCCL collectives; the set-up points
  * requests  (coll_dfccl_request.c)    runs of registered collectives: queued per collective,
  *                                      completed from Open MPI's progress engine
- * collectives (coll_dfccl_<coll>.c)   one per collective, blocking and nonblocking: check -> route ->
- *                                      fall back
+ * persistent (coll_dfccl_persistent.c) persistent requests (MPIX_..._init, MPI_Start), and the
+ *                                      op/datatype retention of fallen-back ones
+ * collectives (coll_dfccl_<coll>.c)   one per collective, blocking, nonblocking and persistent:
+ *                                      check -> route -> fall back
  * tables    (coll_dfccl_dtypes.h)     MPI datatypes and ops -> DFCCL
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
@@ -35,14 +37,18 @@ BEGIN_C_DECLS
 
 /* The MPI collectives that coll/dfccl takes over (X(name, MPI name) per collective): each has an
  * enable parameter coll_dfccl_<name>_enable, counters coll_dfccl_<name>_routed/_fallback, the saved
- * previous function, and mca_coll_dfccl_<name> in coll_dfccl_<coll>.c (the nonblocking form beside
- * the blocking one). */
+ * previous function, and mca_coll_dfccl_<name> in coll_dfccl_<coll>.c (the nonblocking and
+ * persistent forms beside the blocking one).  A persistent entry counts inits, not starts. */
 #define DFCCL_COLLS(X)                                                                             \
   X(allreduce, "MPI_Allreduce") X(bcast, "MPI_Bcast") X(reduce, "MPI_Reduce")                      \
   X(allgather, "MPI_Allgather") X(reduce_scatter_block, "MPI_Reduce_scatter_block")                \
   X(reduce_scatter, "MPI_Reduce_scatter") X(iallreduce, "MPI_Iallreduce") X(ibcast, "MPI_Ibcast")  \
   X(ireduce, "MPI_Ireduce") X(iallgather, "MPI_Iallgather")                                        \
-  X(ireduce_scatter_block, "MPI_Ireduce_scatter_block") X(ireduce_scatter, "MPI_Ireduce_scatter")
+  X(ireduce_scatter_block, "MPI_Ireduce_scatter_block") X(ireduce_scatter, "MPI_Ireduce_scatter")  \
+  X(allreduce_init, "MPIX_Allreduce_init") X(bcast_init, "MPIX_Bcast_init")                        \
+  X(reduce_init, "MPIX_Reduce_init") X(allgather_init, "MPIX_Allgather_init")                      \
+  X(reduce_scatter_block_init, "MPIX_Reduce_scatter_block_init")                                   \
+  X(reduce_scatter_init, "MPIX_Reduce_scatter_init")
 
 typedef struct {
   mca_coll_base_component_2_0_0_t super;
@@ -73,6 +79,8 @@ typedef struct {
   size_t count;             /* DFCCL's count: per rank for all-gather and reduce-scatter      */
   dfcclDataType_t dtype;
   dfcclRedOp_t op;
+  dfcclTarget_t target;     /* where the buffers are: dfcclTargetCuda, or dfcclTargetHost (test mode) */
+  int device;               /* the buffers' GPU (cuda target); not part of the identity       */
 } dfccl_sig_t;
 
 struct mca_coll_dfccl_request_t;
@@ -81,6 +89,7 @@ struct mca_coll_dfccl_request_t;
  * a collective whose previous run is in flight, so later calls queue here. */
 typedef struct {
   int coll_id;
+  bool registered;                                /* with DFCCL (alike on every member)      */
   struct mca_coll_dfccl_request_t* running;       /* submitted; its completion not handled yet */
   struct mca_coll_dfccl_request_t* waiting;       /* FIFO, submitted one by one after it       */
   struct mca_coll_dfccl_request_t* waiting_last;
@@ -97,6 +106,7 @@ typedef struct {
 typedef struct dfccl_coll {
   struct dfccl_coll* next;
   dfccl_sig_t sig;
+  dfcclRankCtx_t ctx;       /* the process's context of sig.target (NULL: none here)       */
   bool usable;              /* false: registration failed on some rank, always fall back   */
   unsigned long long calls; /* routed calls so far                                         */
   int nslots;
@@ -105,16 +115,18 @@ typedef struct dfccl_coll {
 
 struct mca_coll_dfccl_module_t;
 
-/* The DFCCL side of one communicator. */
+/* The DFCCL side of one communicator: its share of the process's DFCCL context
+ * (coll_dfccl_context.c). */
 typedef struct dfccl_comm {
   struct dfccl_comm* next_live; /* creation order: the order of teardown at finalize        */
   struct mca_coll_dfccl_module_t* module;
   ompi_communicator_t* comm;
   ompi_communicator_t* boot;    /* private duplicate: carries DFCCL's bootstrap allgather    */
-  dfcclRankCtx_t ctx;
+  int size;
+  int* members;                 /* [comm rank]: world rank (DFCCL's participants, ring order) */
   dfccl_coll_t* colls;
   int ncolls;                   /* signatures                                                */
-  int next_coll_id;
+  int next_coll_id, end_coll_id; /* the communicator's range of DFCCL collective ids        */
   pthread_mutex_t lock;         /* the slots: callers and the progress callback              */
   atomic_int pending;           /* runs started whose completion is not handled yet          */
 } dfccl_comm_t;
@@ -146,6 +158,24 @@ OBJ_CLASS_DECLARATION(mca_coll_dfccl_module_t);
 
 mca_coll_base_module_t* mca_coll_dfccl_comm_query(ompi_communicator_t* comm, int* priority);
 
+/* ---- contexts (coll_dfccl_context.c) ---- */
+
+/* The communicator's share of the process's DFCCL context, set up on first use: collective over
+ * comm.  NULL when the communicator falls back (then m->unusable is set, alike on every rank). */
+dfccl_comm_t* mca_coll_dfccl_comm_context(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm);
+/* The process's DFCCL context for `target` (and, for the cuda target, the GPU `device`), created
+ * on first use (local: dfcclInit exchanges nothing).  NULL when there is none: dfcclInit failed,
+ * or the process's GPU context is on another device (one GPU per process). */
+dfcclRankCtx_t mca_coll_dfccl_process_context(dfcclTarget_t target, int device);
+/* Registers the DFCCL collective `id` for sig on ctx, over the communicator's members: collective. */
+dfcclResult_t mca_coll_dfccl_register(dfcclRankCtx_t ctx, dfccl_comm_t* dc, const dfccl_sig_t* sig, int id);
+/* True when `ok` holds on every member (an allreduce over the bootstrap duplicate). */
+bool mca_coll_dfccl_all_ranks(dfccl_comm_t* dc, bool ok);
+/* True while this thread duplicates a communicator for DFCCL (Open MPI's own calls inside it). */
+bool mca_coll_dfccl_making_boot_comm(void);
+/* calloc, or abort the job: for rank-local failures inside collective set-up. */
+void* mca_coll_dfccl_alloc_or_abort(size_t bytes, ompi_communicator_t* comm);
+
 /*
  * Set-up (the communicator's DFCCL context, a signature's DFCCL collectives) is an exchange among
  * the communicator's ranks that returns only when all of them have joined: it may happen only where
@@ -155,11 +185,12 @@ mca_coll_base_module_t* mca_coll_dfccl_comm_query(ompi_communicator_t* comm, int
  * blocking collective of coll/dfccl on the communicator, MPI_Barrier included, sets up what was
  * asked for, in order.  So nonblocking calls may be issued on several communicators in any order.
  */
-typedef enum { DFCCL_BLOCKING, DFCCL_NONBLOCKING } dfccl_form_t;
+typedef enum { DFCCL_BLOCKING, DFCCL_NONBLOCKING, DFCCL_PERSISTENT } dfccl_form_t;
 
 /* The communicator's collective for `sig`.  Blocking: sets up on first use.  Nonblocking: only
- * what is set up already.  NULL, with *why set, when the call must fall back; the decision is the
- * same on every rank. */
+ * what is set up already.  Persistent (MPIX_..._init, a set-up point like a blocking call): sets up
+ * on first use with the full pool of coll_dfccl_concurrent_runs collectives.  NULL, with *why
+ * set, when the call must fall back; the decision is the same on every rank. */
 dfccl_coll_t* mca_coll_dfccl_coll_get(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_form_t form,
                                       const dfccl_sig_t* sig, const char** why);
 
@@ -168,8 +199,8 @@ dfccl_coll_t* mca_coll_dfccl_coll_get(mca_coll_dfccl_module_t* m, ompi_communica
  * then the communicator's collective for *sig (kind and root set by the caller; count, dtype and op
  * filled in here).  NULL, with *why set, when the call must fall back. */
 dfccl_coll_t* mca_coll_dfccl_coll_for(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_form_t form,
-                                      dfccl_sig_t* sig, int count, struct ompi_datatype_t* dtype,
-                                      struct ompi_op_t* op, const char** why);
+                                      dfccl_sig_t* sig, const void* send, const void* recv, int count,
+                                      struct ompi_datatype_t* dtype, struct ompi_op_t* op, const char** why);
 
 /* A set-up point: sets up what nonblocking calls asked for.  Collective over comm: call it where
  * every rank makes the same blocking call. */
@@ -184,9 +215,30 @@ typedef struct {
   void* move_to;
   const void* move_from;
   size_t move_bytes;
+  /* Before each run, when `from` is set: this rank's send block, described differently from the
+   * receive side, copied into place (all-gather) with ompi_datatype_sndrcv.  Done when the run
+   * starts, so that every MPI_Start of a persistent request copies what the user put there. */
+  struct {
+    const void* from;
+    int count;
+    struct ompi_datatype_t* type;
+    void* to;
+    int to_count;
+    struct ompi_datatype_t* to_type;
+  } copy_in;
 } dfccl_call_t;
 
-/* A run as an MPI request: a nonblocking call's, or the one a blocking call waits for. */
+/* The op and datatypes that a persistent request holds until it is freed: MPI lets the user free
+ * them right after the init, and Open MPI 4.1's ompi_coll_base_retain_op/_datatypes skip persistent
+ * requests (a fresh one is complete).  At most two: a reduction's op and datatype, all-gather's
+ * send and receive datatypes, broadcast's datatype; NULL for none. */
+typedef struct {
+  opal_object_t* objs[2];
+} dfccl_kept_t;
+#define DFCCL_KEEP(a, b) ((dfccl_kept_t){{(opal_object_t*)(a), (opal_object_t*)(b)}})
+
+/* A run as an MPI request: a nonblocking call's, the one a blocking call waits for, or a
+ * persistent request's (one run per MPI_Start). */
 typedef struct mca_coll_dfccl_request_t {
   ompi_coll_base_nbc_request_t super; /* the MPI layer may retain datatypes through it */
   struct mca_coll_dfccl_request_t* next; /* in its slot's FIFO, or in the completed stack */
@@ -194,9 +246,21 @@ typedef struct mca_coll_dfccl_request_t {
   dfccl_slot_t* slot;
   dfccl_call_t call;
   dfcclResult_t status;                  /* written by the DFCCL callback */
+  /* persistent requests only */
+  mca_coll_dfccl_module_t* module;       /* dc is alive while module->dc is still dc */
+  dfccl_kept_t kept;
 } mca_coll_dfccl_request_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_dfccl_request_t);
+
+/* A request for `call` on comm: a nonblocking call's (active) or a persistent one's (complete and
+ * inactive until its first MPI_Start).  The caller sets req_free (and req_start). */
+mca_coll_dfccl_request_t* mca_coll_dfccl_request_new(ompi_communicator_t* comm, dfccl_comm_t* dc,
+                                                     const dfccl_call_t* call, bool persistent);
+
+/* Starts the request's run: routed call n of its signature runs on slot n % nslots; submitted at
+ * once when the slot is idle, else queued (FIFO) behind the slot's runs.  Never waits. */
+void mca_coll_dfccl_launch(mca_coll_dfccl_request_t* req);
 
 /* Starts `call` (submits it, or queues it behind the runs of its slot) and returns its request;
  * never waits.  A run that DFCCL refuses or that fails completes the request with MPI_ERR_INTERN
@@ -210,6 +274,16 @@ int mca_coll_dfccl_run(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, co
 
 /* Until every run started on dc has completed (before its context is destroyed). */
 void mca_coll_dfccl_drain(dfccl_comm_t* dc);
+
+/* Persistent collectives (coll_dfccl_persistent.c).  An init is a set-up point: the plan registers
+ * the signature with its full pool.  A routed init returns a persistent request that runs `call`
+ * at each MPI_Start and holds `kept` and the communicator until it is freed. */
+int mca_coll_dfccl_persistent_init(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_call_t* call,
+                                   dfccl_kept_t kept, ompi_request_t** request);
+
+/* An init handed to the previous component returned `rc` and *request: makes that request hold
+ * `kept` until it is freed (stock libnbc crashes at MPI_Start after MPI_Op_free otherwise). */
+int mca_coll_dfccl_persistent_fallback(int rc, dfccl_kept_t kept, ompi_request_t** request);
 
 /* The component's progress callback, registered with the first context (idempotent) and
  * unregistered at component close. */
@@ -259,12 +333,74 @@ int mca_coll_dfccl_ireduce_scatter(const void* sbuf, void* rbuf, const int* rcou
                                    struct ompi_op_t* op, struct ompi_communicator_t* comm, ompi_request_t** request,
                                    mca_coll_base_module_t* module);
 
+int mca_coll_dfccl_allreduce_init(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t* dtype,
+                                  struct ompi_op_t* op, struct ompi_communicator_t* comm, struct ompi_info_t* info,
+                                  ompi_request_t** request, mca_coll_base_module_t* module);
+int mca_coll_dfccl_bcast_init(void* buf, int count, struct ompi_datatype_t* dtype, int root,
+                              struct ompi_communicator_t* comm, struct ompi_info_t* info, ompi_request_t** request,
+                              mca_coll_base_module_t* module);
+int mca_coll_dfccl_reduce_init(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t* dtype,
+                               struct ompi_op_t* op, int root, struct ompi_communicator_t* comm,
+                               struct ompi_info_t* info, ompi_request_t** request, mca_coll_base_module_t* module);
+int mca_coll_dfccl_allgather_init(const void* sbuf, int scount, struct ompi_datatype_t* sdtype, void* rbuf,
+                                  int rcount, struct ompi_datatype_t* rdtype, struct ompi_communicator_t* comm,
+                                  struct ompi_info_t* info, ompi_request_t** request, mca_coll_base_module_t* module);
+int mca_coll_dfccl_reduce_scatter_block_init(const void* sbuf, void* rbuf, int rcount, struct ompi_datatype_t* dtype,
+                                             struct ompi_op_t* op, struct ompi_communicator_t* comm,
+                                             struct ompi_info_t* info, ompi_request_t** request,
+                                             mca_coll_base_module_t* module);
+int mca_coll_dfccl_reduce_scatter_init(const void* sbuf, void* rbuf, const int* rcounts,
+                                       struct ompi_datatype_t* dtype, struct ompi_op_t* op,
+                                       struct ompi_communicator_t* comm, struct ompi_info_t* info,
+                                       ompi_request_t** request, mca_coll_base_module_t* module);
+
 /* The routed part of (I)Reduce_scatter_block, shared with (I)Reduce_scatter (equal counts): true
  * with *call planned, false (with *why) when the call falls back. */
 bool mca_coll_dfccl_reduce_scatter_plan(const void* sbuf, void* rbuf, int rcount, struct ompi_datatype_t* dtype,
                                         struct ompi_op_t* op, struct ompi_communicator_t* comm,
                                         mca_coll_dfccl_module_t* m, dfccl_form_t form, dfccl_call_t* call,
                                         const char** why);
+
+/* ---- staging (coll_dfccl_staging.c): fallbacks with device buffers run on host copies ---- */
+
+typedef struct {
+  void* user;        /* the caller's buffer                                        */
+  void* host;        /* what the previous component gets: user, or its host copy   */
+  void* block;       /* the host copy of the span (NULL: not staged)               */
+  size_t bytes;      /* the span                                                   */
+  ptrdiff_t gap;     /* where the span starts, from user                           */
+} dfccl_staged_buf_t;
+
+typedef struct {
+  dfccl_staged_buf_t send, recv;
+} dfccl_staging_t;
+
+/* Device or managed memory (never MPI_IN_PLACE or NULL). */
+bool mca_coll_dfccl_is_device(const void* p);
+/* Host copies of the buffers that are device memory (send_count elements of send_type, recv_count
+ * of recv_type; the receive span is copied in too, for in-place input and datatype holes).  Use
+ * s->send.host and s->recv.host in the call.  Aborts the job if it cannot (the other ranks are
+ * already in the collective). */
+void mca_coll_dfccl_stage_in(dfccl_staging_t* s, ompi_communicator_t* comm, const void* send,
+                             struct ompi_datatype_t* send_type, size_t send_count, void* recv,
+                             struct ompi_datatype_t* recv_type, size_t recv_count);
+/* Copies the receive span back to device memory and frees the copies. */
+int mca_coll_dfccl_stage_out(dfccl_staging_t* s);
+void mca_coll_dfccl_stage_free(dfccl_staging_t* s);
+/* A nonblocking fallback on staged buffers: *request completes once `inner` (the previous
+ * component's request on the host copies) has, after the result was copied back; it owns s. */
+int mca_coll_dfccl_staged_request(ompi_communicator_t* comm, dfccl_staging_t* s, ompi_request_t* inner,
+                                  ompi_request_t** request);
+/* Part of the component's progress callback: completes staged fallbacks whose inner request is done. */
+int mca_coll_dfccl_staged_progress(void);
+/* A blocking fallback's end: copies the result back; rc, or the copy's error. */
+int mca_coll_dfccl_staged_finish(dfccl_staging_t* s, int rc);
+/* A nonblocking fallback's start: *request holds the previous component's request (rc its return
+ * code); it becomes a staged request when anything was staged. */
+int mca_coll_dfccl_staged_begin(ompi_communicator_t* comm, dfccl_staging_t* s, int rc, ompi_request_t** request);
+/* A persistent init that would fall back with device buffers (not supported: a clear error) */
+bool mca_coll_dfccl_persistent_device_refused(ompi_communicator_t* comm, const char* coll, const void* a,
+                                              const void* b);
 
 #define DFCCL_VERBOSE(level, ...) \
   opal_output_verbose((level), mca_coll_dfccl_component.output, "coll:dfccl: " __VA_ARGS__)

@@ -1,25 +1,23 @@
 /*
- * MPI_Allgather and MPI_Iallgather through DFCCL: check -> route -> fall back.
+ * MPI_Allgather, MPI_Iallgather and MPIX_Allgather_init through DFCCL: check -> route -> fall back.
  *
  * Routing depends only on the receive count and datatype (MPI_IN_PLACE, when used, is used on
  * every rank), on the calls made on the communicator before, and on coll_dfccl_host_target.  The
  * send side may be described differently (same type signature): then this rank's block is copied
- * into place first (at the call: MPI lets the send buffer be read any time before completion) and
- * DFCCL runs in place, whose layout (sendbuff == recvbuff + rank x count) is MPI_IN_PLACE's.
+ * into place when each run starts (MPI lets the send buffer be read any time before completion)
+ * and DFCCL runs in place, whose layout (sendbuff == recvbuff + rank x count) is MPI_IN_PLACE's.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
 #include "coll_dfccl.h"
 
 #include "opal/util/output.h"
-#include "ompi/datatype/ompi_datatype.h"
-#include "ompi/runtime/mpiruntime.h"
 
 static bool plan(const void* sbuf, int scount, struct ompi_datatype_t* sdtype, void* rbuf, int rcount,
                  struct ompi_datatype_t* rdtype, struct ompi_communicator_t* comm, mca_coll_dfccl_module_t* m,
                  dfccl_form_t form, dfccl_call_t* call, const char** why) {
   dfccl_sig_t sig = {.kind = DFCCL_ALLGATHER, .root = -1};
-  *call = (dfccl_call_t){.coll = mca_coll_dfccl_coll_for(m, comm, form, &sig, rcount, rdtype, NULL, why)};
+  *call = (dfccl_call_t){.coll = mca_coll_dfccl_coll_for(m, comm, form, &sig, sbuf, rbuf, rcount, rdtype, NULL, why)};
   if (call->coll == NULL) return false;
 
   char* mine = (char*)rbuf + (size_t)ompi_comm_rank(comm) * (size_t)rcount * dfcclTypeSize(sig.dtype);
@@ -27,10 +25,12 @@ static bool plan(const void* sbuf, int scount, struct ompi_datatype_t* sdtype, v
   call->recv = rbuf;
   if (sbuf == MPI_IN_PLACE) call->send = mine;
   else if (sdtype != rdtype || scount != rcount) { /* same signature, other description */
-    if (ompi_datatype_sndrcv(sbuf, scount, sdtype, mine, rcount, rdtype) != OMPI_SUCCESS) {
-      opal_output(0, "coll:dfccl: allgather on comm '%s': copying the send block failed", comm->c_name);
-      ompi_mpi_abort(comm, 1); /* the other ranks are about to enter DFCCL: no way back */
-    }
+    call->copy_in.from = sbuf;
+    call->copy_in.count = scount;
+    call->copy_in.type = sdtype;
+    call->copy_in.to = mine;
+    call->copy_in.to_count = rcount;
+    call->copy_in.to_type = rdtype;
     call->send = mine;
   }
   return true;
@@ -52,7 +52,10 @@ int mca_coll_dfccl_allgather(const void* sbuf, int scount, struct ompi_datatype_
 fallback:
   mca_coll_dfccl_count(&mca_coll_dfccl_component.allgather_fallback);
   DFCCL_VERBOSE(10, "allgather on comm '%s' (count %d) falls back: %s", comm->c_name, rcount, why);
-  return m->prev_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m->prev_allgather_module);
+  dfccl_staging_t st; /* device buffers run on host copies (nothing is copied for host buffers) */
+  mca_coll_dfccl_stage_in(&st, comm, sbuf, sdtype, scount, rbuf, rdtype, (size_t)rcount * ompi_comm_size(comm));
+  return mca_coll_dfccl_staged_finish(&st, m->prev_allgather(st.send.host, scount, sdtype, st.recv.host, rcount, rdtype,
+                                                             comm, m->prev_allgather_module));
 }
 
 int mca_coll_dfccl_iallgather(const void* sbuf, int scount, struct ompi_datatype_t* sdtype, void* rbuf, int rcount,
@@ -69,5 +72,32 @@ int mca_coll_dfccl_iallgather(const void* sbuf, int scount, struct ompi_datatype
 fallback:
   mca_coll_dfccl_count(&mca_coll_dfccl_component.iallgather_fallback);
   DFCCL_VERBOSE(10, "iallgather on comm '%s' (count %d) falls back: %s", comm->c_name, rcount, why);
-  return m->prev_iallgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, request, m->prev_iallgather_module);
+  dfccl_staging_t st; /* device buffers run on host copies (nothing is copied for host buffers) */
+  mca_coll_dfccl_stage_in(&st, comm, sbuf, sdtype, scount, rbuf, rdtype, (size_t)rcount * ompi_comm_size(comm));
+  return mca_coll_dfccl_staged_begin(comm, &st,
+                                     m->prev_iallgather(st.send.host, scount, sdtype, st.recv.host, rcount, rdtype,
+                                                        comm, request, m->prev_iallgather_module),
+                                     request);
+}
+
+int mca_coll_dfccl_allgather_init(const void* sbuf, int scount, struct ompi_datatype_t* sdtype, void* rbuf,
+                                  int rcount, struct ompi_datatype_t* rdtype, struct ompi_communicator_t* comm,
+                                  struct ompi_info_t* info, ompi_request_t** request, mca_coll_base_module_t* module) {
+  mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
+  dfccl_kept_t kept = DFCCL_KEEP(sbuf == MPI_IN_PLACE ? NULL : sdtype, rdtype); /* MPI_IN_PLACE: sdtype is ignored */
+  dfccl_call_t call;
+  const char* why;
+
+  mca_coll_dfccl_set_up_wanted(m, comm); /* an init is a set-up point */
+  if (!plan(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m, DFCCL_PERSISTENT, &call, &why)) goto fallback;
+  mca_coll_dfccl_count(&mca_coll_dfccl_component.allgather_init_routed);
+  return mca_coll_dfccl_persistent_init(m, comm, &call, kept, request);
+
+fallback:
+  mca_coll_dfccl_count(&mca_coll_dfccl_component.allgather_init_fallback);
+  DFCCL_VERBOSE(10, "allgather_init on comm '%s' (count %d) falls back: %s", comm->c_name, rcount, why);
+  if (mca_coll_dfccl_persistent_device_refused(comm, "allgather", sbuf, rbuf)) return MPI_ERR_BUFFER;
+  return mca_coll_dfccl_persistent_fallback(m->prev_allgather_init(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
+                                                                   info, request, m->prev_allgather_init_module),
+                                            kept, request);
 }

@@ -66,16 +66,19 @@ static int dfccl_register(void) {
   register_var("max_colls",
                "Signatures (collective, count, datatype, op and root) registered per communicator at most; calls "
                "that would need more fall back. Each holds one DFCCL collective (coll_dfccl_concurrent_runs once a "
-               "nonblocking call used it), each with shared-memory or device connectors sized to it",
+               "nonblocking call or a persistent init used it), each with shared-memory or device connectors sized "
+               "to it",
                MCA_BASE_VAR_TYPE_INT, &c->max_colls);
   register_var("concurrent_runs",
-               "DFCCL collectives registered per signature once a nonblocking call used it (1..16; the same on "
-               "every rank): that many calls of one signature on a communicator run at once, later ones queue",
+               "DFCCL collectives registered per signature once a nonblocking call or a persistent init used it "
+               "(1..16; the same on every rank): that many calls or starts of one signature on a communicator run "
+               "at once, later ones queue",
                MCA_BASE_VAR_TYPE_INT, &c->concurrent_runs);
   register_var("host_target",
                "Test mode: route host buffers through DFCCL's host execution target (CPU threads, POSIX "
-               "shared memory), as device buffers go to the GPU. Must be the same on every rank. This "
-               "version has no GPU path yet: without this mode coll/dfccl declines every communicator",
+               "shared memory), as device buffers go to the GPU. Must be the same on every rank. Without "
+               "this mode, host buffers go to the previous component, and coll/dfccl declines every "
+               "communicator on a machine without a GPU",
                MCA_BASE_VAR_TYPE_BOOL, &c->host_target);
   const struct {
     const char* name; /* the parameters' and counters' prefix */
@@ -87,21 +90,24 @@ static int dfccl_register(void) {
       DFCCL_COLLS(DFCCL_COLL_ROW)};
   enum { NCOLLS = sizeof colls / sizeof colls[0] };
   /* Names and help strings in static storage: valid for as long as the MCA base may look at them. */
-  static char names[NCOLLS][3][64], helps[NCOLLS][3][160];
+  static char names[NCOLLS][3][64], helps[NCOLLS][3][200];
   for (size_t i = 0; i < NCOLLS; i++) {
-    char(*n)[64] = names[i], (*h)[160] = helps[i];
-    bool nonblocking = colls[i].mpi[4] == 'I'; /* "MPI_I..." */
+    char(*n)[64] = names[i], (*h)[200] = helps[i];
+    const char* mpi = colls[i].mpi;
+    bool nonblocking = strncmp(mpi, "MPI_I", 5) == 0;
+    bool persistent = strstr(mpi, "_init") != NULL; /* "MPIX_..._init" */
+    const char* form = nonblocking ? " (once its signature is set up by a blocking collective on the communicator)"
+                       : persistent ? " (the init is a set-up point: it registers the signature; each MPI_Start runs it)"
+                                    : "";
     snprintf(n[0], sizeof n[0], "%s_enable", colls[i].name);
-    snprintf(h[0], sizeof h[0], "Route %s through DFCCL%s%s", colls[i].mpi,
-             strstr(colls[i].mpi, "_scatter") && !strstr(colls[i].mpi, "_block") ? " (when all recvcounts are equal)"
-                                                                                 : "",
-             nonblocking ? " (once its signature is set up by a blocking collective on the communicator)" : "");
+    snprintf(h[0], sizeof h[0], "Route %s through DFCCL%s%s", mpi,
+             strstr(mpi, "_scatter") && !strstr(mpi, "_block") ? " (when all recvcounts are equal)" : "", form);
     register_var(n[0], h[0], MCA_BASE_VAR_TYPE_BOOL, colls[i].enable);
     snprintf(n[1], sizeof n[1], "%s_routed", colls[i].name);
-    snprintf(h[1], sizeof h[1], "%s calls run by DFCCL", colls[i].mpi);
+    snprintf(h[1], sizeof h[1], persistent ? "%s calls whose request runs on DFCCL" : "%s calls run by DFCCL", mpi);
     register_counter(n[1], h[1], colls[i].routed);
     snprintf(n[2], sizeof n[2], "%s_fallback", colls[i].name);
-    snprintf(h[2], sizeof h[2], "%s calls handed to the previous component", colls[i].mpi);
+    snprintf(h[2], sizeof h[2], "%s calls handed to the previous component", mpi);
     register_counter(n[2], h[2], colls[i].fallback);
   }
   return OMPI_SUCCESS;

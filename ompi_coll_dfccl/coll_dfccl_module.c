@@ -1,37 +1,18 @@
 /*
- * coll/dfccl module: selection, the saved previous functions, the DFCCL context of a communicator,
- * its registry of DFCCL collectives, and the set-up points.
- *
- * Life of a communicator's context: created by its first set-up (a blocking collective that every
- * rank makes, in MPI order), with a private duplicate of the communicator carrying DFCCL's
- * bootstrap allgather; destroyed when the communicator is freed (attribute delete callback) or, for
- * communicators still alive, at the start of MPI_Finalize (an attribute on MPI_COMM_SELF), in
- * creation order so that the collective dfcclDestroy calls meet on every rank.  Runs still going
- * on it are completed first.
+ * coll/dfccl module: selection, the saved previous functions, the communicator's registry of DFCCL
+ * collectives (signatures and their pools), and the set-up points.  The DFCCL context behind it is
+ * in coll_dfccl_context.c.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
 #include "coll_dfccl.h"
 #include "coll_dfccl_dtypes.h"
 
-#include <limits.h>
 #include <stdlib.h>
 
-#include "ompi/attribute/attribute.h"
-#include "ompi/runtime/mpiruntime.h"
 #include "opal/util/output.h"
 
 const char* const mca_coll_dfccl_kind_name[] = {"allreduce", "broadcast", "reduce", "allgather", "reduce-scatter"};
-
-/* Set while this thread duplicates a communicator for a bootstrap: comm_query declines the
- * duplicate, and nonblocking calls (Open MPI's own, agreeing on the duplicate's id) fall back. */
-static _Thread_local bool making_boot_comm;
-
-static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
-static dfccl_comm_t* live_first; /* creation order */
-static dfccl_comm_t* live_last;
-static int comm_keyval = -1;     /* on each communicator with a context: its teardown    */
-static bool finalize_hook_set;   /* an attribute on MPI_COMM_SELF: teardown at finalize  */
 
 /* ---- selection ---------------------------------------------------------------------------------- */
 
@@ -71,8 +52,8 @@ mca_coll_base_module_t* mca_coll_dfccl_comm_query(ompi_communicator_t* comm, int
   DFCCL_COLLS(DFCCL_ANY_ENABLED)
   if (OMPI_COMM_IS_INTER(comm)) no = "an intercommunicator";
   else if (ompi_comm_size(comm) < 2) no = "a single rank";
-  else if (making_boot_comm) no = "DFCCL's own bootstrap duplicate";
-  else if (!c->host_target) no = "host buffers only (coll_dfccl_host_target is off; no GPU path yet)";
+  else if (mca_coll_dfccl_making_boot_comm()) no = "DFCCL's own bootstrap duplicate";
+  else if (!c->host_target && dfcclDeviceCount() == 0) no = "no GPU here (and coll_dfccl_host_target is off)";
   else if (!any) no = "no collective enabled";
   if (no != NULL) {
     DFCCL_VERBOSE(10, "declines comm '%s': %s", comm->c_name, no);
@@ -90,203 +71,17 @@ mca_coll_base_module_t* mca_coll_dfccl_comm_query(ompi_communicator_t* comm, int
   return &m->super;
 }
 
-/* ---- bootstrap ---------------------------------------------------------------------------------- */
-
-/* DFCCL's bootstrap allgather, over the private duplicate (with the lower-priority allgather). */
-static int boot_allgather(void* state, const int* ranks, int nranks, const void* sendbuf, void* recvbuf,
-                          size_t bytes) {
-  ompi_communicator_t* boot = ((dfccl_comm_t*)state)->boot;
-  (void)ranks; /* DFCCL collectives of a communicator always span all of it */
-  if (nranks != ompi_comm_size(boot) || bytes > INT_MAX) return 1;
-  return boot->c_coll->coll_allgather(sendbuf, (int)bytes, MPI_BYTE, recvbuf, (int)bytes, MPI_BYTE, boot,
-                                      boot->c_coll->coll_allgather_module) != OMPI_SUCCESS;
-}
-
-/* True when `ok` holds on every rank (an allreduce over the bootstrap duplicate). */
-static bool all_ranks(dfccl_comm_t* dc, bool ok) {
-  int mine = ok, all = 0;
-  ompi_communicator_t* boot = dc->boot;
-  if (boot->c_coll->coll_allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, boot,
-                                   boot->c_coll->coll_allreduce_module) != OMPI_SUCCESS)
-    return false;
-  return all != 0;
-}
-
-/* ---- teardown ----------------------------------------------------------------------------------- */
-
-static void unlink_live(dfccl_comm_t* dc) {
-  dfccl_comm_t** p = &live_first;
-  live_last = NULL;
-  for (dfccl_comm_t* it = live_first; it != NULL; it = it->next_live) {
-    if (it == dc) *p = it->next_live;
-    else live_last = it, p = &it->next_live;
-  }
-}
-
-/* Collective over the communicator (dfcclDestroy meets the other ranks). */
-static void destroy_comm(dfccl_comm_t* dc) {
-  /* MPI lets a communicator be freed with nonblocking collectives outstanding: they complete
-   * normally, and queued runs still need DFCCL. */
-  mca_coll_dfccl_drain(dc);
-  if (dc->ctx != NULL) {
-    dfcclResult_t r = dfcclDestroy(dc->ctx);
-    if (r != dfcclSuccess)
-      opal_output(0, "coll:dfccl: dfcclDestroy on comm '%s': %s (%s)", dc->comm->c_name,
-                  dfcclGetErrorString(r), dfcclGetLastErrorMessage());
-  }
-  while (dc->colls != NULL) {
-    dfccl_coll_t* next = dc->colls->next;
-    free(dc->colls);
-    dc->colls = next;
-  }
-  if (dc->boot != NULL) ompi_comm_free(&dc->boot);
-  DFCCL_VERBOSE(1, "context of comm '%s' destroyed", dc->comm->c_name);
-  if (dc->module != NULL) dc->module->dc = NULL;
-  pthread_mutex_destroy(&dc->lock);
-  free(dc);
-}
-
-static int comm_freed(MPI_Comm comm, int keyval, void* attr, void* extra) {
-  (void)comm, (void)keyval, (void)extra;
-  mca_coll_dfccl_module_t* m = attr;
-  m->unusable = true; /* no context again for this communicator */
-  dfccl_comm_t* dc = m->dc;
-  if (dc == NULL) return MPI_SUCCESS; /* already gone with the finalize sweep */
-  pthread_mutex_lock(&live_lock);
-  unlink_live(dc);
-  pthread_mutex_unlock(&live_lock);
-  destroy_comm(dc);
-  return MPI_SUCCESS;
-}
-
-static int finalizing(MPI_Comm comm, int keyval, void* attr, void* extra) {
-  (void)comm, (void)keyval, (void)attr, (void)extra;
-  for (;;) {
-    pthread_mutex_lock(&live_lock);
-    dfccl_comm_t* dc = live_first;
-    if (dc != NULL) unlink_live(dc);
-    pthread_mutex_unlock(&live_lock);
-    if (dc == NULL) return MPI_SUCCESS;
-    if (dc->module != NULL) dc->module->unusable = true;
-    destroy_comm(dc);
-  }
-}
-
-static int no_copy(MPI_Comm oldcomm, int keyval, void* extra, void* in, void* out, int* flag,
-                   MPI_Comm newcomm) {
-  (void)oldcomm, (void)keyval, (void)extra, (void)in, (void)out, (void)newcomm;
-  *flag = 0; /* a duplicate gets a context of its own on its first use */
-  return MPI_SUCCESS;
-}
-
-static int create_keyval(MPI_Comm_delete_attr_function* on_delete, int* keyval) {
-  ompi_attribute_fn_ptr_union_t copy = {.attr_communicator_copy_fn = no_copy};
-  ompi_attribute_fn_ptr_union_t del = {.attr_communicator_delete_fn = on_delete};
-  return ompi_attr_create_keyval(COMM_ATTR, copy, del, keyval, NULL, 0, NULL);
-}
-
-/* Attaches the teardown hooks; call with live_lock held. */
-static int attach_teardown(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm) {
-  int rc = OMPI_SUCCESS;
-  if (!finalize_hook_set) {
-    int self_keyval = -1;
-    rc = create_keyval(finalizing, &self_keyval);
-    if (rc == OMPI_SUCCESS)
-      rc = ompi_attr_set_c(COMM_ATTR, &ompi_mpi_comm_self.comm, &ompi_mpi_comm_self.comm.c_keyhash,
-                           self_keyval, NULL, false);
-    if (rc != OMPI_SUCCESS) return rc;
-    finalize_hook_set = true;
-  }
-  if (comm_keyval < 0 && (rc = create_keyval(comm_freed, &comm_keyval)) != OMPI_SUCCESS) return rc;
-  return ompi_attr_set_c(COMM_ATTR, comm, &comm->c_keyhash, comm_keyval, m, false);
-}
-
-/* ---- first use ---------------------------------------------------------------------------------- */
-
-static void* alloc_or_abort(size_t bytes, ompi_communicator_t* comm) {
-  void* p = calloc(1, bytes);
-  if (p == NULL) { /* a rank-local failure inside a collective set-up: the job cannot go on consistently */
-    opal_output(0, "coll:dfccl: out of memory on comm '%s'", comm->c_name);
-    ompi_mpi_abort(comm, 1);
-  }
-  return p;
-}
-
-/* The communicator's DFCCL context, created on first use: collective over comm. */
-static dfccl_comm_t* comm_get(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm) {
-  if (m->dc != NULL || m->unusable) return m->dc;
-  dfccl_comm_t* dc = alloc_or_abort(sizeof *dc, comm);
-  dc->comm = comm;
-  making_boot_comm = true;
-  int rc = ompi_comm_dup(comm, &dc->boot);
-  making_boot_comm = false;
-  if (rc != OMPI_SUCCESS) { /* collective: fails alike on every rank */
-    DFCCL_VERBOSE(1, "comm '%s': duplicating it for the bootstrap failed (%d): falling back", comm->c_name, rc);
-    free(dc);
-    m->unusable = true;
-    return NULL;
-  }
-
-  /* Requests complete from the progress callback: without it there is no DFCCL for us. */
-  dfcclResult_t r = dfcclSystemError;
-  if ((rc = mca_coll_dfccl_progress_register()) != OMPI_SUCCESS) {
-    opal_output(0, "coll:dfccl: comm '%s': registering the progress callback failed (%d)", comm->c_name, rc);
-  } else {
-    dfcclInitArgs_t args = {.target = dfcclTargetHost,
-                            .device = -1,
-                            .bootstrap = {ompi_comm_rank(comm), ompi_comm_size(comm), boot_allgather, dc}};
-    r = dfcclInit(&dc->ctx, &args);
-    if (r != dfcclSuccess)
-      opal_output(0, "coll:dfccl: dfcclInit on comm '%s': %s (%s)", comm->c_name, dfcclGetErrorString(r),
-                  dfcclGetLastErrorMessage());
-  }
-  if (!all_ranks(dc, r == dfcclSuccess)) {
-    /* dfcclDestroy is collective over all ranks and a rank without a context cannot take part:
-     * the contexts that did start are left to process exit (a leak, not a hang). */
-    opal_output(0, "coll:dfccl: comm '%s': DFCCL did not start on every rank: falling back", comm->c_name);
-    m->unusable = true;
-    if (r != dfcclSuccess) {
-      ompi_comm_free(&dc->boot);
-      free(dc);
-    }
-    return NULL;
-  }
-
-  pthread_mutex_init(&dc->lock, NULL);
-  atomic_init(&dc->pending, 0);
-  dc->module = m;
-  pthread_mutex_lock(&live_lock);
-  rc = attach_teardown(m, comm);
-  if (live_last != NULL) live_last->next_live = dc;
-  else live_first = dc;
-  live_last = dc;
-  pthread_mutex_unlock(&live_lock);
-  if (rc != OMPI_SUCCESS) opal_output(0, "coll:dfccl: comm '%s': no teardown hook (%d)", comm->c_name, rc);
-  m->dc = dc;
-  DFCCL_VERBOSE(1, "DFCCL context (host target) ready on comm '%s', rank %d of %d", comm->c_name,
-                ompi_comm_rank(comm), ompi_comm_size(comm));
-  return dc;
-}
+/* ---- the registry ------------------------------------------------------------------------------ */
 
 static bool sig_equal(const dfccl_sig_t* a, const dfccl_sig_t* b) {
-  return a->kind == b->kind && a->count == b->count && a->dtype == b->dtype && a->op == b->op && a->root == b->root;
+  return a->kind == b->kind && a->count == b->count && a->dtype == b->dtype && a->op == b->op &&
+         a->root == b->root && a->target == b->target;
 }
 
 static dfccl_coll_t* find_coll(const dfccl_comm_t* dc, const dfccl_sig_t* sig) {
   dfccl_coll_t* c = dc != NULL ? dc->colls : NULL;
   while (c != NULL && !sig_equal(&c->sig, sig)) c = c->next;
   return c;
-}
-
-static dfcclResult_t register_one(dfccl_comm_t* dc, const dfccl_sig_t* s, int id) {
-  switch (s->kind) {
-    case DFCCL_ALLREDUCE: return dfcclRegisterAllReduce(dc->ctx, s->count, s->dtype, s->op, id, NULL, 0, 0);
-    case DFCCL_BROADCAST: return dfcclRegisterBroadcast(dc->ctx, s->count, s->dtype, s->root, id, NULL, 0, 0);
-    case DFCCL_REDUCE: return dfcclRegisterReduce(dc->ctx, s->count, s->dtype, s->op, s->root, id, NULL, 0, 0);
-    case DFCCL_ALLGATHER: return dfcclRegisterAllGather(dc->ctx, s->count, s->dtype, id, NULL, 0, 0);
-    case DFCCL_REDUCE_SCATTER: return dfcclRegisterReduceScatter(dc->ctx, s->count, s->dtype, s->op, id, NULL, 0, 0);
-  }
-  return dfcclInvalidArgument;
 }
 
 static int pool_size(void) {
@@ -302,14 +97,16 @@ static bool grow_coll(dfccl_comm_t* dc, dfccl_coll_t* c, int nslots) {
   for (int i = first; i < nslots; i++) {
     /* Every slot is registered even after a failure: the other ranks register them all (a failed
      * registration fails on every participant, so none of them waits for us). */
+    /* At most max_colls signatures of at most DFCCL_MAX_CONCURRENT_RUNS: within the communicator's ids. */
     c->slots[i].coll_id = dc->next_coll_id++;
-    dfcclResult_t ri = register_one(dc, &c->sig, c->slots[i].coll_id);
+    dfcclResult_t ri = mca_coll_dfccl_register(c->ctx, dc, &c->sig, c->slots[i].coll_id);
+    c->slots[i].registered = ri == dfcclSuccess;
     if (ri == dfcclSuccess) continue;
     opal_output(0, "coll:dfccl: registering %s %d on comm '%s': %s (%s)", mca_coll_dfccl_kind_name[c->sig.kind],
                 c->slots[i].coll_id, dc->comm->c_name, dfcclGetErrorString(ri), dfcclGetLastErrorMessage());
     if (r == dfcclSuccess) r = ri;
   }
-  bool ok = all_ranks(dc, r == dfcclSuccess);
+  bool ok = mca_coll_dfccl_all_ranks(dc, r == dfcclSuccess);
   if (ok) {
     pthread_mutex_lock(&dc->lock);
     c->nslots = nslots;
@@ -323,9 +120,12 @@ static bool grow_coll(dfccl_comm_t* dc, dfccl_coll_t* c, int nslots) {
 
 /* Registers `sig` with `nslots` slots: collective over the communicator. */
 static dfccl_coll_t* register_coll(dfccl_comm_t* dc, const dfccl_sig_t* sig, int nslots) {
-  dfccl_coll_t* c = alloc_or_abort(sizeof *c, dc->comm);
+  dfccl_coll_t* c = mca_coll_dfccl_alloc_or_abort(sizeof *c, dc->comm);
   c->sig = *sig;
-  c->usable = grow_coll(dc, c, nslots);
+  /* Its target's context may be missing on some member (dfcclInit failed, another GPU): then
+   * nobody registers it, and it falls back everywhere. */
+  c->ctx = mca_coll_dfccl_process_context(sig->target, sig->device);
+  c->usable = mca_coll_dfccl_all_ranks(dc, c->ctx != NULL) && grow_coll(dc, c, nslots);
   c->next = dc->colls;
   dc->colls = c;
   dc->ncolls++;
@@ -336,7 +136,7 @@ static dfccl_coll_t* register_coll(dfccl_comm_t* dc, const dfccl_sig_t* sig, int
  * first use. */
 static dfccl_coll_t* set_up_coll(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_sig_t* sig,
                                  int nslots, const char** why) {
-  dfccl_comm_t* dc = comm_get(m, comm);
+  dfccl_comm_t* dc = mca_coll_dfccl_comm_context(m, comm);
   if (dc == NULL) {
     *why = "no DFCCL context";
     return NULL;
@@ -360,7 +160,7 @@ static bool is_wanted(const mca_coll_dfccl_module_t* m, const dfccl_sig_t* sig) 
 }
 
 static void want(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_sig_t* sig, bool is_new) {
-  dfccl_wanted_t* w = alloc_or_abort(sizeof *w, comm);
+  dfccl_wanted_t* w = mca_coll_dfccl_alloc_or_abort(sizeof *w, comm);
   w->sig = *sig;
   w->is_new = is_new;
   if (m->wanted_last != NULL) m->wanted_last->next = w;
@@ -374,7 +174,7 @@ static void want(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const df
  * it is alike on every rank. */
 static dfccl_coll_t* ready_coll(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_sig_t* sig,
                                 const char** why) {
-  if (making_boot_comm) { /* Open MPI agreeing on our duplicate's id: nothing of the user's */
+  if (mca_coll_dfccl_making_boot_comm()) { /* Open MPI agreeing on our duplicate's id: nothing of the user's */
     *why = "DFCCL's set-up is running";
     return NULL;
   }
@@ -397,9 +197,44 @@ static dfccl_coll_t* ready_coll(mca_coll_dfccl_module_t* m, ompi_communicator_t*
   return NULL;
 }
 
+/* Where a call's buffers are (NULL and MPI_IN_PLACE aside): the cuda target when they are all
+ * device (or managed) memory of one GPU, the host target in the test mode when they are all host
+ * memory; otherwise the call falls back.  MPI lets each rank pass its own kind of memory: the rule
+ * that every rank passes the same kind (all device, or all host) is the user's to keep, as with
+ * every CUDA-aware MPI collective (README). */
+static bool buffers_target(const void* a, const void* b, dfccl_sig_t* sig, const char** why) {
+  const void* bufs[2] = {a, b};
+  int device = -1, ndevice = 0, nhost = 0;
+  for (int i = 0; i < 2; i++) {
+    if (bufs[i] == NULL || bufs[i] == MPI_IN_PLACE) continue;
+    dfcclMemoryKind_t kind;
+    int dev = -1;
+    if (dfcclPointerGetKind(bufs[i], &kind, &dev) != dfcclSuccess) {
+      *why = "the buffer's memory could not be told";
+      return false;
+    }
+    if (kind == dfcclMemoryHost) { nhost++; continue; }
+    if (ndevice++ > 0 && dev != device) { *why = "buffers on two GPUs"; return false; }
+    device = dev;
+  }
+  if (ndevice > 0 && nhost > 0) { *why = "host and device buffers mixed"; return false; }
+  if (ndevice > 0) {
+    sig->target = dfcclTargetCuda;
+    sig->device = device;
+    return true;
+  }
+  if (!mca_coll_dfccl_component.host_target) {
+    *why = "host buffers (coll_dfccl_host_target is off)";
+    return false;
+  }
+  sig->target = dfcclTargetHost;
+  sig->device = -1;
+  return true;
+}
+
 dfccl_coll_t* mca_coll_dfccl_coll_for(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_form_t form,
-                                      dfccl_sig_t* sig, int count, struct ompi_datatype_t* dtype,
-                                      struct ompi_op_t* op, const char** why) {
+                                      dfccl_sig_t* sig, const void* send, const void* recv, int count,
+                                      struct ompi_datatype_t* dtype, struct ompi_op_t* op, const char** why) {
   if (count <= 0) { *why = "count"; return NULL; } /* 4.1's MPI layer returns before count 0 */
   sig->count = (size_t)count;
   if (op == NULL) {
@@ -409,12 +244,14 @@ dfccl_coll_t* mca_coll_dfccl_coll_for(mca_coll_dfccl_module_t* m, ompi_communica
     if (!dfccl_dtype_of(dtype, &sig->dtype)) { *why = "datatype"; return NULL; }
     if (!dfccl_op_of(op, &sig->op)) { *why = "op"; return NULL; }
   }
+  if (!buffers_target(send, recv, sig, why)) return NULL;
   return mca_coll_dfccl_coll_get(m, comm, form, sig, why);
 }
 
 dfccl_coll_t* mca_coll_dfccl_coll_get(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_form_t form,
                                       const dfccl_sig_t* sig, const char** why) {
-  dfccl_coll_t* c = form == DFCCL_BLOCKING ? set_up_coll(m, comm, sig, 1, why) : ready_coll(m, comm, sig, why);
+  dfccl_coll_t* c = form == DFCCL_NONBLOCKING ? ready_coll(m, comm, sig, why)
+                                               : set_up_coll(m, comm, sig, form == DFCCL_PERSISTENT ? pool_size() : 1, why);
   if (c != NULL && !c->usable) {
     *why = "registration failed";
     return NULL;

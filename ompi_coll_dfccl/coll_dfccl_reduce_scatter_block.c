@@ -1,5 +1,6 @@
 /*
- * MPI_Reduce_scatter_block and MPI_Ireduce_scatter_block through DFCCL: check -> route -> fall back.
+ * MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block and MPIX_Reduce_scatter_block_init through
+ * DFCCL: check -> route -> fall back.
  *
  * Routing depends only on recvcount, datatype and op, which every rank passes alike, on the calls
  * made on the communicator before, and on coll_dfccl_host_target.  MPI_IN_PLACE (on every rank when
@@ -17,7 +18,7 @@ bool mca_coll_dfccl_reduce_scatter_plan(const void* sbuf, void* rbuf, int rcount
                                         mca_coll_dfccl_module_t* m, dfccl_form_t form, dfccl_call_t* call,
                                         const char** why) {
   dfccl_sig_t sig = {.kind = DFCCL_REDUCE_SCATTER, .root = -1};
-  *call = (dfccl_call_t){.coll = mca_coll_dfccl_coll_for(m, comm, form, &sig, rcount, dtype, op, why)};
+  *call = (dfccl_call_t){.coll = mca_coll_dfccl_coll_for(m, comm, form, &sig, sbuf, rbuf, rcount, dtype, op, why)};
   if (call->coll == NULL) return false;
 
   call->send = sbuf;
@@ -50,7 +51,11 @@ int mca_coll_dfccl_reduce_scatter_block(const void* sbuf, void* rbuf, int rcount
 fallback:
   mca_coll_dfccl_count(&mca_coll_dfccl_component.reduce_scatter_block_fallback);
   DFCCL_VERBOSE(10, "reduce_scatter_block on comm '%s' (count %d) falls back: %s", comm->c_name, rcount, why);
-  return m->prev_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, m->prev_reduce_scatter_block_module);
+  dfccl_staging_t st; /* device buffers run on host copies (nothing is copied for host buffers) */
+  size_t all = (size_t)rcount * ompi_comm_size(comm);
+  mca_coll_dfccl_stage_in(&st, comm, sbuf, dtype, all, rbuf, dtype, sbuf == MPI_IN_PLACE ? all : (size_t)rcount);
+  return mca_coll_dfccl_staged_finish(&st, m->prev_reduce_scatter_block(st.send.host, st.recv.host, rcount, dtype, op,
+                                                                        comm, m->prev_reduce_scatter_block_module));
 }
 
 int mca_coll_dfccl_ireduce_scatter_block(const void* sbuf, void* rbuf, int rcount, struct ompi_datatype_t* dtype,
@@ -68,6 +73,36 @@ int mca_coll_dfccl_ireduce_scatter_block(const void* sbuf, void* rbuf, int rcoun
 fallback:
   mca_coll_dfccl_count(&mca_coll_dfccl_component.ireduce_scatter_block_fallback);
   DFCCL_VERBOSE(10, "ireduce_scatter_block on comm '%s' (count %d) falls back: %s", comm->c_name, rcount, why);
-  return m->prev_ireduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, request,
-                                       m->prev_ireduce_scatter_block_module);
+  dfccl_staging_t st; /* device buffers run on host copies (nothing is copied for host buffers) */
+  size_t all = (size_t)rcount * ompi_comm_size(comm);
+  mca_coll_dfccl_stage_in(&st, comm, sbuf, dtype, all, rbuf, dtype, sbuf == MPI_IN_PLACE ? all : (size_t)rcount);
+  return mca_coll_dfccl_staged_begin(comm, &st,
+                                     m->prev_ireduce_scatter_block(st.send.host, st.recv.host, rcount, dtype, op, comm,
+                                                                   request, m->prev_ireduce_scatter_block_module),
+                                     request);
+}
+
+int mca_coll_dfccl_reduce_scatter_block_init(const void* sbuf, void* rbuf, int rcount, struct ompi_datatype_t* dtype,
+                                             struct ompi_op_t* op, struct ompi_communicator_t* comm,
+                                             struct ompi_info_t* info, ompi_request_t** request,
+                                             mca_coll_base_module_t* module) {
+  mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
+  dfccl_kept_t kept = DFCCL_KEEP(op, dtype);
+  dfccl_call_t call;
+  const char* why;
+
+  mca_coll_dfccl_set_up_wanted(m, comm); /* an init is a set-up point */
+  if (!mca_coll_dfccl_reduce_scatter_plan(sbuf, rbuf, rcount, dtype, op, comm, m, DFCCL_PERSISTENT, &call, &why))
+    goto fallback;
+  mca_coll_dfccl_count(&mca_coll_dfccl_component.reduce_scatter_block_init_routed);
+  return mca_coll_dfccl_persistent_init(m, comm, &call, kept, request);
+
+fallback:
+  mca_coll_dfccl_count(&mca_coll_dfccl_component.reduce_scatter_block_init_fallback);
+  DFCCL_VERBOSE(10, "reduce_scatter_block_init on comm '%s' (count %d) falls back: %s", comm->c_name, rcount, why);
+  if (mca_coll_dfccl_persistent_device_refused(comm, "reduce_scatter_block", sbuf, rbuf)) return MPI_ERR_BUFFER;
+  return mca_coll_dfccl_persistent_fallback(
+      m->prev_reduce_scatter_block_init(sbuf, rbuf, rcount, dtype, op, comm, info, request,
+                                        m->prev_reduce_scatter_block_init_module),
+      kept, request);
 }

@@ -6,7 +6,9 @@
  * slot's FIFO (DFCCL refuses a run of a collective whose previous run is in flight) and is
  * submitted when the run before it has completed.  Nothing here waits for another rank: starting a
  * run never blocks, so nonblocking calls on several communicators may be issued in any order, and
- * DFCCL's daemon sorts out the order in which the ranks' runs meet.
+ * DFCCL's daemon sorts out the order in which the ranks' runs meet.  A nonblocking call's request
+ * has one run; a persistent request (coll_dfccl_persistent.c) has one per MPI_Start, launched by
+ * the same code.
  *
  * Completing.  DFCCL reports a run on its poller thread, which must not complete the MPI request
  * itself: without MPI_THREAD_MULTIPLE, Open MPI counts the completions that an MPI_Waitall waits
@@ -25,6 +27,7 @@
 #include <sched.h>
 #include <string.h>
 
+#include "ompi/datatype/ompi_datatype.h"
 #include "ompi/runtime/mpiruntime.h"
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
@@ -51,16 +54,17 @@ static int request_free(ompi_request_t** rptr) {
   return OMPI_SUCCESS;
 }
 
-static mca_coll_dfccl_request_t* new_request(ompi_communicator_t* comm, dfccl_comm_t* dc, const dfccl_call_t* call) {
+mca_coll_dfccl_request_t* mca_coll_dfccl_request_new(ompi_communicator_t* comm, dfccl_comm_t* dc,
+                                                     const dfccl_call_t* call, bool persistent) {
   mca_coll_dfccl_request_t* req = OBJ_NEW(mca_coll_dfccl_request_t);
   if (req == NULL) { /* the other ranks are about to enter DFCCL: no way back */
     opal_output(0, "coll:dfccl: out of memory for a request on comm '%s'", comm->c_name);
     ompi_mpi_abort(comm, 1);
   }
   ompi_request_t* r = mpi_request(req);
-  OMPI_REQUEST_INIT(r, false);
+  OMPI_REQUEST_INIT(r, persistent); /* persistent: complete and inactive until MPI_Start */
   r->req_type = OMPI_REQUEST_COLL;
-  r->req_state = OMPI_REQUEST_ACTIVE;
+  if (!persistent) r->req_state = OMPI_REQUEST_ACTIVE;
   r->req_free = request_free;
   r->req_mpi_object.comm = comm;
   r->req_status = ompi_status_empty;
@@ -69,6 +73,8 @@ static mca_coll_dfccl_request_t* new_request(ompi_communicator_t* comm, dfccl_co
   req->slot = NULL;
   req->call = *call;
   req->status = dfcclSuccess;
+  req->module = NULL;
+  req->kept = DFCCL_KEEP(NULL, NULL);
   return req;
 }
 
@@ -92,7 +98,7 @@ static void on_done(int coll_id, dfcclResult_t status, void* arg) {
 
 static dfcclResult_t run_on_dfccl(mca_coll_dfccl_request_t* req) {
   const dfccl_call_t* c = &req->call;
-  dfcclRankCtx_t ctx = req->dc->ctx;
+  dfcclRankCtx_t ctx = c->coll->ctx;
   int id = req->slot->coll_id;
   switch (c->coll->sig.kind) {
     case DFCCL_ALLREDUCE: return dfcclRunAllReduce(ctx, c->send, c->recv, id, on_done, req);
@@ -134,16 +140,23 @@ static void complete(mca_coll_dfccl_request_t* req) {
   start_next(dc, req->slot);
   const dfccl_call_t* c = &req->call;
   if (req->status != dfcclSuccess) report(req, req->status);
-  else if (c->move_bytes > 0) memmove(c->move_to, c->move_from, c->move_bytes);
+  else if (c->move_bytes > 0 && dfcclCopy(c->move_to, c->move_from, c->move_bytes) != dfcclSuccess) {
+    /* device memory, or host memory: dfcclCopy handles both (no overlap: see the plan) */
+    opal_output(0, "coll:dfccl: moving the in-place result: %s", dfcclGetLastErrorMessage());
+    req->status = dfcclCudaError;
+  }
   ompi_request_t* r = mpi_request(req);
   r->req_status.MPI_ERROR = req->status == dfcclSuccess ? MPI_SUCCESS : MPI_ERR_INTERN;
+  /* Completing never releases the request: MPI_Wait/Test free a nonblocking one (or set a
+   * persistent one inactive), the blocking call frees its own. */
   ompi_request_complete(r, true);                                  /* req may be freed from here on */
   atomic_fetch_sub_explicit(&dc->pending, 1, memory_order_release); /* dc may be destroyed from here on */
 }
 
 /* The opal_progress callback: the number of requests it completed. */
 static int progress(void) {
-  if (atomic_load_explicit(&completed, memory_order_relaxed) == NULL) return 0; /* the common case */
+  int staged = mca_coll_dfccl_staged_progress();
+  if (atomic_load_explicit(&completed, memory_order_relaxed) == NULL) return staged; /* the common case */
   mca_coll_dfccl_request_t* stack = atomic_exchange_explicit(&completed, NULL, memory_order_acquire);
   mca_coll_dfccl_request_t* in_order = NULL; /* the stack holds the latest first */
   while (stack != NULL) {
@@ -152,7 +165,7 @@ static int progress(void) {
     in_order = stack;
     stack = next;
   }
-  int n = 0;
+  int n = staged;
   while (in_order != NULL) {
     mca_coll_dfccl_request_t* next = in_order->next;
     complete(in_order);
@@ -180,11 +193,30 @@ void mca_coll_dfccl_progress_unregister(void) {
   pthread_mutex_unlock(&progress_lock);
 }
 
-int mca_coll_dfccl_start(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_call_t* call,
-                         ompi_request_t** request) {
-  dfccl_comm_t* dc = m->dc;
-  dfccl_coll_t* coll = call->coll;
-  mca_coll_dfccl_request_t* req = new_request(comm, dc, call);
+/* All-gather with a send side described differently from the receive side: this rank's block goes
+ * into place first (MPI lets the send buffer be read any time before completion). */
+static void copy_send_block_in(const mca_coll_dfccl_request_t* req) {
+  const dfccl_call_t* c = &req->call;
+  if (c->copy_in.from == NULL) return;
+  /* Device memory: through host copies (the datatype engine of this Open MPI reads host memory). */
+  dfccl_staging_t st;
+  mca_coll_dfccl_stage_in(&st, req->dc->comm, c->copy_in.from, c->copy_in.type, (size_t)c->copy_in.count,
+                          c->copy_in.to, c->copy_in.to_type, (size_t)c->copy_in.to_count);
+  int rc = ompi_datatype_sndrcv(st.send.host, c->copy_in.count, c->copy_in.type, st.recv.host, c->copy_in.to_count,
+                                c->copy_in.to_type);
+  if (mca_coll_dfccl_staged_finish(&st, rc) != OMPI_SUCCESS) {
+    opal_output(0, "coll:dfccl: %s on comm '%s': copying the send block failed",
+                mca_coll_dfccl_kind_name[c->coll->sig.kind], req->dc->comm->c_name);
+    ompi_mpi_abort(req->dc->comm, 1); /* the other ranks are about to enter DFCCL: no way back */
+  }
+}
+
+void mca_coll_dfccl_launch(mca_coll_dfccl_request_t* req) {
+  dfccl_comm_t* dc = req->dc;
+  dfccl_coll_t* coll = req->call.coll;
+  copy_send_block_in(req);
+  req->next = NULL; /* a persistent request's link is left over from its previous run */
+  req->status = dfcclSuccess;
   atomic_fetch_add_explicit(&dc->pending, 1, memory_order_relaxed);
   pthread_mutex_lock(&dc->lock);
   dfccl_slot_t* slot = &coll->slots[coll->calls++ % (unsigned long long)coll->nslots];
@@ -200,8 +232,14 @@ int mca_coll_dfccl_start(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, 
   pthread_mutex_unlock(&dc->lock);
   if (idle) submit(req);
   DFCCL_VERBOSE(10, "%s on comm '%s' (count %zu) started on DFCCL collective %d%s",
-                mca_coll_dfccl_kind_name[coll->sig.kind], comm->c_name, coll->sig.count, slot->coll_id,
+                mca_coll_dfccl_kind_name[coll->sig.kind], dc->comm->c_name, coll->sig.count, slot->coll_id,
                 idle ? "" : ", queued behind its runs");
+}
+
+int mca_coll_dfccl_start(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_call_t* call,
+                         ompi_request_t** request) {
+  mca_coll_dfccl_request_t* req = mca_coll_dfccl_request_new(comm, m->dc, call, false);
+  mca_coll_dfccl_launch(req);
   *request = mpi_request(req);
   return OMPI_SUCCESS;
 }

@@ -15,6 +15,22 @@ DF_FN df_coll_dynamic* df_global_dynamic(const df_daemon_args* a, const df_block
   return &a->dynamic[(size_t)blk->bid * DF_MAX_COLLS + coll];
 }
 
+/* The static context of `coll` as the host last wrote it (see df_load_l2): registration writes it
+ * while the daemon runs, and an index is reused after a deregistration. */
+DF_FN df_coll_static df_static_context(const df_daemon_args* a, uint32_t coll) {
+  df_coll_static st;
+  df_load_l2(&st, &a->colls[coll], sizeof st);
+  return st;
+}
+
+DF_FN uint32_t df_static_nchannels(const df_daemon_args* a, uint32_t coll) {
+  return df_load_l2_u32(&a->colls[coll].nchannels);
+}
+
+DF_FN int32_t df_static_priority(const df_daemon_args* a, uint32_t coll) {
+  return (int32_t)df_load_l2_u32((const uint32_t*)&a->colls[coll].priority);
+}
+
 DF_FN void df_context_save(const df_daemon_args* a, const df_block* blk, df_context_slot* slot) {
   if (slot->coll < 0 || !slot->dirty) return;
   *df_global_dynamic(a, blk, (uint32_t)slot->coll) = slot->dyn;
@@ -30,7 +46,7 @@ DF_FN uint32_t df_context_acquire(const df_daemon_args* a, const df_block* blk, 
   df_context_slot* slot = &sh->slots[index];
   if (slot->coll == (int32_t)coll) return index;
   df_context_save(a, blk, slot);
-  slot->stat = a->colls[coll];
+  slot->stat = df_static_context(a, coll);
   slot->dyn = *df_global_dynamic(a, blk, coll);
   slot->coll = (int32_t)coll;
   slot->dirty = 0;

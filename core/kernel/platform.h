@@ -87,6 +87,33 @@ DF_FN uint64_t df_load_relaxed_u64(const volatile uint64_t* p) {
 #endif
 }
 
+/* Loads of what the host rewrites while the daemon runs (a collective's static context, copied in
+ * at registration, maybe to an index a deregistered collective used before).  An SM's L1 is not
+ * kept coherent with such copies and could still hold the old line -- or the line of a neighbour
+ * read before -- so on a GPU these loads go to L2 (ld.global.cg).  df_load_l2 copies `bytes` (a
+ * multiple of 16) from 16-byte-aligned src to 8-byte-aligned dst. */
+DF_FN void df_load_l2(void* dst, const void* src, size_t bytes) {
+#if DF_CUDA
+  const longlong2* from = (const longlong2*)src;
+  long long* to = (long long*)dst;
+  for (size_t i = 0; i < bytes / 16; i++) {
+    longlong2 v = __ldcg(from + i);
+    to[2 * i] = v.x;
+    to[2 * i + 1] = v.y;
+  }
+#else
+  memcpy(dst, src, bytes);
+#endif
+}
+
+DF_FN uint32_t df_load_l2_u32(const uint32_t* p) {
+#if DF_CUDA
+  return __ldcg((const unsigned int*)p);
+#else
+  return *p;
+#endif
+}
+
 /* Makes this thread's earlier writes (and, after a block barrier, the block's) visible system-wide
  * before its later writes. */
 DF_FN void df_fence_system(void) {

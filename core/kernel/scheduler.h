@@ -24,9 +24,9 @@ enum { DF_CONTINUE = 0, DF_VOLUNTARY_QUIT = 1, DF_FINAL_EXIT = 2 };
 
 /* Inserts a collective behind every queued one of equal or higher priority. */
 DF_FN void df_task_queue_insert(const df_daemon_args* a, df_block_shared* sh, uint16_t coll) {
-  int32_t prio = a->colls[coll].priority;
+  int32_t prio = df_static_priority(a, coll);
   uint32_t i = sh->ntasks;
-  while (i > 0 && a->colls[sh->tasks[i - 1]].priority < prio) {
+  while (i > 0 && df_static_priority(a, sh->tasks[i - 1]) < prio) {
     sh->tasks[i] = sh->tasks[i - 1];
     i--;
   }
@@ -45,7 +45,7 @@ DF_FN uint32_t df_fetch_sqes(const df_daemon_args* a, const df_block* blk, df_bl
       bs->exited = 1;
       continue;
     }
-    if ((uint32_t)blk->bid >= a->colls[e.coll].nchannels) continue; /* no channel here */
+    if ((uint32_t)blk->bid >= df_static_nchannels(a, e.coll)) continue; /* no channel here */
     df_context_start_run(a, blk, sh, &e);
     df_task_queue_insert(a, sh, (uint16_t)e.coll);
     bs->counters.sqes_read++;
@@ -69,11 +69,12 @@ DF_FN uint64_t df_initial_threshold(const df_spin_policy* p, uint32_t position) 
 DF_FN void df_complete_run(const df_daemon_args* a, const df_block* blk, df_context_slot* slot) {
   uint32_t coll = (uint32_t)slot->coll;
   uint32_t epoch = slot->dyn.epoch;
+  uint32_t nchannels = slot->stat.nchannels;
   df_context_finish_run(a, blk, slot);
   /* This block's results (written by all its threads, ordered by the barrier before us) are
    * visible before it counts itself done, so that the CQE covers every block's part. */
   df_fence_system();
-  if (df_atomic_add_u32(&a->done_blocks[coll], 1) + 1 < a->colls[coll].nchannels) return;
+  if (df_atomic_add_u32(&a->done_blocks[coll], 1) + 1 < nchannels) return;
   a->done_blocks[coll] = 0; /* ready for the next run, which the CQE allows the host to submit */
   df_fence_system();
   df_block_state* bs = &a->blocks[blk->bid];

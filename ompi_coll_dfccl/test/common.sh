@@ -34,12 +34,12 @@ run_checked() {
     run_dfccl "$np" "$1" --mca coll_base_verbose 10 --mca coll_dfccl_verbose 1 >"$log" 2>&1
     rc=$?
     selected=$(grep -c "selecting *dfccl" "$log")
-    destroyed=$(grep -c "context of comm .* destroyed" "$log")
+    destroyed=$(grep -c "left DFCCL" "$log")
     grep -E "coll/dfccl:|PASS|FAIL|rank [0-9]+:" "$log" | grep -v "coll:dfccl:"
     if [ $rc -ne 0 ] || ! grep -q '^PASS' "$log" || [ "$selected" -lt "$np" ]; then
       echo "$1 np=$np: FAILED (rc $rc, dfccl selected $selected times)"; tail -n 30 "$log"; status=1
     else
-      echo "$1 np=$np: ok (dfccl selected on $selected communicator-ranks, $destroyed contexts destroyed)"
+      echo "$1 np=$np: ok (dfccl selected on $selected communicator-ranks, $destroyed left DFCCL at free/finalize)"
     fi
     rm -f "$log"
   done

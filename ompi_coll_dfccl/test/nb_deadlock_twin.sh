@@ -1,5 +1,5 @@
 #!/bin/sh
-# Twin of nb_deadlock.sh's queue pattern: with DFCCL's preemption off, the runs that reach the
+# Twins of nb_deadlock.sh's patterns.  Queue pattern: with DFCCL's preemption off, the runs that reach the
 # ranks' daemons in different orders wait for each other forever, and the watchdog fires.  This
 # shows that nb_deadlock.sh passes because of preemption, not by luck.  The control (-c: the same
 # order on every daemon) must still complete without preemption: the hang is the disorder's.
@@ -8,4 +8,7 @@ export DFCCL_PREEMPTION=0
 run_dfccl 4 test_nb_deadlock --mca coll_dfccl_concurrent_runs 2 -- -m queue -p 2 -i 5 -c -w 60 2>&1 |
   grep -v "coll:dfccl" | grep "pattern" | grep -q PASS || { echo "FAIL: the control did not complete"; exit 1; }
 echo "control (the same order everywhere, no preemption): completes"
-expect_hang 4 test_nb_deadlock --mca coll_dfccl_concurrent_runs 2 -- -m queue -p 2 -i 5 -w "${TWIN_WATCHDOG_S:-5}"
+expect_hang 4 test_nb_deadlock --mca coll_dfccl_concurrent_runs 2 -- -m queue -p 2 -i 5 -w "${TWIN_WATCHDOG_S:-5}" || exit 1
+# The cross-communicator pattern: the communicators' collectives share the process's one daemon,
+# so without preemption the ranks' different interleavings hang too.
+expect_hang 4 test_nb_deadlock -- -m cross -i 5 -w "${TWIN_WATCHDOG_S:-5}" || exit 1

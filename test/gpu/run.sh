@@ -69,7 +69,7 @@ mpi="sh test/mpi/mpirun.sh"
 
 # PART=1: data path and the deadlock programs at one rank per GPU; PART=2: oversubscribed runs,
 # the random mix and performance; unset: both (more than one 600 s device call).  PART=oversub
-# and PART=explore are only run when named; PART may name several ("1 oversub").
+# PART=explore and PART=component are only run when named; PART may name several ("1 oversub").
 part=${PART:-all}
 named() { case " $part " in *" $1 "*) return 0 ;; esac; return 1; }
 in_part() { [ "$part" = all ] || named "$1"; }
@@ -152,6 +152,17 @@ if named oversub; then
     note "no nvidia-cuda-mps-control on this machine"
   fi
   step random-order-8ranks-timesliced ${RO8_TS_LIMIT:-420} $mpi 8 test/mpi/test_random_order -i "${RO8_TS_ITERS:-200}"
+fi
+
+# PART=component: coll/dfccl on device buffers (test_device: every routed collective, blocking and
+# nonblocking, staged fallbacks, and the cross-communicator and synchronization deadlock patterns
+# x COMPONENT_ITERS), and the core's deregistration and concurrent registration on the GPU.
+if named component; then
+  step deregister-4ranks 120 $mpi 4 test/mpi/test_deregister
+  step concurrent-register-4ranks 120 $mpi 4 test/mpi/test_concurrent_register
+  step component-device-2ranks ${COMPONENT_LIMIT:-400} env LD_LIBRARY_PATH="$PWD/.libs:${LD_LIBRARY_PATH:-}" \
+    ITERATIONS="${COMPONENT_ITERS:-1000}" sh ompi_coll_dfccl/test/device.sh 2
+  grep -E "np=|PASS|FAIL" "$out/step.out" | tail -n 12 | tee -a "$summary"
 fi
 
 # PART=explore: what the knobs do, for tuning the defaults (not part of the acceptance runs).

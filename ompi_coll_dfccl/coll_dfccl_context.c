@@ -1,0 +1,360 @@
+/*
+ * coll/dfccl contexts: the process's one DFCCL context, and each communicator's share of it.
+ *
+ * One DFCCL context (one daemon) per process, over the ranks of MPI_COMM_WORLD, carries the
+ * collectives of every communicator: a communicator's collectives are registered with its
+ * members' world ranks as participants.  So collectives of different communicators meet in one
+ * daemon, which is what lets DFCCL preempt one for another (with a daemon per communicator, two
+ * communicators' collectives would busy-wait side by side, each holding its own daemon).
+ *
+ * The process context needs no exchange to start (dfcclInit is local; exchanges happen per
+ * collective, among its participants): it is created by the first set-up of any communicator.
+ * DFCCL's bootstrap allgather for a communicator's registrations runs over a private duplicate of
+ * the communicator; the registering thread names the communicator (a thread-local), so threads may
+ * set up different communicators at once.
+ *
+ * Collective ids are unique in the process and alike on every member: communicator cid x
+ * ids_per_comm + n.  Open MPI gives a communicator the same cid on every member, unique among the
+ * process's live communicators, and a freed communicator's collectives are deregistered before
+ * its cid can be reused.
+ *
+ * Teardown: MPI_Comm_free deregisters the communicator's collectives (an attribute delete
+ * callback; runs still going are completed first); at MPI_Finalize an attribute on MPI_COMM_SELF
+ * does that for the communicators still alive, in creation order (the order of the exchanges
+ * is then the same on every rank), and destroys the process context.
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "coll_dfccl.h"
+
+#include <limits.h>
+#include <stdlib.h>
+
+#include "ompi/attribute/attribute.h"
+#include "ompi/group/group.h"
+#include "ompi/runtime/mpiruntime.h"
+#include "opal/util/output.h"
+
+/* The process's DFCCL contexts, one per execution target: [dfcclTargetHost] for the host-target
+ * test mode, [dfcclTargetCuda] for device buffers (on the GPU of the first device buffer). */
+static struct {
+  pthread_mutex_t lock;
+  dfcclRankCtx_t ctx[3];
+  bool failed[3];   /* dfcclInit failed here once: not tried again */
+  int cuda_device;
+} proc = {.lock = PTHREAD_MUTEX_INITIALIZER, .cuda_device = -1};
+
+/* The communicator whose DFCCL exchange this thread is running (the bootstrap's target). */
+static _Thread_local dfccl_comm_t* exchanging;
+/* Set while this thread duplicates a communicator for a bootstrap. */
+static _Thread_local bool making_boot_comm;
+
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static dfccl_comm_t* live_first; /* creation order */
+static dfccl_comm_t* live_last;
+static int comm_keyval = -1;     /* on each communicator with a context: its teardown    */
+static bool finalize_hook_set;   /* an attribute on MPI_COMM_SELF: teardown at finalize  */
+
+bool mca_coll_dfccl_making_boot_comm(void) { return making_boot_comm; }
+
+/* ---- bootstrap ---------------------------------------------------------------------------------- */
+
+/* DFCCL's bootstrap allgather: over the private duplicate of the communicator being set up (with
+ * the lower-priority allgather).  The communicator's collectives list its members in communicator
+ * rank order (DFCCL's ring order, so that blocks land where MPI wants them), which is the order
+ * of the duplicate's allgather too. */
+static int boot_allgather(void* state, const int* ranks, int nranks, const void* sendbuf, void* recvbuf,
+                          size_t bytes) {
+  (void)state;
+  dfccl_comm_t* dc = exchanging;
+  if (dc == NULL || nranks != dc->size || bytes > INT_MAX) return 1;
+  for (int i = 0; i < nranks; i++)
+    if (ranks[i] != dc->members[i]) return 1; /* not this communicator's collective */
+  ompi_communicator_t* boot = dc->boot;
+  return boot->c_coll->coll_allgather(sendbuf, (int)bytes, MPI_BYTE, recvbuf, (int)bytes, MPI_BYTE, boot,
+                                      boot->c_coll->coll_allgather_module) != OMPI_SUCCESS;
+}
+
+bool mca_coll_dfccl_all_ranks(dfccl_comm_t* dc, bool ok) {
+  int mine = ok, all = 0;
+  ompi_communicator_t* boot = dc->boot;
+  if (boot->c_coll->coll_allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, boot,
+                                   boot->c_coll->coll_allreduce_module) != OMPI_SUCCESS)
+    return false;
+  return all != 0;
+}
+
+static dfcclResult_t register_one(dfcclRankCtx_t ctx, dfccl_comm_t* dc, const dfccl_sig_t* s, int id) {
+  const int *p = dc->members, n = dc->size;
+  int root = s->root >= 0 ? p[s->root] : -1; /* DFCCL's root is a world rank */
+  switch (s->kind) {
+    case DFCCL_ALLREDUCE: return dfcclRegisterAllReduce(ctx, s->count, s->dtype, s->op, id, p, n, 0);
+    case DFCCL_BROADCAST: return dfcclRegisterBroadcast(ctx, s->count, s->dtype, root, id, p, n, 0);
+    case DFCCL_REDUCE: return dfcclRegisterReduce(ctx, s->count, s->dtype, s->op, root, id, p, n, 0);
+    case DFCCL_ALLGATHER: return dfcclRegisterAllGather(ctx, s->count, s->dtype, id, p, n, 0);
+    case DFCCL_REDUCE_SCATTER: return dfcclRegisterReduceScatter(ctx, s->count, s->dtype, s->op, id, p, n, 0);
+  }
+  return dfcclInvalidArgument;
+}
+
+dfcclResult_t mca_coll_dfccl_register(dfcclRankCtx_t ctx, dfccl_comm_t* dc, const dfccl_sig_t* sig, int id) {
+  exchanging = dc;
+  dfcclResult_t r = register_one(ctx, dc, sig, id);
+  exchanging = NULL;
+  return r;
+}
+
+/* ---- teardown ----------------------------------------------------------------------------------- */
+
+static void unlink_live(dfccl_comm_t* dc) {
+  dfccl_comm_t** p = &live_first;
+  live_last = NULL;
+  for (dfccl_comm_t* it = live_first; it != NULL; it = it->next_live) {
+    if (it == dc) *p = it->next_live;
+    else live_last = it, p = &it->next_live;
+  }
+}
+
+/* The ids of dc's collectives registered on ctx (alike on every member: a registration that
+ * fails, fails on every participant).  -1 when out of memory. */
+static int registered_ids(const dfccl_comm_t* dc, dfcclRankCtx_t ctx, int** out) {
+  int n = 0;
+  for (const dfccl_coll_t* c = dc->colls; c != NULL; c = c->next) n++;
+  int* ids = malloc(sizeof(int) * DFCCL_MAX_CONCURRENT_RUNS * (size_t)(n > 0 ? n : 1));
+  if (ids == NULL) return -1;
+  n = 0;
+  for (const dfccl_coll_t* c = dc->colls; c != NULL; c = c->next)
+    for (int i = 0; c->ctx == ctx && i < DFCCL_MAX_CONCURRENT_RUNS; i++)
+      if (c->slots[i].registered) ids[n++] = c->slots[i].coll_id;
+  *out = ids;
+  return n;
+}
+
+/* dc's collectives on one context leave it: collective over the communicator. */
+static int deregister_all(dfccl_comm_t* dc, dfcclRankCtx_t ctx) {
+  int* ids = NULL;
+  int n = registered_ids(dc, ctx, &ids);
+  if (n < 0) {
+    opal_output(0, "coll:dfccl: out of memory freeing comm '%s'", dc->comm->c_name);
+    ompi_mpi_abort(dc->comm, 1); /* the other members wait in the deregistration */
+  }
+  if (n > 0) {
+    exchanging = dc;
+    dfcclResult_t r = dfcclDeregister(ctx, ids, n);
+    exchanging = NULL;
+    if (r != dfcclSuccess)
+      opal_output(0, "coll:dfccl: deregistering the %d collectives of comm '%s': %s (%s)", n, dc->comm->c_name,
+                  dfcclGetErrorString(r), dfcclGetLastErrorMessage());
+  }
+  free(ids);
+  return n;
+}
+
+/* Collective over the communicator: its collectives leave the process context (dfcclDeregister
+ * meets the other members). */
+static void destroy_comm(dfccl_comm_t* dc) {
+  /* MPI lets a communicator be freed with nonblocking collectives outstanding: they complete
+   * normally, and queued runs still need DFCCL. */
+  mca_coll_dfccl_drain(dc);
+  /* Every member has registered the same collectives on the same targets: the same calls. */
+  pthread_mutex_lock(&proc.lock);
+  dfcclRankCtx_t host = proc.ctx[dfcclTargetHost], cuda = proc.ctx[dfcclTargetCuda];
+  pthread_mutex_unlock(&proc.lock);
+  int n = host != NULL ? deregister_all(dc, host) : 0;
+  n += cuda != NULL ? deregister_all(dc, cuda) : 0;
+  while (dc->colls != NULL) {
+    dfccl_coll_t* next = dc->colls->next;
+    free(dc->colls);
+    dc->colls = next;
+  }
+  ompi_comm_free(&dc->boot);
+  DFCCL_VERBOSE(1, "comm '%s' left DFCCL (%d collectives deregistered)", dc->comm->c_name, n);
+  if (dc->module != NULL) dc->module->dc = NULL;
+  pthread_mutex_destroy(&dc->lock);
+  free(dc->members);
+  free(dc);
+}
+
+static int comm_freed(MPI_Comm comm, int keyval, void* attr, void* extra) {
+  (void)comm, (void)keyval, (void)extra;
+  mca_coll_dfccl_module_t* m = attr;
+  m->unusable = true; /* never again for this communicator */
+  dfccl_comm_t* dc = m->dc;
+  if (dc == NULL) return MPI_SUCCESS; /* already gone with the finalize sweep */
+  pthread_mutex_lock(&live_lock);
+  unlink_live(dc);
+  pthread_mutex_unlock(&live_lock);
+  destroy_comm(dc);
+  return MPI_SUCCESS;
+}
+
+static int finalizing(MPI_Comm comm, int keyval, void* attr, void* extra) {
+  (void)comm, (void)keyval, (void)attr, (void)extra;
+  for (;;) {
+    pthread_mutex_lock(&live_lock);
+    dfccl_comm_t* dc = live_first;
+    if (dc != NULL) unlink_live(dc);
+    pthread_mutex_unlock(&live_lock);
+    if (dc == NULL) break;
+    if (dc->module != NULL) dc->module->unusable = true;
+    destroy_comm(dc);
+  }
+  /* Every collective is deregistered: destroying the contexts meets nobody. */
+  pthread_mutex_lock(&proc.lock);
+  for (int t = 0; t < 3; t++) {
+    if (proc.ctx[t] != NULL) {
+      dfcclResult_t r = dfcclDestroy(proc.ctx[t]);
+      if (r != dfcclSuccess)
+        opal_output(0, "coll:dfccl: dfcclDestroy: %s (%s)", dfcclGetErrorString(r), dfcclGetLastErrorMessage());
+      DFCCL_VERBOSE(1, "process context (%s target) destroyed", t == dfcclTargetCuda ? "cuda" : "host");
+    }
+    proc.ctx[t] = NULL;
+    proc.failed[t] = true; /* no context after finalize */
+  }
+  pthread_mutex_unlock(&proc.lock);
+  return MPI_SUCCESS;
+}
+
+static int no_copy(MPI_Comm oldcomm, int keyval, void* extra, void* in, void* out, int* flag,
+                   MPI_Comm newcomm) {
+  (void)oldcomm, (void)keyval, (void)extra, (void)in, (void)out, (void)newcomm;
+  *flag = 0; /* a duplicate is set up on its own first use */
+  return MPI_SUCCESS;
+}
+
+static int create_keyval(MPI_Comm_delete_attr_function* on_delete, int* keyval) {
+  ompi_attribute_fn_ptr_union_t copy = {.attr_communicator_copy_fn = no_copy};
+  ompi_attribute_fn_ptr_union_t del = {.attr_communicator_delete_fn = on_delete};
+  return ompi_attr_create_keyval(COMM_ATTR, copy, del, keyval, NULL, 0, NULL);
+}
+
+/* Attaches the teardown hooks; call with live_lock held. */
+static int attach_teardown(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm) {
+  int rc = OMPI_SUCCESS;
+  if (!finalize_hook_set) {
+    int self_keyval = -1;
+    rc = create_keyval(finalizing, &self_keyval);
+    if (rc == OMPI_SUCCESS)
+      rc = ompi_attr_set_c(COMM_ATTR, &ompi_mpi_comm_self.comm, &ompi_mpi_comm_self.comm.c_keyhash,
+                           self_keyval, NULL, false);
+    if (rc != OMPI_SUCCESS) return rc;
+    finalize_hook_set = true;
+  }
+  if (comm_keyval < 0 && (rc = create_keyval(comm_freed, &comm_keyval)) != OMPI_SUCCESS) return rc;
+  return ompi_attr_set_c(COMM_ATTR, comm, &comm->c_keyhash, comm_keyval, m, false);
+}
+
+/* ---- first use ---------------------------------------------------------------------------------- */
+
+void* mca_coll_dfccl_alloc_or_abort(size_t bytes, ompi_communicator_t* comm) {
+  void* p = calloc(1, bytes);
+  if (p == NULL) { /* a rank-local failure inside a collective set-up: the job cannot go on consistently */
+    opal_output(0, "coll:dfccl: out of memory on comm '%s'", comm->c_name);
+    ompi_mpi_abort(comm, 1);
+  }
+  return p;
+}
+
+dfcclRankCtx_t mca_coll_dfccl_process_context(dfcclTarget_t target, int device) {
+  pthread_mutex_lock(&proc.lock);
+  dfcclRankCtx_t ctx = proc.ctx[target];
+  if (ctx == NULL && !proc.failed[target]) {
+    dfcclInitArgs_t args = {.target = target,
+                            .device = device,
+                            .bootstrap = {ompi_comm_rank(&ompi_mpi_comm_world.comm),
+                                          ompi_comm_size(&ompi_mpi_comm_world.comm), boot_allgather, NULL}};
+    dfcclResult_t r = dfcclInit(&ctx, &args);
+    if (r != dfcclSuccess) {
+      opal_output(0, "coll:dfccl: dfcclInit (%s target, device %d): %s (%s)", target == dfcclTargetCuda ? "cuda" : "host",
+                  device, dfcclGetErrorString(r), dfcclGetLastErrorMessage());
+      ctx = NULL;
+      proc.failed[target] = true;
+    } else {
+      proc.ctx[target] = ctx;
+      if (target == dfcclTargetCuda) proc.cuda_device = device;
+      DFCCL_VERBOSE(1, "process context (%s target%s) ready: world rank %d of %d",
+                    target == dfcclTargetCuda ? "cuda" : "host", target == dfcclTargetCuda ? ", GPU" : "",
+                    args.bootstrap.rank, args.bootstrap.nranks);
+    }
+  }
+  /* One GPU per process: a collective on another device's buffers has no context. */
+  if (ctx != NULL && target == dfcclTargetCuda && device != proc.cuda_device) ctx = NULL;
+  pthread_mutex_unlock(&proc.lock);
+  return ctx;
+}
+
+/* The members' world ranks in communicator rank order (DFCCL's participants, in ring order).
+ * False if a member is not in MPI_COMM_WORLD (a spawned process), alike on every member. */
+static bool map_members(dfccl_comm_t* dc) {
+  int n = dc->size;
+  int* comm_ranks = malloc(sizeof(int) * (size_t)n);
+  dc->members = malloc(sizeof(int) * (size_t)n);
+  bool ok = comm_ranks != NULL && dc->members != NULL;
+  if (ok) {
+    for (int i = 0; i < n; i++) comm_ranks[i] = i;
+    ok = ompi_group_translate_ranks(dc->comm->c_local_group, n, comm_ranks, ompi_mpi_comm_world.comm.c_local_group,
+                                    dc->members) == OMPI_SUCCESS;
+  }
+  for (int i = 0; ok && i < n; i++) ok = dc->members[i] != MPI_UNDEFINED;
+  free(comm_ranks);
+  return ok;
+}
+
+static void free_comm_context(dfccl_comm_t* dc) {
+  if (dc->boot != NULL) ompi_comm_free(&dc->boot);
+  free(dc->members);
+  free(dc);
+}
+
+dfccl_comm_t* mca_coll_dfccl_comm_context(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm) {
+  if (m->dc != NULL || m->unusable) return m->dc;
+  dfccl_comm_t* dc = mca_coll_dfccl_alloc_or_abort(sizeof *dc, comm);
+  dc->comm = comm;
+  dc->size = ompi_comm_size(comm);
+  const char* no = NULL;
+  /* Everything decided before the duplicate is alike on every member. */
+  int ids_per_comm = mca_coll_dfccl_component.max_colls * DFCCL_MAX_CONCURRENT_RUNS;
+  uint32_t cid = ompi_comm_get_cid(comm);
+  if (cid >= (uint32_t)(INT_MAX / ids_per_comm)) no = "its cid is too large for DFCCL collective ids";
+  else if (!map_members(dc)) no = "a member is not in MPI_COMM_WORLD";
+  if (no == NULL) {
+    making_boot_comm = true;
+    int rc = ompi_comm_dup(comm, &dc->boot);
+    making_boot_comm = false;
+    if (rc != OMPI_SUCCESS) no = "duplicating it for the bootstrap failed"; /* collective: alike everywhere */
+  }
+  if (no != NULL) {
+    DFCCL_VERBOSE(1, "comm '%s' falls back: %s", comm->c_name, no);
+    free_comm_context(dc);
+    m->unusable = true;
+    return NULL;
+  }
+
+  /* Requests complete from the progress callback: without it there is no DFCCL for us. */
+  int rc = mca_coll_dfccl_progress_register();
+  if (rc != OMPI_SUCCESS)
+    opal_output(0, "coll:dfccl: comm '%s': registering the progress callback failed (%d)", comm->c_name, rc);
+  if (!mca_coll_dfccl_all_ranks(dc, rc == OMPI_SUCCESS)) {
+    opal_output(0, "coll:dfccl: comm '%s': no progress callback on every member: falling back", comm->c_name);
+    free_comm_context(dc);
+    m->unusable = true;
+    return NULL;
+  }
+  dc->next_coll_id = (int)cid * ids_per_comm;
+  dc->end_coll_id = dc->next_coll_id + ids_per_comm;
+
+  pthread_mutex_init(&dc->lock, NULL);
+  atomic_init(&dc->pending, 0);
+  dc->module = m;
+  pthread_mutex_lock(&live_lock);
+  rc = attach_teardown(m, comm);
+  if (live_last != NULL) live_last->next_live = dc;
+  else live_first = dc;
+  live_last = dc;
+  pthread_mutex_unlock(&live_lock);
+  if (rc != OMPI_SUCCESS) opal_output(0, "coll:dfccl: comm '%s': no teardown hook (%d)", comm->c_name, rc);
+  m->dc = dc;
+  DFCCL_VERBOSE(1, "comm '%s' (cid %u, rank %d of %d) set up for DFCCL", comm->c_name, cid,
+                ompi_comm_rank(comm), dc->size);
+  return dc;
+}

@@ -1,0 +1,198 @@
+/*
+ * coll/dfccl staging: a call that falls back with device buffers runs on host copies of them.
+ *
+ * This Open MPI is not CUDA-aware: handing a device pointer to the previous component would crash
+ * it.  So a fallback with device buffers copies each buffer's span (the bytes its datatype and
+ * count reach, holes included, so that the holes come back unchanged) into host memory, runs the
+ * previous component's function on the copies, and copies the receive span back.  The same on
+ * every rank that passes device buffers; ranks with host buffers run directly, so the route stays
+ * the previous component's everywhere.
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "coll_dfccl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ompi/runtime/mpiruntime.h"
+#include "opal/datatype/opal_datatype.h"
+#include "opal/util/output.h"
+
+bool mca_coll_dfccl_is_device(const void* p) {
+  if (p == NULL || p == MPI_IN_PLACE) return false;
+  dfcclMemoryKind_t kind;
+  int device;
+  if (dfcclPointerGetKind(p, &kind, &device) != dfcclSuccess) return false; /* treated as host memory */
+  return kind != dfcclMemoryHost;
+}
+
+/* The bytes `count` elements of dtype reach from their buffer pointer, and where they start. */
+static size_t span_of(struct ompi_datatype_t* dtype, size_t count, ptrdiff_t* gap) {
+  return (size_t)opal_datatype_span(&dtype->super, count, gap);
+}
+
+/* One buffer's host copy: copied in now (it may hold input, or holes to keep), out at the end. */
+static int stage_one(dfccl_staged_buf_t* b, void* user, struct ompi_datatype_t* dtype, size_t count) {
+  b->user = user;
+  b->host = user;
+  b->bytes = 0;
+  b->block = NULL;
+  if (user == NULL || user == MPI_IN_PLACE || count == 0 || !mca_coll_dfccl_is_device(user)) return OMPI_SUCCESS;
+  ptrdiff_t gap = 0;
+  b->bytes = span_of(dtype, count, &gap);
+  b->gap = gap;
+  b->block = malloc(b->bytes > 0 ? b->bytes : 1);
+  if (b->block == NULL) {
+    opal_output(0, "coll:dfccl: staging %zu bytes of device memory: out of host memory", b->bytes);
+    return OMPI_ERR_OUT_OF_RESOURCE;
+  }
+  b->host = (char*)b->block - gap;
+  dfcclResult_t r = dfcclCopy(b->block, (char*)user + gap, b->bytes);
+  if (r != dfcclSuccess) {
+    opal_output(0, "coll:dfccl: staging device memory to the host: %s", dfcclGetLastErrorMessage());
+    return OMPI_ERROR;
+  }
+  return OMPI_SUCCESS;
+}
+
+void mca_coll_dfccl_stage_in(dfccl_staging_t* s, ompi_communicator_t* comm, const void* send,
+                             struct ompi_datatype_t* send_type, size_t send_count, void* recv,
+                             struct ompi_datatype_t* recv_type, size_t recv_count) {
+  memset(s, 0, sizeof *s);
+  int rc = stage_one(&s->recv, recv, recv_type, recv_count);
+  if (rc == OMPI_SUCCESS) rc = stage_one(&s->send, (void*)send, send_type, send_count);
+  if (rc != OMPI_SUCCESS) /* the other ranks are entering the collective: failing alone would hang them */
+    ompi_mpi_abort(comm, 1);
+}
+
+int mca_coll_dfccl_stage_out(dfccl_staging_t* s) {
+  int rc = OMPI_SUCCESS;
+  if (s->recv.block != NULL) {
+    dfcclResult_t r = dfcclCopy((char*)s->recv.user + s->recv.gap, s->recv.block, s->recv.bytes);
+    if (r != dfcclSuccess) {
+      opal_output(0, "coll:dfccl: copying a staged result back to device memory: %s", dfcclGetLastErrorMessage());
+      rc = OMPI_ERROR;
+    }
+  }
+  mca_coll_dfccl_stage_free(s);
+  return rc;
+}
+
+void mca_coll_dfccl_stage_free(dfccl_staging_t* s) {
+  free(s->send.block);
+  free(s->recv.block);
+  s->send.block = s->recv.block = NULL;
+}
+
+/* ---- nonblocking fallbacks ---------------------------------------------------------------------- */
+
+/* A nonblocking fallback on staged buffers: the previous component's request runs on the host
+ * copies, and ours completes once it has and the result is back in device memory.  Checked from
+ * the component's progress callback (a short list: only staged fallbacks are on it). */
+typedef struct staged_request {
+  ompi_coll_base_nbc_request_t super;
+  struct staged_request* next;
+  ompi_request_t* inner;
+  dfccl_staging_t staging;
+} staged_request_t;
+
+static OBJ_CLASS_INSTANCE(staged_request_t, ompi_coll_base_nbc_request_t, NULL, NULL);
+
+static pthread_mutex_t staged_lock = PTHREAD_MUTEX_INITIALIZER;
+static staged_request_t* staged_first;
+static atomic_int staged_count;
+
+static int staged_free(ompi_request_t** rptr) {
+  ompi_request_t* r = *rptr;
+  if (!REQUEST_COMPLETE(r)) return MPI_ERR_REQUEST;
+  OMPI_REQUEST_FINI(r);
+  OBJ_RELEASE(r);
+  *rptr = MPI_REQUEST_NULL;
+  return OMPI_SUCCESS;
+}
+
+int mca_coll_dfccl_staged_request(ompi_communicator_t* comm, dfccl_staging_t* s, ompi_request_t* inner,
+                                  ompi_request_t** request) {
+  int rc = mca_coll_dfccl_progress_register(); /* the communicator may never have set DFCCL up */
+  if (rc != OMPI_SUCCESS) {
+    opal_output(0, "coll:dfccl: registering the progress callback failed (%d)", rc);
+    ompi_mpi_abort(comm, 1); /* the request could never complete */
+  }
+  staged_request_t* req = OBJ_NEW(staged_request_t);
+  if (req == NULL) {
+    opal_output(0, "coll:dfccl: out of memory for a staged request on comm '%s'", comm->c_name);
+    ompi_mpi_abort(comm, 1); /* the previous component's collective is under way */
+  }
+  ompi_request_t* r = &req->super.super;
+  OMPI_REQUEST_INIT(r, false);
+  r->req_type = OMPI_REQUEST_COLL;
+  r->req_state = OMPI_REQUEST_ACTIVE;
+  r->req_free = staged_free;
+  r->req_mpi_object.comm = comm;
+  r->req_status = ompi_status_empty;
+  req->inner = inner;
+  req->staging = *s;
+  pthread_mutex_lock(&staged_lock);
+  req->next = staged_first;
+  staged_first = req;
+  pthread_mutex_unlock(&staged_lock);
+  atomic_fetch_add(&staged_count, 1);
+  *request = r;
+  return OMPI_SUCCESS;
+}
+
+int mca_coll_dfccl_staged_progress(void) {
+  if (atomic_load_explicit(&staged_count, memory_order_relaxed) == 0) return 0; /* the common case */
+  staged_request_t* done = NULL;
+  pthread_mutex_lock(&staged_lock);
+  for (staged_request_t** p = &staged_first; *p != NULL;) {
+    staged_request_t* req = *p;
+    if (REQUEST_COMPLETE(req->inner)) { /* not ompi_request_test: no progress from inside progress */
+      *p = req->next;
+      req->next = done;
+      done = req;
+    } else {
+      p = &req->next;
+    }
+  }
+  pthread_mutex_unlock(&staged_lock);
+  int n = 0;
+  while (done != NULL) {
+    staged_request_t* req = done;
+    done = req->next;
+    int error = req->inner->req_status.MPI_ERROR;
+    int rc = mca_coll_dfccl_stage_out(&req->staging);
+    ompi_request_free(&req->inner);
+    ompi_request_t* r = &req->super.super;
+    r->req_status.MPI_ERROR = error != MPI_SUCCESS ? error : rc == OMPI_SUCCESS ? MPI_SUCCESS : MPI_ERR_INTERN;
+    atomic_fetch_sub(&staged_count, 1);
+    ompi_request_complete(r, true);
+    n++;
+  }
+  return n;
+}
+
+/* ---- what the collective functions call --------------------------------------------------------- */
+
+int mca_coll_dfccl_staged_finish(dfccl_staging_t* s, int rc) {
+  int copied = mca_coll_dfccl_stage_out(s);
+  return rc != OMPI_SUCCESS ? rc : copied;
+}
+
+int mca_coll_dfccl_staged_begin(ompi_communicator_t* comm, dfccl_staging_t* s, int rc, ompi_request_t** request) {
+  if (rc != OMPI_SUCCESS || (s->send.block == NULL && s->recv.block == NULL)) {
+    mca_coll_dfccl_stage_free(s); /* failed, or nothing staged: the inner request is the call's */
+    return rc;
+  }
+  return mca_coll_dfccl_staged_request(comm, s, *request, request);
+}
+
+bool mca_coll_dfccl_persistent_device_refused(ompi_communicator_t* comm, const char* coll, const void* a,
+                                              const void* b) {
+  if (!mca_coll_dfccl_is_device(a) && !mca_coll_dfccl_is_device(b)) return false;
+  opal_output(0, "coll:dfccl: %s_init on comm '%s' with device buffers cannot run on DFCCL (%s) and the previous "
+              "component cannot take device buffers: not supported in this version",
+              coll, comm->c_name, "unsupported datatype, op or counts");
+  return true;
+}

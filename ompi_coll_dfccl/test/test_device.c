@@ -1,0 +1,968 @@
+/*
+ * coll/dfccl with CUDA device buffers, on GPUs (no host-target test mode).
+ *
+ * CUDA is loaded at run time (dlopen of libcudart), so this builds without CUDA headers; where it
+ * cannot be loaded or there is no GPU, every rank prints "SKIP: no GPU" and exits 0.  Each rank
+ * uses GPU local_rank % device_count, chosen before any collective on device buffers.
+ *
+ *   test_device [-m suite] [-i iterations] [-w watchdog_s] [-q]
+ *     On a duplicate of MPI_COMM_WORLD and on a split of it with the ranks in reverse order, the
+ *     six collectives with device buffers: datatypes from int8 to double, SUM/MAX/MIN/PROD, counts
+ *     1, 7, 1000 and 1<<20, MPI_IN_PLACE wherever MPI allows it, roots 0 and last.  Blocking first
+ *     (every call sets up its signature), then an MPI_Barrier and the nonblocking forms of the same
+ *     calls in one batch of some 220 in flight, twice (the second after one more barrier, which
+ *     grows the signatures' pools).  Results are copied back and checked exactly.  Then calls that
+ *     fall back with device buffers, which the component stages through host memory (MPI_BAND,
+ *     MPI_BOR, MAXLOC, a derived datatype with a user op, a vector datatype with holes, uneven
+ *     reduce_scatter counts), and host buffers, which fall back while coll_dfccl_host_target is off.
+ *     The component's MPI_T counters must show exactly the calls issued, routed or fallen back.
+ *
+ *   test_device -m cross [-i iterations] [-w watchdog_s] [-q]
+ *     Three communicators (two MPI_Comm_dup of MPI_COMM_WORLD, one MPI_Comm_split with the ranks
+ *     in reverse order) with four nonblocking collectives each on device buffers (all-reduce,
+ *     broadcast, all-gather, reduce-scatter).  Every signature is set up first (one blocking call
+ *     of each, then MPI_Barrier on each communicator: a nonblocking fallback with device buffers is
+ *     an error).  Every iteration each rank issues the twelve calls in its own random interleaving
+ *     of the communicators (each communicator's calls in the same order everywhere, as MPI
+ *     requires), then one MPI_Waitall; every result is checked, and every call must be routed.
+ *
+ *   test_device -m sync [-i iterations] [-w watchdog_s] [-q]
+ *     The cross pattern with a cudaDeviceSynchronize at a random point among the calls on every
+ *     rank (every 10th iteration a cudaFree first, of a small buffer allocated for it): it finishes
+ *     only if the GPU daemon quits voluntarily while it cannot progress.
+ *
+ * A watchdog (alarm), reset whenever a step completes, prints "WATCHDOG" and exits with 42.  The
+ * last line on rank 0 is "PASS ..." or "FAIL ..."; the exit status is nonzero on failure.
+ * Run with: mpirun --mca coll_dfccl_priority 90 ... test_device  (see device.sh).
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#include <dlfcn.h>
+#include <mpi.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elements.h"
+
+#define WATCHDOG_EXIT 42
+#define BIG (1u << 20) /* elements: the suite's large count                 */
+#define MAX_SIGS 128   /* coll_dfccl_max_colls' default: signatures per communicator */
+
+static int world_rank, world_size, failures, reported;
+static unsigned watchdog_s = 60;
+static bool quiet;
+
+/* At most this many mismatch lines per rank: a broken run of 1000 iterations stays readable. */
+#define REPORT(...)                                   \
+  do {                                                \
+    if (reported++ < 30) fprintf(stderr, __VA_ARGS__); \
+  } while (0)
+
+/* ---- CUDA, loaded at run time ------------------------------------------------------------------- */
+
+typedef int cuda_status_t; /* cudaError_t: 0 is cudaSuccess */
+enum { CUDA_MEMCPY_DEFAULT = 4 };
+
+static struct {
+  cuda_status_t (*get_device_count)(int*);
+  cuda_status_t (*set_device)(int);
+  cuda_status_t (*dev_malloc)(void**, size_t);
+  cuda_status_t (*dev_free)(void*);
+  cuda_status_t (*memcpy)(void*, const void*, size_t, int);
+  cuda_status_t (*memset)(void*, int, size_t);
+  cuda_status_t (*device_synchronize)(void);
+  cuda_status_t (*stream_synchronize)(void*);
+  const char* (*get_error_string)(cuda_status_t);
+} cuda;
+
+#define CHECK_CUDA(call)                                                                                \
+  do {                                                                                                  \
+    cuda_status_t e_ = (call);                                                                          \
+    if (e_ != 0) {                                                                                      \
+      fprintf(stderr, "rank %d: %s failed: %s (%d) at %s:%d\n", world_rank, #call,                      \
+              cuda.get_error_string(e_), e_, __FILE__, __LINE__);                                       \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                                                     \
+    }                                                                                                   \
+  } while (0)
+
+/* True when the CUDA runtime is here and sees at least one GPU (*devices of them). */
+static bool cuda_load(int* devices) {
+  void* lib = dlopen("libcudart.so.13", RTLD_NOW | RTLD_LOCAL);
+  if (lib == NULL) lib = dlopen("libcudart.so", RTLD_NOW | RTLD_LOCAL);
+  if (lib == NULL) return false;
+  struct {
+    void** fn;
+    const char* name;
+  } syms[] = {
+      {(void**)&cuda.get_device_count, "cudaGetDeviceCount"},
+      {(void**)&cuda.set_device, "cudaSetDevice"},
+      {(void**)&cuda.dev_malloc, "cudaMalloc"},
+      {(void**)&cuda.dev_free, "cudaFree"},
+      {(void**)&cuda.memcpy, "cudaMemcpy"},
+      {(void**)&cuda.memset, "cudaMemset"},
+      {(void**)&cuda.device_synchronize, "cudaDeviceSynchronize"},
+      {(void**)&cuda.stream_synchronize, "cudaStreamSynchronize"},
+      {(void**)&cuda.get_error_string, "cudaGetErrorString"},
+  };
+  for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++)
+    if ((*syms[i].fn = dlsym(lib, syms[i].name)) == NULL) {
+      fprintf(stderr, "rank %d: %s not in the CUDA runtime\n", world_rank, syms[i].name);
+      return false;
+    }
+  *devices = 0;
+  return cuda.get_device_count(devices) == 0 && *devices > 0; /* no driver, no device: an error here */
+}
+
+static void* dev_alloc(size_t bytes) {
+  void* p = NULL;
+  CHECK_CUDA(cuda.dev_malloc(&p, bytes > 0 ? bytes : 1));
+  return p;
+}
+
+static void dev_free(void* p) { CHECK_CUDA(cuda.dev_free(p)); }
+
+static void upload(void* dev, const void* host, size_t bytes) {
+  CHECK_CUDA(cuda.memcpy(dev, host, bytes, CUDA_MEMCPY_DEFAULT));
+}
+
+static void download(void* host, const void* dev, size_t bytes) {
+  CHECK_CUDA(cuda.memcpy(host, dev, bytes, CUDA_MEMCPY_DEFAULT));
+}
+
+/* Uploads from pageable memory may return before the data has landed, and the DFCCL daemon is not
+ * ordered after any stream (README): wait for the legacy default stream, which carries them.  Not
+ * a device synchronization, which would wait for the daemon to quit. */
+static void uploads_done(void) { CHECK_CUDA(cuda.stream_synchronize(NULL)); }
+
+static void* dev_copy_of(const void* host, size_t bytes) {
+  void* d = dev_alloc(bytes);
+  upload(d, host, bytes);
+  return d;
+}
+
+/* ---- watchdog ----------------------------------------------------------------------------------- */
+
+static void on_alarm(int sig) {
+  (void)sig;
+  static const char msg[] = "WATCHDOG: no step completed in time: hang detected\n";
+  ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1); /* async-signal-safe */
+  (void)ignored;
+  _exit(WATCHDOG_EXIT);
+}
+
+static void watchdog_start(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_alarm;
+  if (sigaction(SIGALRM, &sa, NULL) != 0) {
+    perror("sigaction");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  alarm(watchdog_s);
+}
+
+static void watchdog_reset(void) { alarm(watchdog_s); }
+
+/* ---- MPI_T counters of coll/dfccl --------------------------------------------------------------- */
+
+/* Counter k < NKINDS is the blocking collective k, NKINDS + k its nonblocking form. */
+enum { ALLREDUCE, BCAST, REDUCE, ALLGATHER, RSB, RS, NKINDS };
+#define NCOUNTERS (2 * NKINDS)
+static const char* const kind_names[NKINDS] = {"allreduce", "bcast", "reduce", "allgather", "reduce_scatter_block",
+                                               "reduce_scatter"};
+
+static MPI_T_pvar_session session;
+static MPI_T_pvar_handle routed_h[NCOUNTERS], fallback_h[NCOUNTERS];
+/* What this program issued since the last counters_mark(): the counters must say the same. */
+static unsigned long long want_routed[NCOUNTERS], want_fallback[NCOUNTERS];
+
+typedef struct {
+  unsigned long long routed[NCOUNTERS], fallback[NCOUNTERS];
+} counts_t;
+
+static counts_t baseline;
+
+static const char* counter_label(int k, char* buf, size_t size) {
+  snprintf(buf, size, "%s%s", k >= NKINDS ? "i" : "", kind_names[k % NKINDS]);
+  return buf;
+}
+
+static MPI_T_pvar_handle open_counter(const char* name) {
+  MPI_T_pvar_handle h = MPI_T_PVAR_HANDLE_NULL;
+  int index = find_pvar(name), count;
+  if (index < 0) {
+    fprintf(stderr, "rank %d: MPI_T counter %s not found: was coll/dfccl loaded?\n", world_rank, name);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  CHECK_MPI(MPI_T_pvar_handle_alloc(session, index, NULL, &h, &count));
+  return h;
+}
+
+static void counters_open(void) {
+  int provided;
+  CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+  CHECK_MPI(MPI_T_pvar_session_create(&session));
+  for (int k = 0; k < NCOUNTERS; k++) {
+    char label[64], name[96];
+    counter_label(k, label, sizeof label);
+    snprintf(name, sizeof name, "coll_dfccl_%s_routed", label);
+    routed_h[k] = open_counter(name);
+    snprintf(name, sizeof name, "coll_dfccl_%s_fallback", label);
+    fallback_h[k] = open_counter(name);
+  }
+}
+
+static counts_t counters_read(void) {
+  counts_t c;
+  for (int k = 0; k < NCOUNTERS; k++) {
+    CHECK_MPI(MPI_T_pvar_read(session, routed_h[k], &c.routed[k]));
+    CHECK_MPI(MPI_T_pvar_read(session, fallback_h[k], &c.fallback[k]));
+  }
+  return c;
+}
+
+/* From here on, the counters must follow want_routed and want_fallback.  Called once the
+ * communicators have their DFCCL contexts: setting one up duplicates the communicator, and Open
+ * MPI's MPI_Iallreduce calls that agree on the duplicate's id fall back, a number of times that is
+ * Open MPI's business (so do the MPI_Allgather calls inside MPI_Comm_split, on host memory). */
+static void counters_mark(void) {
+  baseline = counters_read();
+  memset(want_routed, 0, sizeof want_routed);
+  memset(want_fallback, 0, sizeof want_fallback);
+}
+
+/* Every counter's increase since counters_mark() against what was issued; returns the routed and
+ * fallen-back calls (all collectives). */
+static void counters_check(const char* pass, bool table, unsigned long long* routed, unsigned long long* fallen) {
+  counts_t now = counters_read();
+  *routed = *fallen = 0;
+  for (int k = 0; k < NCOUNTERS; k++) {
+    char label[64];
+    unsigned long long r = now.routed[k] - baseline.routed[k], f = now.fallback[k] - baseline.fallback[k];
+    *routed += r, *fallen += f;
+    counter_label(k, label, sizeof label);
+    if (r != want_routed[k] || f != want_fallback[k]) {
+      REPORT("rank %d: %s: %s routed %llu (expected %llu), fell back %llu (expected %llu)\n", world_rank, pass, label,
+             r, want_routed[k], f, want_fallback[k]);
+      failures++;
+    }
+    if (table && world_rank == 0 && (r || f))
+      printf("coll/dfccl: %-22s %6llu routed through DFCCL, %4llu fell back\n", label, r, f);
+  }
+}
+
+static void counters_close(void) {
+  CHECK_MPI(MPI_T_pvar_session_free(&session));
+  CHECK_MPI(MPI_T_finalize()); /* before MPI_Finalize: the reverse order crashes Open MPI 4.1.4 */
+}
+
+/* ---- values ------------------------------------------------------------------------------------- */
+
+static const type_t T_I8 = {MPI_INT8_T, "MPI_INT8_T", 1, SIGNED};
+static const type_t T_I32 = {MPI_INT32_T, "MPI_INT32_T", 4, SIGNED};
+static const type_t T_I64 = {MPI_INT64_T, "MPI_INT64_T", 8, SIGNED};
+static const type_t T_U32 = {MPI_UNSIGNED, "MPI_UNSIGNED", sizeof(unsigned), UNSIGNED};
+static const type_t T_U64 = {MPI_UINT64_T, "MPI_UINT64_T", 8, UNSIGNED};
+static const type_t T_FLOAT = {MPI_FLOAT, "MPI_FLOAT", 4, FLOATING};
+static const type_t T_DOUBLE = {MPI_DOUBLE, "MPI_DOUBLE", 8, FLOATING};
+static const type_t T_BYTE = {MPI_BYTE, "MPI_BYTE", 1, UNSIGNED};
+static const type_t T_CHAR = {MPI_CHAR, "MPI_CHAR", 1, UNSIGNED};
+
+/* Small integers from (rank, index, salt), exact in every type; products stay within int8 on up to
+ * 18 ranks. */
+static long long value(const type_t* t, MPI_Op op, int r, size_t i, int salt) {
+  if (op == MPI_PROD) return ((i + (size_t)r + (size_t)salt) % 3 == 0) ? 2 : 1;
+  long long v = (long long)((i * 31 + (size_t)r * 17 + (size_t)salt * 7) % 11);
+  return t->kind == UNSIGNED ? v : v - 5;
+}
+
+static long long expect(const type_t* t, MPI_Op op, int nranks, size_t i, int salt) {
+  long long acc = value(t, op, 0, i, salt);
+  for (int r = 1; r < nranks; r++) {
+    long long v = value(t, op, r, i, salt);
+    if (op == MPI_SUM) acc += v;
+    else if (op == MPI_PROD) acc *= v;
+    else if (op == MPI_MAX) acc = v > acc ? v : acc;
+    else acc = v < acc ? v : acc;
+  }
+  return acc;
+}
+
+static const char* op_name(MPI_Op op) {
+  return op == MPI_SUM ? "SUM" : op == MPI_PROD ? "PROD" : op == MPI_MAX ? "MAX" : "MIN";
+}
+
+/* ---- one call on device buffers ----------------------------------------------------------------- */
+
+typedef struct {
+  int kind;
+  const type_t* t;
+  MPI_Op op;    /* MPI_SUM for broadcast and all-gather (the values only) */
+  size_t count; /* per rank for all-gather and reduce-scatter            */
+  int root;
+  int in_place;
+  /* set by call_alloc */
+  MPI_Comm comm;
+  int rank, size, salt;
+  void *send_h, *recv_h; /* host images */
+  void *send_d, *recv_d; /* device buffers */
+  int* rcounts;
+} call_t;
+
+static const long long UNTOUCHED = -1;
+
+static size_t recv_elems(const call_t* c) {
+  bool whole = c->kind == ALLGATHER || ((c->kind == RSB || c->kind == RS) && c->in_place);
+  return whole ? c->count * (size_t)c->size : c->count;
+}
+
+static size_t send_elems(const call_t* c) {
+  return c->kind == RSB || c->kind == RS ? c->count * (size_t)c->size : c->count;
+}
+
+static void* host_alloc(size_t bytes) {
+  void* p = malloc(bytes > 0 ? bytes : 1);
+  if (p == NULL) {
+    fprintf(stderr, "rank %d: out of host memory (%zu bytes)\n", world_rank, bytes);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  return p;
+}
+
+static void call_alloc(call_t* c, MPI_Comm comm) {
+  c->comm = comm;
+  CHECK_MPI(MPI_Comm_rank(comm, &c->rank));
+  CHECK_MPI(MPI_Comm_size(comm, &c->size));
+  size_t sbytes = send_elems(c) * c->t->size, rbytes = recv_elems(c) * c->t->size;
+  c->send_h = host_alloc(sbytes);
+  c->recv_h = host_alloc(rbytes);
+  c->send_d = dev_alloc(sbytes);
+  c->recv_d = dev_alloc(rbytes);
+  c->rcounts = host_alloc((size_t)c->size * sizeof *c->rcounts);
+  for (int r = 0; r < c->size; r++) c->rcounts[r] = (int)c->count;
+}
+
+static void call_free(call_t* c) {
+  free(c->send_h), free(c->recv_h), free(c->rcounts);
+  dev_free(c->send_d), dev_free(c->recv_d);
+}
+
+/* This rank's inputs (and UNTOUCHED where the result goes), uploaded; uploads_done() before use. */
+static void call_fill(call_t* c, int salt) {
+  const type_t* t = c->t;
+  c->salt = salt;
+  for (size_t j = 0; j < recv_elems(c); j++) put(t, c->recv_h, j, UNTOUCHED);
+  if (c->kind == BCAST) {
+    for (size_t i = 0; i < c->count; i++)
+      put(t, c->recv_h, i, c->rank == c->root ? value(t, c->op, c->root, i, salt) : 3);
+  } else {
+    bool at_root = c->kind != REDUCE || c->rank == c->root; /* reduce: MPI_IN_PLACE at the root only */
+    void* in = c->in_place && at_root ? c->recv_h : c->send_h;
+    size_t at = c->in_place && c->kind == ALLGATHER ? (size_t)c->rank * c->count : 0;
+    for (size_t i = 0; i < send_elems(c); i++) put(t, in, at + i, value(t, c->op, c->rank, i, salt));
+  }
+  upload(c->recv_d, c->recv_h, recv_elems(c) * t->size);
+  if (c->kind != BCAST) upload(c->send_d, c->send_h, send_elems(c) * t->size);
+}
+
+/* Issues the call, blocking (req NULL) or not, and counts it as routed. */
+static void call_issue(call_t* c, MPI_Request* req) {
+  const void* sbuf = c->in_place ? MPI_IN_PLACE : c->send_d;
+  int n = (int)c->count;
+  MPI_Datatype dt = c->t->dt;
+  MPI_Comm comm = c->comm;
+  if (c->kind == REDUCE && c->rank != c->root) sbuf = c->send_d;
+  if (req == NULL) {
+    switch (c->kind) {
+      case ALLREDUCE: CHECK_MPI(MPI_Allreduce(sbuf, c->recv_d, n, dt, c->op, comm)); break;
+      case BCAST: CHECK_MPI(MPI_Bcast(c->recv_d, n, dt, c->root, comm)); break;
+      case REDUCE: CHECK_MPI(MPI_Reduce(sbuf, c->recv_d, n, dt, c->op, c->root, comm)); break;
+      case ALLGATHER: CHECK_MPI(MPI_Allgather(sbuf, n, dt, c->recv_d, n, dt, comm)); break;
+      case RSB: CHECK_MPI(MPI_Reduce_scatter_block(sbuf, c->recv_d, n, dt, c->op, comm)); break;
+      case RS: CHECK_MPI(MPI_Reduce_scatter(sbuf, c->recv_d, c->rcounts, dt, c->op, comm)); break;
+    }
+    want_routed[c->kind]++;
+    return;
+  }
+  switch (c->kind) {
+    case ALLREDUCE: CHECK_MPI(MPI_Iallreduce(sbuf, c->recv_d, n, dt, c->op, comm, req)); break;
+    case BCAST: CHECK_MPI(MPI_Ibcast(c->recv_d, n, dt, c->root, comm, req)); break;
+    case REDUCE: CHECK_MPI(MPI_Ireduce(sbuf, c->recv_d, n, dt, c->op, c->root, comm, req)); break;
+    case ALLGATHER: CHECK_MPI(MPI_Iallgather(sbuf, n, dt, c->recv_d, n, dt, comm, req)); break;
+    case RSB: CHECK_MPI(MPI_Ireduce_scatter_block(sbuf, c->recv_d, n, dt, c->op, comm, req)); break;
+    case RS: CHECK_MPI(MPI_Ireduce_scatter(sbuf, c->recv_d, c->rcounts, dt, c->op, comm, req)); break;
+  }
+  want_routed[NKINDS + c->kind]++;
+}
+
+static long long wanted(const call_t* c, size_t i) {
+  const type_t* t = c->t;
+  switch (c->kind) {
+    case ALLREDUCE: return expect(t, c->op, c->size, i, c->salt);
+    case BCAST: return value(t, c->op, c->root, i, c->salt);
+    case REDUCE: {
+      if (c->rank == c->root) return expect(t, c->op, c->size, i, c->salt);
+      char cell[8]; /* a non-root's receive buffer stays as it was */
+      put(t, cell, 0, UNTOUCHED);
+      return get(t, cell, 0);
+    }
+    case ALLGATHER: return value(t, c->op, (int)(i / c->count), i % c->count, c->salt);
+    default: return expect(t, c->op, c->size, (size_t)c->rank * c->count + i, c->salt); /* reduce-scatter */
+  }
+}
+
+/* Copies the result back and checks it exactly. */
+static void call_check(call_t* c, const char* pass) {
+  download(c->recv_h, c->recv_d, recv_elems(c) * c->t->size);
+  size_t n = c->kind == ALLGATHER ? c->count * (size_t)c->size : c->count;
+  int bad = 0;
+  for (size_t i = 0; i < n; i++) {
+    long long got = get(c->t, c->recv_h, i), want = wanted(c, i);
+    if (got != want && bad++ < 3)
+      REPORT("rank %d: %s: %s %s %s count %zu root %d%s: [%zu] = %lld, expected %lld\n", world_rank, pass,
+             kind_names[c->kind], c->t->name, op_name(c->op), c->count, c->root, c->in_place ? " in place" : "", i,
+             got, want);
+  }
+  if (bad) failures++;
+}
+
+/* ---- suite -------------------------------------------------------------------------------------- */
+
+#define MAX_SUITE 256
+
+static call_t shape(int kind, const type_t* t, MPI_Op op, size_t count, int root, int in_place) {
+  return (call_t){.kind = kind, .t = t, .op = op, .count = count, .root = root, .in_place = in_place};
+}
+
+/* The routed calls: every collective, several datatypes, ops and counts, both buffer layouts where
+ * MPI allows MPI_IN_PLACE, roots 0 and last.  Reduce_scatter uses reduce_scatter_block's shapes
+ * (DFCCL's same signatures). */
+static int suite_calls(call_t* calls, int size) {
+  static const type_t* const reduced[] = {&T_I8, &T_I32, &T_I64, &T_FLOAT, &T_DOUBLE, &T_U32, &T_U64};
+  static const type_t* const moved[] = {&T_I8, &T_I32, &T_I64, &T_FLOAT, &T_DOUBLE, &T_BYTE, &T_CHAR};
+  static const MPI_Op ops[] = {MPI_SUM, MPI_MAX, MPI_MIN, MPI_PROD};
+  static const size_t counts[] = {1, 7, 1000};
+  int last = size - 1, n = 0;
+  for (int t = 0; t < 7; t++)
+    for (int o = 0; o < 4; o++) {
+      size_t count = counts[(t + o) % 3];
+      for (int in_place = 0; in_place < 2; in_place++) {
+        calls[n++] = shape(ALLREDUCE, reduced[t], ops[o], count, -1, in_place);
+        if (t >= 5) continue; /* reduce and reduce-scatter: five of the types */
+        calls[n++] = shape(REDUCE, reduced[t], ops[o], count, (t + o) % 2 ? last : 0, in_place);
+        calls[n++] = shape(RSB, reduced[t], ops[o], count, -1, in_place);
+        calls[n++] = shape(RS, reduced[t], ops[o], count, -1, in_place);
+      }
+    }
+  for (int in_place = 0; in_place < 2; in_place++) {
+    /* int32 SUM at every count (7 came above), both roots of one reduce signature, and 1<<20. */
+    calls[n++] = shape(ALLREDUCE, &T_I32, MPI_SUM, 1, -1, in_place);
+    calls[n++] = shape(ALLREDUCE, &T_I32, MPI_SUM, 1000, -1, in_place);
+    calls[n++] = shape(ALLREDUCE, &T_I32, MPI_SUM, BIG, -1, in_place);
+    calls[n++] = shape(REDUCE, &T_I32, MPI_SUM, 7, 0, in_place);
+    calls[n++] = shape(REDUCE, &T_I32, MPI_SUM, BIG, last, in_place);
+    calls[n++] = shape(RSB, &T_I32, MPI_SUM, BIG, -1, in_place);
+    calls[n++] = shape(RS, &T_I32, MPI_SUM, BIG, -1, in_place);
+    calls[n++] = shape(ALLGATHER, &T_I32, MPI_SUM, BIG, -1, in_place);
+    for (int t = 0; t < 7; t++) calls[n++] = shape(ALLGATHER, moved[t], MPI_SUM, counts[t % 3], -1, in_place);
+  }
+  for (int t = 0; t < 7; t++)
+    for (int root = 0; root < 2; root++)
+      calls[n++] = shape(BCAST, moved[t], MPI_SUM, counts[(t + root) % 3], root ? last : 0, 0);
+  calls[n++] = shape(BCAST, &T_I32, MPI_SUM, BIG, last, 0);
+  return n;
+}
+
+/* DFCCL signatures the calls register, counted as the component tells them apart at most
+ * (MPI_IN_PLACE and reduce_scatter share theirs): beyond coll_dfccl_max_colls, calls fall back. */
+static int signatures(const call_t* calls, int n) {
+  int distinct = 0;
+  for (int i = 0; i < n; i++) {
+    const call_t* a = &calls[i];
+    int ka = a->kind == RS ? RSB : a->kind, seen = 0;
+    for (int j = 0; j < i && !seen; j++) {
+      const call_t* b = &calls[j];
+      int kb = b->kind == RS ? RSB : b->kind;
+      seen = ka == kb && a->t->dt == b->t->dt && a->op == b->op && a->count == b->count && a->root == b->root;
+    }
+    distinct += !seen;
+  }
+  return distinct;
+}
+
+static void say(const char* fmt, const char* name, int n) {
+  if (world_rank == 0 && !quiet) printf(fmt, name, n), fflush(stdout);
+}
+
+/* Blocking, each call on its own: sets up every signature. */
+static void blocking_pass(MPI_Comm comm, const char* name, int salt) {
+  call_t calls[MAX_SUITE];
+  int size;
+  CHECK_MPI(MPI_Comm_size(comm, &size));
+  int n = suite_calls(calls, size);
+  char pass[96];
+  snprintf(pass, sizeof pass, "%s, blocking", name);
+  for (int i = 0; i < n; i++) {
+    call_alloc(&calls[i], comm);
+    call_fill(&calls[i], salt + i);
+    uploads_done();
+    call_issue(&calls[i], NULL);
+    call_check(&calls[i], pass);
+    watchdog_reset();
+  }
+  for (int i = 0; i < n; i++) call_free(&calls[i]);
+  say("%s: %d blocking calls on device buffers\n", name, n);
+}
+
+typedef enum { WAIT_ALL, TEST_ALL } completion_t;
+
+/* Nonblocking, all in flight at once: the same signatures, set up by the blocking pass. */
+static void nonblocking_pass(MPI_Comm comm, const char* name, int salt, completion_t how) {
+  call_t calls[MAX_SUITE + 3];
+  MPI_Request reqs[MAX_SUITE + 3];
+  int size;
+  CHECK_MPI(MPI_Comm_size(comm, &size));
+  int n = suite_calls(calls, size);
+  for (int k = 0; k < 3; k++) /* one signature, several runs outstanding: they queue */
+    calls[n++] = shape(ALLREDUCE, &T_I32, MPI_SUM, 1000, -1, k % 2);
+  for (int i = 0; i < n; i++) call_alloc(&calls[i], comm), call_fill(&calls[i], salt + i);
+  uploads_done();
+  for (int i = 0; i < n; i++) call_issue(&calls[i], &reqs[i]);
+  if (how == WAIT_ALL) {
+    CHECK_MPI(MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE));
+  } else {
+    for (int done = 0; !done;) CHECK_MPI(MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE));
+  }
+  char pass[96];
+  snprintf(pass, sizeof pass, "%s, nonblocking (%s)", name, how == WAIT_ALL ? "MPI_Waitall" : "MPI_Testall");
+  for (int i = 0; i < n; i++) call_check(&calls[i], pass), call_free(&calls[i]);
+  watchdog_reset();
+  say(how == WAIT_ALL ? "%s: %d nonblocking calls in flight, MPI_Waitall\n"
+                      : "%s: %d nonblocking calls in flight, MPI_Testall\n",
+      name, n);
+}
+
+/* ---- fallbacks with device buffers (staged through host memory) -------------------------------- */
+
+static const char* where; /* the communicator's name, for the messages */
+
+static void check_ints(const int* got, const int* want, int n, const char* what) {
+  int bad = 0;
+  for (int i = 0; i < n; i++)
+    if (got[i] != want[i] && bad++ < 3)
+      REPORT("rank %d: %s: %s: [%d] = %d, expected %d\n", world_rank, where, what, i, got[i], want[i]);
+  if (bad) failures++;
+}
+
+static void pair_sum(void* in, void* inout, int* len, MPI_Datatype* dt) {
+  (void)dt; /* pairs of ints */
+  for (int i = 0; i < 2 * *len; i++) ((int*)inout)[i] += ((int*)in)[i];
+}
+
+static int band_input(int r, int i) { return 0xF ^ (1 << ((r + i) % 4)); }
+
+/* Returns the number of calls. */
+static int fallbacks(MPI_Comm comm) {
+  int rank, size, last;
+  CHECK_MPI(MPI_Comm_rank(comm, &rank));
+  CHECK_MPI(MPI_Comm_size(comm, &size));
+  last = size - 1;
+  enum { N = 1000 };
+  int* in = host_alloc(N * sizeof(int) * (size_t)size * 2);
+  int* out = host_alloc(N * sizeof(int) * (size_t)size * 2);
+  int* want = host_alloc(N * sizeof(int) * (size_t)size * 2);
+
+  /* MPI_BAND: no DFCCL op.  Out of place and in place. */
+  for (int in_place = 0; in_place < 2; in_place++) {
+    for (int i = 0; i < N; i++) {
+      in[i] = band_input(rank, i), out[i] = -1, want[i] = 0xF;
+      for (int r = 0; r < size; r++) want[i] &= band_input(r, i);
+    }
+    int* send_d = dev_copy_of(in, N * sizeof(int));
+    int* recv_d = dev_copy_of(in_place ? in : out, N * sizeof(int));
+    uploads_done();
+    CHECK_MPI(MPI_Allreduce(in_place ? MPI_IN_PLACE : send_d, recv_d, N, MPI_INT, MPI_BAND, comm));
+    download(out, recv_d, N * sizeof(int));
+    check_ints(out, want, N, in_place ? "MPI_Allreduce MPI_BAND in place" : "MPI_Allreduce MPI_BAND");
+    dev_free(send_d), dev_free(recv_d);
+    want_fallback[ALLREDUCE]++;
+  }
+
+  /* A derived datatype (pairs of ints): Open MPI allows only user ops on it. */
+  MPI_Datatype pair;
+  MPI_Op op;
+  CHECK_MPI(MPI_Type_contiguous(2, MPI_INT, &pair));
+  CHECK_MPI(MPI_Type_commit(&pair));
+  CHECK_MPI(MPI_Op_create(pair_sum, 1, &op));
+  for (int i = 0; i < 2 * N; i++) {
+    in[i] = (i % 2 ? -1 : 1) * (rank + i % 5), out[i] = -7, want[i] = 0;
+    for (int r = 0; r < size; r++) want[i] += (i % 2 ? -1 : 1) * (r + i % 5);
+  }
+  {
+    int* send_d = dev_copy_of(in, 2 * N * sizeof(int));
+    int* recv_d = dev_copy_of(out, 2 * N * sizeof(int));
+    uploads_done();
+    CHECK_MPI(MPI_Allreduce(send_d, recv_d, N, pair, op, comm));
+    download(out, recv_d, 2 * N * sizeof(int));
+    check_ints(out, want, 2 * N, "MPI_Allreduce of a contiguous derived datatype, user op");
+    dev_free(send_d), dev_free(recv_d);
+    want_fallback[ALLREDUCE]++;
+  }
+  CHECK_MPI(MPI_Op_free(&op));
+
+  /* MAXLOC on MPI_2INT. */
+  {
+    struct { int v, r; } loc = {rank * 10 % 7, rank}, res = {-1, -1};
+    int best = -1, at = -1;
+    for (int r = 0; r < size; r++)
+      if (r * 10 % 7 > best) best = r * 10 % 7, at = r;
+    void* send_d = dev_copy_of(&loc, sizeof loc);
+    void* recv_d = dev_copy_of(&res, sizeof res);
+    uploads_done();
+    CHECK_MPI(MPI_Allreduce(send_d, recv_d, 1, MPI_2INT, MPI_MAXLOC, comm));
+    download(&res, recv_d, sizeof res);
+    int got[2] = {res.v, res.r}, exp[2] = {best, at};
+    check_ints(got, exp, 2, "MPI_Allreduce MPI_MAXLOC");
+    dev_free(send_d), dev_free(recv_d);
+    want_fallback[ALLREDUCE]++;
+  }
+
+  /* A vector datatype with holes: the holes (this rank's marks) must come back unchanged. */
+  {
+    MPI_Datatype vec;
+    CHECK_MPI(MPI_Type_vector(N / 2, 1, 2, MPI_INT, &vec));
+    CHECK_MPI(MPI_Type_commit(&vec));
+    for (int i = 0; i < N; i++) {
+      bool hole = i % 2 || i >= N - 1;
+      in[i] = hole ? -(rank + 1) : rank == last ? 1000 + i : -1;
+      want[i] = hole ? -(rank + 1) : 1000 + i;
+    }
+    int* buf_d = dev_copy_of(in, N * sizeof(int));
+    uploads_done();
+    CHECK_MPI(MPI_Bcast(buf_d, 1, vec, last, comm));
+    download(out, buf_d, N * sizeof(int));
+    check_ints(out, want, N, "MPI_Bcast of a vector datatype");
+    dev_free(buf_d);
+    CHECK_MPI(MPI_Type_free(&vec));
+    want_fallback[BCAST]++;
+  }
+
+  /* MPI_BOR: out of place, then in place at the root. */
+  for (int in_place = 0; in_place < 2; in_place++) {
+    int root = in_place ? 0 : last, n = 7;
+    for (int i = 0; i < n; i++) {
+      in[i] = (1 << ((rank + i) % 30)), out[i] = in[i], want[i] = 0;
+      for (int r = 0; r < size; r++) want[i] |= 1 << ((r + i) % 30);
+    }
+    int* send_d = dev_copy_of(in, n * sizeof(int));
+    int* recv_d = dev_copy_of(out, n * sizeof(int));
+    uploads_done();
+    const void* sbuf = in_place && rank == root ? MPI_IN_PLACE : send_d;
+    CHECK_MPI(MPI_Reduce(sbuf, recv_d, n, MPI_INT, MPI_BOR, root, comm));
+    download(out, recv_d, n * sizeof(int));
+    if (rank == root) check_ints(out, want, n, in_place ? "MPI_Reduce MPI_BOR in place" : "MPI_Reduce MPI_BOR");
+    dev_free(send_d), dev_free(recv_d);
+    want_fallback[REDUCE]++;
+  }
+
+  /* A derived receive datatype. */
+  {
+    int mine[2] = {rank, -rank};
+    for (int r = 0; r < size; r++) want[2 * r] = r, want[2 * r + 1] = -r, out[2 * r] = out[2 * r + 1] = 99;
+    int* send_d = dev_copy_of(mine, sizeof mine);
+    int* recv_d = dev_copy_of(out, 2 * (size_t)size * sizeof(int));
+    uploads_done();
+    CHECK_MPI(MPI_Allgather(send_d, 2, MPI_INT, recv_d, 1, pair, comm));
+    download(out, recv_d, 2 * (size_t)size * sizeof(int));
+    check_ints(out, want, 2 * size, "MPI_Allgather into a derived datatype");
+    dev_free(send_d), dev_free(recv_d);
+    want_fallback[ALLGATHER]++;
+  }
+  CHECK_MPI(MPI_Type_free(&pair));
+
+  /* MPI_BAND in reduce_scatter_block. */
+  {
+    int n = 3;
+    for (int j = 0; j < n * size; j++) in[j] = band_input(rank, j);
+    for (int i = 0; i < n; i++) {
+      out[i] = -1, want[i] = 0xF;
+      for (int r = 0; r < size; r++) want[i] &= band_input(r, rank * n + i);
+    }
+    int* send_d = dev_copy_of(in, (size_t)(n * size) * sizeof(int));
+    int* recv_d = dev_copy_of(out, n * sizeof(int));
+    uploads_done();
+    CHECK_MPI(MPI_Reduce_scatter_block(send_d, recv_d, n, MPI_INT, MPI_BAND, comm));
+    download(out, recv_d, n * sizeof(int));
+    check_ints(out, want, n, "MPI_Reduce_scatter_block MPI_BAND");
+    dev_free(send_d), dev_free(recv_d);
+    want_fallback[RSB]++;
+  }
+
+  /* Uneven recvcounts (rank r gets r + 1 elements): out of place and in place. */
+  for (int in_place = 0; in_place < 2; in_place++) {
+    int* counts = host_alloc((size_t)size * sizeof *counts);
+    int total = 0, first = 0;
+    for (int r = 0; r < size; r++) counts[r] = r + 1, total += r + 1, first += r < rank ? r + 1 : 0;
+    for (int j = 0; j < total; j++) in[j] = j + rank, out[j] = -1;
+    for (int i = 0; i <= rank; i++) want[i] = size * (first + i) + size * (size - 1) / 2;
+    int* send_d = dev_copy_of(in, (size_t)total * sizeof(int));
+    int* recv_d = dev_copy_of(in_place ? in : out, (size_t)total * sizeof(int));
+    uploads_done();
+    CHECK_MPI(MPI_Reduce_scatter(in_place ? MPI_IN_PLACE : send_d, recv_d, counts, MPI_INT, MPI_SUM, comm));
+    download(out, recv_d, (size_t)(rank + 1) * sizeof(int));
+    check_ints(out, want, rank + 1, in_place ? "MPI_Reduce_scatter uneven in place" : "MPI_Reduce_scatter uneven");
+    dev_free(send_d), dev_free(recv_d);
+    free(counts);
+    want_fallback[RS]++;
+  }
+  free(in), free(out), free(want);
+  watchdog_reset();
+  return 11;
+}
+
+/* Host buffers: the previous component's, blocking and nonblocking, while coll_dfccl_host_target is off. */
+static void host_buffers(MPI_Comm comm) {
+  int rank, size;
+  CHECK_MPI(MPI_Comm_rank(comm, &rank));
+  CHECK_MPI(MPI_Comm_size(comm, &size));
+  enum { N = 1000 };
+  int *in = host_alloc(N * sizeof(int)), *out = host_alloc(N * sizeof(int)), *want = host_alloc(N * sizeof(int));
+  for (int i = 0; i < N; i++) in[i] = rank + i, out[i] = -1, want[i] = size * i + size * (size - 1) / 2;
+  CHECK_MPI(MPI_Allreduce(in, out, N, MPI_INT, MPI_SUM, comm));
+  check_ints(out, want, N, "MPI_Allreduce on host buffers");
+  want_fallback[ALLREDUCE]++;
+  MPI_Request req;
+  for (int i = 0; i < N; i++) out[i] = -1;
+  CHECK_MPI(MPI_Iallreduce(in, out, N, MPI_INT, MPI_SUM, comm, &req));
+  CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
+  check_ints(out, want, N, "MPI_Iallreduce on host buffers");
+  want_fallback[NKINDS + ALLREDUCE]++;
+  for (int i = 0; i < N; i++) out[i] = rank == 0 ? 5 * i : -1, want[i] = 5 * i;
+  CHECK_MPI(MPI_Bcast(out, N, MPI_INT, 0, comm));
+  check_ints(out, want, N, "MPI_Bcast on host buffers");
+  want_fallback[BCAST]++;
+  free(in), free(out), free(want);
+}
+
+/* One routed call on device buffers: gives comm its DFCCL context before counting starts. */
+static void set_up_context(MPI_Comm comm) {
+  call_t c = shape(ALLREDUCE, &T_I32, MPI_SUM, 1, -1, 0);
+  call_alloc(&c, comm);
+  call_fill(&c, 0);
+  uploads_done();
+  call_issue(&c, NULL);
+  call_check(&c, "first call on the communicator");
+  call_free(&c);
+}
+
+static void suite(int iterations) {
+  MPI_Comm comms[2];
+  const char* const names[2] = {"MPI_Comm_dup", "MPI_Comm_split (reverse order)"};
+  CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comms[0]));
+  CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, 0, world_size - world_rank, &comms[1]));
+  call_t probe[MAX_SUITE];
+  int nsigs = signatures(probe, suite_calls(probe, world_size));
+  if (nsigs > MAX_SIGS) { /* a program error: the later nonblocking calls would fall back, an error */
+    if (world_rank == 0) fprintf(stderr, "the suite has %d signatures, more than coll_dfccl_max_colls\n", nsigs);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  for (int c = 0; c < 2; c++) set_up_context(comms[c]);
+  counters_mark();
+  for (int it = 0; it < iterations; it++) {
+    for (int c = 0; c < 2; c++) {
+      int salt = it * 1000 + c * 500;
+      blocking_pass(comms[c], names[c], salt);
+      CHECK_MPI(MPI_Barrier(comms[c])); /* set-up point: nothing wanted, the blocking calls did it */
+      nonblocking_pass(comms[c], names[c], salt + 1, WAIT_ALL);
+      CHECK_MPI(MPI_Barrier(comms[c])); /* set-up point: grows the pools the nonblocking calls asked for */
+      nonblocking_pass(comms[c], names[c], salt + 2, TEST_ALL);
+      where = names[c];
+      say("%s: %d calls that fall back with device buffers (staged through host memory)\n", names[c],
+          fallbacks(comms[c]));
+    }
+    where = names[0];
+    host_buffers(comms[0]);
+    if (world_rank == 0 && (!quiet || (it + 1) % 100 == 0))
+      printf("suite: iteration %d of %d done\n", it + 1, iterations), fflush(stdout);
+    watchdog_reset();
+  }
+  unsigned long long routed, fallen;
+  counters_check("suite", true, &routed, &fallen);
+  for (int c = 0; c < 2; c++) CHECK_MPI(MPI_Comm_free(&comms[c]));
+  if (world_rank == 0)
+    printf("suite: %d iteration(s) on 2 communicators, %d DFCCL signatures each, %llu calls routed, %llu fell back\n",
+           iterations, nsigs, routed, fallen);
+}
+
+/* ---- the cross and sync patterns ---------------------------------------------------------------- */
+
+#define NCOMMS 3
+#define CALLS_PER_COMM 4
+#define NCALLS (NCOMMS * CALLS_PER_COMM)
+
+static unsigned long long rng_state;
+static unsigned next_random(void) { /* splitmix64 */
+  uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return (unsigned)((z ^ (z >> 31)) >> 32);
+}
+
+static double longest_sync_s;
+
+/* One iteration: this rank's own interleaving of the communicators (and, for sync, its own point
+ * for the device synchronization). */
+static void pattern_iteration(call_t* calls, int it, bool sync) {
+  rng_state = ((unsigned long long)(world_rank + 1) << 32) ^ (unsigned long long)it ^ (sync ? 0x5eedull << 48 : 0);
+  int order[NCALLS], next[NCOMMS] = {0};
+  for (int k = 0; k < NCALLS; k++) order[k] = k / CALLS_PER_COMM;
+  for (int k = NCALLS - 1; k > 0; k--) { /* Fisher-Yates */
+    int j = (int)(next_random() % (unsigned)(k + 1)), t = order[k];
+    order[k] = order[j], order[j] = t;
+  }
+  int sync_after = sync ? 1 + (int)(next_random() % NCALLS) : -1; /* after this many calls */
+  void* small = NULL;
+  if (sync && it % 10 == 0) {
+    small = dev_alloc(4096);
+    CHECK_CUDA(cuda.memset(small, it & 0xFF, 4096));
+  }
+  for (int k = 0; k < NCALLS; k++) call_fill(&calls[k], it * NCALLS + k);
+  uploads_done();
+  MPI_Request reqs[NCALLS];
+  for (int k = 0; k < NCALLS; k++) {
+    int c = order[k], j = next[c]++; /* communicator c's j-th call: the same order on every rank */
+    call_issue(&calls[c * CALLS_PER_COMM + j], &reqs[k]);
+    if (k + 1 == sync_after) {
+      double t0 = MPI_Wtime();
+      if (small != NULL) CHECK_CUDA(cuda.dev_free(small)); /* synchronizes the device, too */
+      CHECK_CUDA(cuda.device_synchronize());
+      double dt = MPI_Wtime() - t0;
+      if (dt > longest_sync_s) longest_sync_s = dt;
+    }
+  }
+  CHECK_MPI(MPI_Waitall(NCALLS, reqs, MPI_STATUSES_IGNORE));
+  char pass[64];
+  snprintf(pass, sizeof pass, "%s iteration %d", sync ? "sync" : "cross", it);
+  for (int k = 0; k < NCALLS; k++) call_check(&calls[k], pass);
+}
+
+static void pattern(int iterations, bool sync) {
+  const char* mode = sync ? "sync" : "cross";
+  MPI_Comm comms[NCOMMS];
+  CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comms[0]));
+  CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comms[1]));
+  CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, 0, world_size - world_rank, &comms[2]));
+  static const int kinds[CALLS_PER_COMM] = {ALLREDUCE, BCAST, ALLGATHER, RSB};
+  const type_t* const types[NCOMMS] = {&T_I32, &T_FLOAT, &T_I64};
+  const MPI_Op ops[NCOMMS] = {MPI_SUM, MPI_MAX, MPI_SUM};
+  static const size_t counts[NCOMMS] = {1000, 65536, 4099};
+  call_t calls[NCALLS];
+  for (int c = 0; c < NCOMMS; c++) {
+    int size;
+    CHECK_MPI(MPI_Comm_size(comms[c], &size));
+    for (int j = 0; j < CALLS_PER_COMM; j++) {
+      call_t* call = &calls[c * CALLS_PER_COMM + j];
+      bool reduces = kinds[j] == ALLREDUCE || kinds[j] == RSB;
+      *call = shape(kinds[j], types[c], reduces ? ops[c] : MPI_SUM, counts[c], kinds[j] == BCAST ? size - 1 : -1, 0);
+      call_alloc(call, comms[c]);
+    }
+  }
+  /* Set-up, in the same order everywhere: one blocking call of every signature, then a barrier. */
+  for (int c = 0; c < NCOMMS; c++) {
+    for (int j = 0; j < CALLS_PER_COMM; j++) {
+      call_t* call = &calls[c * CALLS_PER_COMM + j];
+      call_fill(call, j);
+      uploads_done();
+      call_issue(call, NULL);
+      call_check(call, "set-up");
+    }
+    CHECK_MPI(MPI_Barrier(comms[c]));
+  }
+  watchdog_reset();
+
+  counters_mark();
+  double t0 = MPI_Wtime();
+  for (int it = 0; it < iterations; it++) {
+    pattern_iteration(calls, it, sync);
+    watchdog_reset();
+    if (world_rank == 0 && (!quiet || (it + 1) % 100 == 0))
+      printf("%s: iteration %d of %d done\n", mode, it + 1, iterations), fflush(stdout);
+  }
+  double elapsed = MPI_Wtime() - t0;
+  unsigned long long routed, fallen;
+  counters_check(mode, !quiet, &routed, &fallen);
+  for (int k = 0; k < NCALLS; k++) call_free(&calls[k]);
+  for (int c = 0; c < NCOMMS; c++) CHECK_MPI(MPI_Comm_free(&comms[c]));
+  if (world_rank == 0) {
+    printf("%s pattern: %d iterations x %d nonblocking calls on %d communicators in %.1f s, %llu routed through "
+           "DFCCL, %llu fell back\n",
+           mode, iterations, NCALLS, NCOMMS, elapsed, routed, fallen);
+  }
+}
+
+/* ---- main --------------------------------------------------------------------------------------- */
+
+int main(int argc, char** argv) {
+  CHECK_MPI(MPI_Init(&argc, &argv));
+  CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
+  CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &world_size));
+  const char* mode = "suite";
+  int iterations = -1;
+  for (int opt; (opt = getopt(argc, argv, "m:i:w:q")) != -1;) {
+    if (opt == 'm') mode = optarg;
+    else if (opt == 'i') iterations = atoi(optarg);
+    else if (opt == 'w') watchdog_s = (unsigned)atoi(optarg);
+    else if (opt == 'q') quiet = true;
+    else iterations = -2;
+  }
+  bool is_suite = strcmp(mode, "suite") == 0, is_sync = strcmp(mode, "sync") == 0;
+  if (iterations == -1) iterations = is_suite ? 1 : 1000;
+  if (iterations < 1 || watchdog_s < 1 || (!is_suite && !is_sync && strcmp(mode, "cross")) || world_size < 2) {
+    if (world_rank == 0)
+      fprintf(stderr, "usage (2 or more ranks): test_device [-m suite|cross|sync] [-i iterations] [-w seconds] [-q]\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+
+  /* CUDA: skip everywhere unless every rank has it. */
+  int devices = 0, have = cuda_load(&devices), everywhere = 0;
+  CHECK_MPI(MPI_Allreduce(&have, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+  if (!everywhere) {
+    CHECK_MPI(MPI_Finalize());
+    puts("SKIP: no GPU");
+    return 0;
+  }
+  MPI_Comm node;
+  int local_rank, local_size;
+  CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank, MPI_INFO_NULL, &node));
+  CHECK_MPI(MPI_Comm_rank(node, &local_rank));
+  CHECK_MPI(MPI_Comm_size(node, &local_size));
+  CHECK_MPI(MPI_Comm_free(&node));
+  CHECK_CUDA(cuda.set_device(local_rank % devices)); /* before any collective on device buffers */
+  if (world_rank == 0)
+    printf("%s: %d ranks, %d per node on %d GPU(s) of that node\n", mode, world_size, local_size,
+           local_size < devices ? local_size : devices), fflush(stdout);
+
+  counters_open();
+  watchdog_start();
+  if (is_suite) suite(iterations);
+  else pattern(iterations, is_sync);
+  alarm(0);
+  counters_close();
+
+  int all = 0;
+  double longest = 0;
+  CHECK_MPI(MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+  CHECK_MPI(MPI_Reduce(&longest_sync_s, &longest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
+  if (world_rank == 0) {
+    char extra[96] = "";
+    if (is_sync) snprintf(extra, sizeof extra, ", longest device synchronization %.1f ms", longest * 1e3);
+    printf("%s %s: %d ranks%s\n", all ? "FAIL" : "PASS", mode, world_size, extra);
+  }
+  CHECK_MPI(MPI_Finalize());
+  return all ? 1 : 0;
+}

@@ -1,0 +1,596 @@
+/*
+ * MPIX_Allreduce_init, MPIX_Bcast_init, MPIX_Reduce_init, MPIX_Allgather_init,
+ * MPIX_Reduce_scatter_block_init and MPIX_Reduce_scatter_init through coll/dfccl (host-target test
+ * mode), with exact integer checks after every start.
+ *
+ *   cycles       every collective, MPI_IN_PLACE wherever MPI allows it, several datatypes, ops,
+ *                counts and roots: each initialised once (routed at once: an init is a set-up
+ *                point) and run 4 times with MPI_Start + MPI_Wait, its input rewritten before each
+ *                start and its output checked after each;
+ *   startall     the same requests together with MPI_Startall, completed by MPI_Waitall, then by
+ *                polling MPI_Testall; five requests of one signature among them (more in flight
+ *                than its pool of coll_dfccl_concurrent_runs, so runs queue), and a blocking call of
+ *                that signature while they run;
+ *   kept         MPI_Op_free / MPI_Type_free right after the init, then started: a user op and a
+ *                derived datatype (fallbacks, through libnbc, which crashes here unprotected), a dup
+ *                of MPI_INT in a broadcast (a fallback too: DFCCL knows predefined types only),
+ *                and a routed all-gather whose derived send type is copied in at every start;
+ *   free         MPI_Request_free of never-started and of completed requests, and its refusal
+ *                while a request is active;
+ *   fallbacks    every case that falls back (MPI_SHORT, MAXLOC, bitwise ops, uneven reduce_scatter
+ *                counts, count 0), started several times, results checked;
+ *   comm freed   a request started before MPI_Comm_free of its communicator completes normally;
+ *                started after it, it reports MPI_ERR_COMM (erroneous in MPI); a request never
+ *                started can still be freed after the communicator.
+ * The MPI_T counters coll_dfccl_<coll>_init_routed/_fallback prove each route: every scenario
+ * checks that exactly its inits were routed, or fell back.  Starts are not counted.
+ *
+ * Run with: mpirun --mca coll_dfccl_host_target 1 ... test_persistent  (see persistent.sh).  Prints
+ * "PASS" on rank 0 and exits 0 when every check holds.
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#include <mpi.h>
+#include <mpi-ext.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elements.h"
+
+#if !defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) || !OMPI_HAVE_MPI_EXT_PCOLLREQ
+#error "test_persistent needs Open MPI's pcollreq extension (MPIX_..._init)"
+#endif
+
+enum { ALLREDUCE, BCAST, REDUCE, ALLGATHER, RSB, RS, NCOLLS };
+static const char* const coll_names[NCOLLS] = {"allreduce_init", "bcast_init", "reduce_init",
+                                                "allgather_init", "reduce_scatter_block_init", "reduce_scatter_init"};
+
+static int world_rank, world_size, failures;
+
+static void fail(const char* pass, const char* what) {
+  fprintf(stderr, "rank %d: %s: %s\n", world_rank, pass, what);
+  failures++;
+}
+
+/* ---- expected values ---------------------------------------------------------------------------- */
+
+/* Small integers, exact in every type; products stay within int8 on 4 ranks.  `salt` changes the
+ * input of every start. */
+static long long value(const type_t* t, MPI_Op op, int r, size_t i, int salt) {
+  if (op == MPI_PROD) return ((i + (size_t)r + (size_t)salt) % 3 == 0) ? 2 : 1;
+  long long v = (long long)((i * 31 + (size_t)r * 17 + (size_t)salt * 7) % 11);
+  return t->kind == UNSIGNED ? v : v - 5;
+}
+
+static long long expect(const type_t* t, MPI_Op op, int nranks, size_t i, int salt) {
+  long long acc = value(t, op, 0, i, salt);
+  for (int r = 1; r < nranks; r++) {
+    long long v = value(t, op, r, i, salt);
+    if (op == MPI_SUM) acc += v;
+    else if (op == MPI_PROD) acc *= v;
+    else if (op == MPI_MAX) acc = v > acc ? v : acc;
+    else acc = v < acc ? v : acc;
+  }
+  return acc;
+}
+
+/* ---- one persistent collective ------------------------------------------------------------------ */
+
+typedef struct {
+  int coll;
+  const type_t* t;
+  MPI_Op op;
+  size_t count; /* per rank for all-gather and reduce-scatter */
+  int root;
+  int in_place;
+  /* set by init() */
+  int rank, size;
+  void *send, *recv;
+  int* rcounts;
+  MPI_Request req;
+} pcoll_t;
+
+static const long long UNTOUCHED = -1;
+
+static size_t recv_elems(const pcoll_t* c) {
+  return c->coll == ALLGATHER || ((c->coll == RSB || c->coll == RS) && c->in_place) ? c->count * (size_t)c->size
+                                                                                    : c->count;
+}
+
+static size_t send_elems(const pcoll_t* c) { return c->coll == RSB || c->coll == RS ? c->count * (size_t)c->size : c->count; }
+
+/* This start's input (and UNTOUCHED where the output goes). */
+static void fill(pcoll_t* c, int salt) {
+  const type_t* t = c->t;
+  for (size_t j = 0; j < recv_elems(c); j++) put(t, c->recv, j, UNTOUCHED);
+  if (c->coll == BCAST) {
+    for (size_t i = 0; i < c->count; i++) put(t, c->recv, i, c->rank == c->root ? value(t, c->op, c->root, i, salt) : 3);
+    return;
+  }
+  void* in = c->in_place ? c->recv : c->send;
+  size_t at = c->in_place && c->coll == ALLGATHER ? (size_t)c->rank * c->count : 0;
+  if (c->coll == REDUCE && c->in_place && c->rank != c->root) in = c->send; /* MPI_IN_PLACE at the root only */
+  for (size_t i = 0; i < send_elems(c); i++) put(t, in, at + i, value(t, c->op, c->rank, i, salt));
+}
+
+static void init(pcoll_t* c, MPI_Comm comm) {
+  CHECK_MPI(MPI_Comm_rank(comm, &c->rank));
+  CHECK_MPI(MPI_Comm_size(comm, &c->size));
+  size_t elems = c->count * (size_t)c->size;
+  c->send = malloc(elems * c->t->size + 1);
+  c->recv = malloc(elems * c->t->size + 1);
+  c->rcounts = malloc((size_t)c->size * sizeof *c->rcounts);
+  if (!c->send || !c->recv || !c->rcounts) MPI_Abort(MPI_COMM_WORLD, 1);
+  for (int r = 0; r < c->size; r++) c->rcounts[r] = (int)c->count;
+  const void* sbuf = c->in_place ? MPI_IN_PLACE : c->send;
+  int n = (int)c->count;
+  MPI_Datatype dt = c->t->dt;
+  switch (c->coll) {
+    case ALLREDUCE: CHECK_MPI(MPIX_Allreduce_init(sbuf, c->recv, n, dt, c->op, comm, MPI_INFO_NULL, &c->req)); break;
+    case BCAST: CHECK_MPI(MPIX_Bcast_init(c->recv, n, dt, c->root, comm, MPI_INFO_NULL, &c->req)); break;
+    case REDUCE:
+      sbuf = c->in_place && c->rank == c->root ? MPI_IN_PLACE : c->send;
+      CHECK_MPI(MPIX_Reduce_init(sbuf, c->recv, n, dt, c->op, c->root, comm, MPI_INFO_NULL, &c->req));
+      break;
+    case ALLGATHER: CHECK_MPI(MPIX_Allgather_init(sbuf, n, dt, c->recv, n, dt, comm, MPI_INFO_NULL, &c->req)); break;
+    case RSB: CHECK_MPI(MPIX_Reduce_scatter_block_init(sbuf, c->recv, n, dt, c->op, comm, MPI_INFO_NULL, &c->req)); break;
+    case RS: CHECK_MPI(MPIX_Reduce_scatter_init(sbuf, c->recv, c->rcounts, dt, c->op, comm, MPI_INFO_NULL, &c->req)); break;
+  }
+}
+
+static long long wanted(const pcoll_t* c, size_t i, int salt) {
+  const type_t* t = c->t;
+  switch (c->coll) {
+    case ALLREDUCE: return expect(t, c->op, c->size, i, salt);
+    case BCAST: return value(t, c->op, c->root, i, salt);
+    case REDUCE: return c->rank == c->root ? expect(t, c->op, c->size, i, salt) : UNTOUCHED;
+    case ALLGATHER: return value(t, c->op, (int)(i / c->count), i % c->count, salt);
+    default: return expect(t, c->op, c->size, (size_t)c->rank * c->count + i, salt); /* reduce-scatter */
+  }
+}
+
+static void check(const pcoll_t* c, int salt, const char* pass) {
+  size_t n = c->coll == ALLGATHER ? c->count * (size_t)c->size : c->count;
+  int bad = 0;
+  for (size_t i = 0; i < n; i++) {
+    long long got = get(c->t, c->recv, i), want = wanted(c, i, salt);
+    if (c->coll == REDUCE && c->rank != c->root) { /* UNTOUCHED as the type stores it */
+      char cell[8];
+      put(c->t, cell, 0, UNTOUCHED);
+      want = get(c->t, cell, 0);
+    }
+    if (got != want && bad++ < 3)
+      fprintf(stderr, "rank %d: %s: %s %s count %zu root %d%s, start %d: [%zu] = %lld, expected %lld\n", world_rank,
+              pass, coll_names[c->coll], c->t->name, c->count, c->root, c->in_place ? " in place" : "", salt, i, got,
+              want);
+  }
+  if (bad) failures++;
+  if (c->req == MPI_REQUEST_NULL) fail(pass, "a persistent request was freed by its completion");
+}
+
+static void release(pcoll_t* c) {
+  CHECK_MPI(MPI_Request_free(&c->req));
+  if (c->req != MPI_REQUEST_NULL) fail("release", "MPI_Request_free left the handle");
+  free(c->send), free(c->recv), free(c->rcounts);
+}
+
+static const type_t T_INT = {MPI_INT, "MPI_INT", sizeof(int), SIGNED};
+static const type_t T_U8 = {MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", 1, UNSIGNED};
+static const type_t T_I64 = {MPI_INT64_T, "MPI_INT64_T", 8, SIGNED};
+static const type_t T_DOUBLE = {MPI_DOUBLE, "MPI_DOUBLE", 8, FLOATING};
+
+enum { SAME_SIG = 5, MAX_SET = 64 };
+
+/* Every collective with both buffer layouts, then SAME_SIG requests of one signature. */
+static int make_set(pcoll_t* cs, int size) {
+  int last = size - 1, mid = size > 2 ? 2 : 1, n = 0;
+  const struct {
+    const type_t* t;
+    MPI_Op op;
+    size_t count;
+  } shapes[] = {{&T_INT, MPI_SUM, 1000}, {&T_I64, MPI_MAX, 1}, {&T_DOUBLE, MPI_MIN, 4099}, {&T_U8, MPI_PROD, 33}};
+  for (int s = 0; s < 4; s++)
+    for (int in_place = 0; in_place < 2; in_place++) {
+      const type_t* t = shapes[s].t;
+      MPI_Op op = shapes[s].op;
+      size_t count = shapes[s].count;
+      cs[n++] = (pcoll_t){.coll = ALLREDUCE, .t = t, .op = op, .count = count, .root = -1, .in_place = in_place};
+      cs[n++] = (pcoll_t){.coll = REDUCE, .t = t, .op = op, .count = count, .root = s % 2 ? last : mid % size,
+                          .in_place = in_place};
+      cs[n++] = (pcoll_t){.coll = ALLGATHER, .t = t, .op = MPI_SUM, .count = count, .root = -1, .in_place = in_place};
+      cs[n++] = (pcoll_t){.coll = RSB, .t = t, .op = op, .count = count, .root = -1, .in_place = in_place};
+      cs[n++] = (pcoll_t){.coll = RS, .t = t, .op = op, .count = count, .root = -1, .in_place = in_place};
+      cs[n++] = (pcoll_t){.coll = BCAST, .t = t, .op = MPI_SUM, .count = count, .root = in_place ? 0 : last};
+    }
+  for (int k = 0; k < SAME_SIG; k++)
+    cs[n++] = (pcoll_t){.coll = ALLREDUCE, .t = &T_INT, .op = MPI_SUM, .count = 1000, .root = -1, .in_place = k % 2};
+  return n;
+}
+
+/* ---- MPI_T counters of coll/dfccl --------------------------------------------------------------- */
+
+static MPI_T_pvar_session session;
+static MPI_T_pvar_handle routed_h[NCOLLS], fallback_h[NCOLLS];
+
+static MPI_T_pvar_handle open_counter(const char* name) {
+  MPI_T_pvar_handle h = MPI_T_PVAR_HANDLE_NULL;
+  int index = find_pvar(name), count;
+  if (index < 0) {
+    fprintf(stderr, "rank %d: MPI_T counter %s not found: was coll/dfccl loaded?\n", world_rank, name);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  CHECK_MPI(MPI_T_pvar_handle_alloc(session, index, NULL, &h, &count));
+  return h;
+}
+
+typedef struct {
+  unsigned long long routed[NCOLLS], fallback[NCOLLS];
+} counts_t;
+
+static counts_t read_counts(void) {
+  counts_t c;
+  for (int k = 0; k < NCOLLS; k++) {
+    CHECK_MPI(MPI_T_pvar_read(session, routed_h[k], &c.routed[k]));
+    CHECK_MPI(MPI_T_pvar_read(session, fallback_h[k], &c.fallback[k]));
+  }
+  return c;
+}
+
+/* Inits since `before`: exactly `want`. */
+static void expect_counts(const counts_t* before, const counts_t* want, const char* pass) {
+  counts_t now = read_counts();
+  for (int k = 0; k < NCOLLS; k++) {
+    unsigned long long r = now.routed[k] - before->routed[k], f = now.fallback[k] - before->fallback[k];
+    if (r != want->routed[k] || f != want->fallback[k]) {
+      fprintf(stderr, "rank %d: %s: %s routed %llu (expected %llu), fell back %llu (expected %llu)\n", world_rank,
+              pass, coll_names[k], r, want->routed[k], f, want->fallback[k]);
+      failures++;
+    }
+  }
+}
+
+/* ---- the scenarios ------------------------------------------------------------------------------ */
+
+enum { CYCLES = 3 };
+
+/* Initialises the set (all routed), runs each request CYCLES times alone, then all of them together
+ * with MPI_Startall, and frees them. */
+static void cycles_and_startall(MPI_Comm comm, const char* name) {
+  int size, rank;
+  CHECK_MPI(MPI_Comm_size(comm, &size));
+  CHECK_MPI(MPI_Comm_rank(comm, &rank));
+  pcoll_t cs[MAX_SET];
+  int n = make_set(cs, size);
+  char pass[128];
+  counts_t before = read_counts(), want = {{0}, {0}};
+  for (int i = 0; i < n; i++) init(&cs[i], comm), want.routed[cs[i].coll]++;
+  snprintf(pass, sizeof pass, "%s: inits", name);
+  expect_counts(&before, &want, pass);
+
+  snprintf(pass, sizeof pass, "%s: MPI_Start/MPI_Wait", name);
+  for (int cycle = 0; cycle < CYCLES; cycle++)
+    for (int i = 0; i < n; i++) {
+      int salt = cycle * 100 + i;
+      fill(&cs[i], salt);
+      CHECK_MPI(MPI_Start(&cs[i].req));
+      CHECK_MPI(MPI_Wait(&cs[i].req, MPI_STATUS_IGNORE));
+      check(&cs[i], salt, pass);
+    }
+
+  MPI_Request reqs[MAX_SET];
+  int mine[1000], sum[1000];
+  for (int cycle = 0; cycle < CYCLES; cycle++) {
+    for (int i = 0; i < n; i++) fill(&cs[i], 1000 + cycle * 100 + i), reqs[i] = cs[i].req;
+    CHECK_MPI(MPI_Startall(n, reqs));
+    /* A blocking call of the SAME_SIG signature while its persistent runs are in flight: it queues
+     * on the same pool, in the same order on every rank. */
+    for (int i = 0; i < 1000; i++) mine[i] = rank + i + cycle;
+    CHECK_MPI(MPI_Allreduce(mine, sum, 1000, MPI_INT, MPI_SUM, comm));
+    if (cycle % 2 == 0) {
+      CHECK_MPI(MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE));
+    } else {
+      for (int done = 0; !done;) CHECK_MPI(MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE));
+    }
+    snprintf(pass, sizeof pass, "%s: MPI_Startall + %s", name, cycle % 2 ? "MPI_Testall" : "MPI_Waitall");
+    for (int i = 0; i < n; i++) {
+      if (reqs[i] != cs[i].req) fail(pass, "a persistent request handle changed");
+      check(&cs[i], 1000 + cycle * 100 + i, pass);
+    }
+    for (int i = 0; i < 1000; i++)
+      if (sum[i] != size * (i + cycle) + size * (size - 1) / 2) {
+        fail(pass, "the blocking allreduce among the persistent runs is wrong");
+        break;
+      }
+  }
+  for (int i = 0; i < n; i++) release(&cs[i]);
+  expect_counts(&before, &want, pass); /* starts are not counted */
+  if (world_rank == 0)
+    printf("%s: %d persistent inits routed, each started %d times alone and %d times with MPI_Startall\n", name, n,
+           CYCLES, CYCLES);
+}
+
+static void my_sum(void* in, void* inout, int* len, MPI_Datatype* dt) {
+  (void)dt;
+  for (int i = 0; i < *len; i++) ((int*)inout)[i] += ((int*)in)[i];
+}
+
+static void start_wait(MPI_Request* req) {
+  CHECK_MPI(MPI_Start(req));
+  CHECK_MPI(MPI_Wait(req, MPI_STATUS_IGNORE));
+}
+
+/* The op and datatypes of an init freed right after it, then the request started several times. */
+static void kept_objects(MPI_Comm comm) {
+  const char* pass = "op/datatype freed after the init";
+  counts_t before = read_counts(), want = {{0}, {0}};
+  int size, rank;
+  CHECK_MPI(MPI_Comm_size(comm, &size));
+  CHECK_MPI(MPI_Comm_rank(comm, &rank));
+
+  MPI_Op op; /* a user op: falls back */
+  int u[3], usum[3];
+  MPI_Request user_op;
+  CHECK_MPI(MPI_Op_create(my_sum, 1, &op));
+  CHECK_MPI(MPIX_Allreduce_init(u, usum, 3, MPI_INT, op, comm, MPI_INFO_NULL, &user_op));
+  CHECK_MPI(MPI_Op_free(&op));
+  want.fallback[ALLREDUCE]++;
+
+  MPI_Datatype pair; /* a derived receive datatype: falls back */
+  int two[2], *pairs = malloc(2 * (size_t)size * sizeof *pairs);
+  MPI_Request derived;
+  CHECK_MPI(MPI_Type_contiguous(2, MPI_INT, &pair));
+  CHECK_MPI(MPI_Type_commit(&pair));
+  CHECK_MPI(MPIX_Allgather_init(two, 2, MPI_INT, pairs, 1, pair, comm, MPI_INFO_NULL, &derived));
+  CHECK_MPI(MPI_Type_free(&pair));
+  want.fallback[ALLGATHER]++;
+
+  /* A dup of a predefined type is not that type: falls back (Open MPI refuses reductions on it, so
+   * a broadcast). */
+  MPI_Datatype int_dup;
+  int d[4], droot = size - 1;
+  MPI_Request dup;
+  CHECK_MPI(MPI_Type_dup(MPI_INT, &int_dup));
+  CHECK_MPI(MPIX_Bcast_init(d, 4, int_dup, droot, comm, MPI_INFO_NULL, &dup));
+  CHECK_MPI(MPI_Type_free(&int_dup));
+  want.fallback[BCAST]++;
+
+  MPI_Datatype quad; /* a derived send type, predefined receive type: routed, copied in per start */
+  int four[4], *quads = malloc(4 * (size_t)size * sizeof *quads);
+  MPI_Request copied;
+  CHECK_MPI(MPI_Type_contiguous(4, MPI_INT, &quad));
+  CHECK_MPI(MPI_Type_commit(&quad));
+  CHECK_MPI(MPIX_Allgather_init(four, 1, quad, quads, 4, MPI_INT, comm, MPI_INFO_NULL, &copied));
+  CHECK_MPI(MPI_Type_free(&quad));
+  want.routed[ALLGATHER]++;
+  expect_counts(&before, &want, pass);
+
+  for (int cycle = 0; cycle < CYCLES; cycle++) {
+    int bad = 0;
+    for (int i = 0; i < 3; i++) u[i] = rank + i + cycle, usum[i] = -1;
+    start_wait(&user_op);
+    for (int i = 0; i < 3; i++) bad += usum[i] != size * (i + cycle) + size * (size - 1) / 2;
+    two[0] = rank + cycle, two[1] = -rank - cycle;
+    start_wait(&derived);
+    for (int r = 0; r < size; r++) bad += pairs[2 * r] != r + cycle || pairs[2 * r + 1] != -r - cycle;
+    for (int i = 0; i < 4; i++) d[i] = rank == droot ? 10 * cycle + i : -1;
+    start_wait(&dup);
+    for (int i = 0; i < 4; i++) bad += d[i] != 10 * cycle + i;
+    for (int i = 0; i < 4; i++) four[i] = 100 * rank + 10 * cycle + i;
+    for (int i = 0; i < 4 * size; i++) quads[i] = -1;
+    start_wait(&copied);
+    for (int r = 0; r < size; r++)
+      for (int i = 0; i < 4; i++) bad += quads[4 * r + i] != 100 * r + 10 * cycle + i;
+    if (bad) fprintf(stderr, "rank %d: %s, start %d: %d wrong results\n", world_rank, pass, cycle, bad), failures++;
+  }
+  CHECK_MPI(MPI_Request_free(&user_op)); /* releases the op and datatypes we held */
+  CHECK_MPI(MPI_Request_free(&derived));
+  CHECK_MPI(MPI_Request_free(&dup));
+  CHECK_MPI(MPI_Request_free(&copied));
+  if (user_op != MPI_REQUEST_NULL || derived != MPI_REQUEST_NULL || dup != MPI_REQUEST_NULL ||
+      copied != MPI_REQUEST_NULL)
+    fail(pass, "MPI_Request_free left a handle");
+  free(pairs), free(quads);
+  expect_counts(&before, &want, pass);
+}
+
+/* MPI_Request_free: of a request never started, of a completed one, and refused while active. */
+static void request_free(MPI_Comm comm) {
+  const char* pass = "MPI_Request_free";
+  counts_t before = read_counts(), want = {{0}, {0}};
+  int v[8], w[8];
+  MPI_Request never, done, active;
+  CHECK_MPI(MPIX_Allreduce_init(v, w, 8, MPI_INT, MPI_MAX, comm, MPI_INFO_NULL, &never));
+  CHECK_MPI(MPIX_Bcast_init(v, 8, MPI_INT, 0, comm, MPI_INFO_NULL, &done));
+  CHECK_MPI(MPIX_Allreduce_init(v, w, 8, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &active));
+  want.routed[ALLREDUCE] += 2, want.routed[BCAST]++;
+  CHECK_MPI(MPI_Request_free(&never)); /* inactive: never started */
+  if (never != MPI_REQUEST_NULL) fail(pass, "freeing a never-started request left the handle");
+  for (int i = 0; i < 8; i++) v[i] = world_rank == 0 ? 7 * i : -1;
+  start_wait(&done);
+  for (int i = 0; i < 8; i++)
+    if (v[i] != 7 * i) fail(pass, "the broadcast before the free is wrong");
+  CHECK_MPI(MPI_Request_free(&done)); /* inactive again after MPI_Wait */
+  if (done != MPI_REQUEST_NULL) fail(pass, "freeing a completed request left the handle");
+
+  /* MPI_Request_free reports through MPI_COMM_WORLD's error handler */
+  for (int i = 0; i < 8; i++) v[i] = world_rank + i;
+  CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  CHECK_MPI(MPI_Start(&active));
+  MPI_Request handle = active;
+  int rc = MPI_Request_free(&active);
+  CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+  if (rc == MPI_SUCCESS || active != handle) fail(pass, "an active persistent request was freed");
+  CHECK_MPI(MPI_Wait(&active, MPI_STATUS_IGNORE));
+  int size;
+  CHECK_MPI(MPI_Comm_size(comm, &size));
+  for (int i = 0; i < 8; i++)
+    if (w[i] != size * i + size * (size - 1) / 2) fail(pass, "the run whose free was refused is wrong");
+  CHECK_MPI(MPI_Request_free(&active));
+  expect_counts(&before, &want, pass);
+}
+
+/* Inits that always fall back, started CYCLES times; then count 0. */
+static void fallbacks(MPI_Comm comm) {
+  const char* pass = "fallbacks";
+  counts_t before = read_counts(), want = {{0}, {0}};
+  int size, rank, last;
+  CHECK_MPI(MPI_Comm_size(comm, &size));
+  CHECK_MPI(MPI_Comm_rank(comm, &rank));
+  last = size - 1;
+  enum { NFB = 7 };
+  MPI_Request reqs[NFB];
+  short s[3], ssum, sval; /* MPI_SHORT: a type DFCCL has not */
+  CHECK_MPI(MPIX_Bcast_init(s, 3, MPI_SHORT, last, comm, MPI_INFO_NULL, &reqs[0]));
+  CHECK_MPI(MPIX_Allreduce_init(&sval, &ssum, 1, MPI_SHORT, MPI_SUM, comm, MPI_INFO_NULL, &reqs[1]));
+  struct {
+    int v, r;
+  } in, out; /* MAXLOC */
+  CHECK_MPI(MPIX_Allreduce_init(&in, &out, 1, MPI_2INT, MPI_MAXLOC, comm, MPI_INFO_NULL, &reqs[2]));
+  int bits, bor; /* bitwise ops */
+  CHECK_MPI(MPIX_Reduce_init(&bits, &bor, 1, MPI_INT, MPI_BOR, 0, comm, MPI_INFO_NULL, &reqs[3]));
+  int* band_in = malloc((size_t)size * sizeof *band_in);
+  int band;
+  CHECK_MPI(MPIX_Reduce_scatter_block_init(band_in, &band, 1, MPI_INT, MPI_BAND, comm, MPI_INFO_NULL, &reqs[4]));
+  int* counts = malloc((size_t)size * sizeof *counts); /* uneven recvcounts: rank r gets r + 1 */
+  int total = 0;
+  for (int r = 0; r < size; r++) counts[r] = r + 1, total += r + 1;
+  int* vals = malloc((size_t)total * sizeof *vals);
+  int* res = malloc((size_t)(rank + 1) * sizeof *res);
+  CHECK_MPI(MPIX_Reduce_scatter_init(vals, res, counts, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &reqs[5]));
+  short* shorts = malloc(2 * (size_t)size * sizeof *shorts);
+  short mine[2];
+  CHECK_MPI(MPIX_Allgather_init(mine, 2, MPI_SHORT, shorts, 2, MPI_SHORT, comm, MPI_INFO_NULL, &reqs[6]));
+  want.fallback[BCAST]++, want.fallback[ALLREDUCE] += 2, want.fallback[REDUCE]++, want.fallback[RSB]++;
+  want.fallback[RS]++, want.fallback[ALLGATHER]++;
+  expect_counts(&before, &want, pass);
+
+  for (int cycle = 0; cycle < CYCLES; cycle++) {
+    s[0] = s[1] = s[2] = 0;
+    if (rank == last) s[0] = (short)(7 + cycle), s[1] = -8, s[2] = (short)(9 * cycle);
+    sval = (short)(rank + 1 + cycle);
+    in.v = (rank * 10 + cycle) % 7, in.r = rank;
+    bits = 1 << ((rank + cycle) % size);
+    for (int r = 0; r < size; r++) band_in[r] = ~(1 << ((rank + r + cycle) % 8));
+    for (int j = 0; j < total; j++) vals[j] = j + rank + cycle;
+    mine[0] = (short)(rank + cycle), mine[1] = (short)(-rank);
+    CHECK_MPI(MPI_Startall(NFB, reqs));
+    CHECK_MPI(MPI_Waitall(NFB, reqs, MPI_STATUSES_IGNORE));
+
+    int bad = 0, best = -1, at = -1, first = rank * (rank + 1) / 2, band_want = ~0;
+    for (int r = 0; r < size; r++)
+      if ((r * 10 + cycle) % 7 > best) best = (r * 10 + cycle) % 7, at = r;
+    for (int r = 0; r < size; r++) band_want &= ~(1 << ((r + rank + cycle) % 8));
+    bad += s[0] != 7 + cycle || s[1] != -8 || s[2] != 9 * cycle;
+    bad += ssum != size * (size + 1) / 2 + size * cycle;
+    bad += out.v != best || out.r != at;
+    bad += rank == 0 && bor != (1 << size) - 1;
+    bad += band != band_want;
+    for (int i = 0; i <= rank; i++) bad += res[i] != size * (first + i + cycle) + size * (size - 1) / 2;
+    for (int r = 0; r < size; r++) bad += shorts[2 * r] != r + cycle || shorts[2 * r + 1] != -r;
+    if (bad) fprintf(stderr, "rank %d: %s, start %d: %d wrong results\n", world_rank, pass, cycle, bad), failures++;
+  }
+  for (int i = 0; i < NFB; i++) CHECK_MPI(MPI_Request_free(&reqs[i]));
+  free(band_in), free(counts), free(vals), free(res), free(shorts);
+  expect_counts(&before, &want, pass);
+
+  /* Count 0.  Open MPI 4.1's MPIX_Allreduce_init, MPIX_Reduce_init and MPIX_Reduce_scatter_init
+   * (all counts 0) answer with a no-op request themselves; MPIX_Bcast_init, MPIX_Allgather_init and
+   * MPIX_Reduce_scatter_block_init reach the component, which hands them to libnbc. */
+  before = read_counts();
+  want = (counts_t){{0}, {0}};
+  int zero = 42, zeros = 43, *zcounts = calloc((size_t)size, sizeof *zcounts);
+  MPI_Request z[6];
+  CHECK_MPI(MPIX_Allreduce_init(&zero, &zeros, 0, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &z[0]));
+  CHECK_MPI(MPIX_Bcast_init(&zero, 0, MPI_INT, 0, comm, MPI_INFO_NULL, &z[1]));
+  CHECK_MPI(MPIX_Reduce_init(&zero, &zeros, 0, MPI_INT, MPI_SUM, 0, comm, MPI_INFO_NULL, &z[2]));
+  CHECK_MPI(MPIX_Allgather_init(&zero, 0, MPI_INT, &zeros, 0, MPI_INT, comm, MPI_INFO_NULL, &z[3]));
+  CHECK_MPI(MPIX_Reduce_scatter_block_init(&zero, &zeros, 0, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &z[4]));
+  CHECK_MPI(MPIX_Reduce_scatter_init(&zero, &zeros, zcounts, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &z[5]));
+  want.fallback[BCAST]++, want.fallback[ALLGATHER]++, want.fallback[RSB]++;
+  for (int cycle = 0; cycle < 2; cycle++) {
+    CHECK_MPI(MPI_Startall(6, z));
+    CHECK_MPI(MPI_Waitall(6, z, MPI_STATUSES_IGNORE));
+  }
+  if (zero != 42 || zeros != 43) fail(pass, "a count-0 collective wrote its buffers");
+  for (int i = 0; i < 6; i++) CHECK_MPI(MPI_Request_free(&z[i]));
+  free(zcounts);
+  expect_counts(&before, &want, "fallbacks: count 0");
+}
+
+/* MPI_Comm_free with persistent requests: one running, one inactive. */
+static void comm_freed(void) {
+  const char* pass = "MPI_Comm_free";
+  counts_t before = read_counts(), want = {{0}, {0}};
+  MPI_Comm comm;
+  CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
+  CHECK_MPI(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN)); /* the requests report through it */
+  int size, v[1000], w[1000];
+  CHECK_MPI(MPI_Comm_size(comm, &size));
+  MPI_Request running, idle;
+  CHECK_MPI(MPIX_Allreduce_init(v, w, 1000, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &running));
+  CHECK_MPI(MPIX_Bcast_init(v, 1000, MPI_INT, 0, comm, MPI_INFO_NULL, &idle));
+  want.routed[ALLREDUCE]++, want.routed[BCAST]++;
+  for (int i = 0; i < 1000; i++) v[i] = world_rank * i;
+  CHECK_MPI(MPI_Start(&running));
+  CHECK_MPI(MPI_Comm_free(&comm)); /* the run in flight completes first */
+  CHECK_MPI(MPI_Wait(&running, MPI_STATUS_IGNORE));
+  for (int i = 0; i < 1000; i++)
+    if (w[i] != i * size * (size - 1) / 2) {
+      fail(pass, "a run in flight at MPI_Comm_free is wrong");
+      break;
+    }
+  /* Starting it now is erroneous (its communicator is freed): the component says so.  Open MPI
+   * reports the error of a freed communicator's request through MPI_COMM_WORLD's handler. */
+  CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  int rc = MPI_Start(&running);
+  if (rc != MPI_ERR_COMM) fail(pass, "MPI_Start after MPI_Comm_free did not return MPI_ERR_COMM");
+  rc = MPI_Wait(&running, MPI_STATUS_IGNORE);
+  CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+  if (rc == MPI_SUCCESS) fail(pass, "MPI_Wait of a start after MPI_Comm_free succeeded");
+  /* Open MPI frees a request whose MPI_Wait failed; otherwise it is the user's to free. */
+  if (running != MPI_REQUEST_NULL) CHECK_MPI(MPI_Request_free(&running));
+  CHECK_MPI(MPI_Request_free(&idle)); /* inactive all along: freed after its communicator */
+  if (idle != MPI_REQUEST_NULL) fail(pass, "freeing an inactive request after MPI_Comm_free left the handle");
+  expect_counts(&before, &want, pass);
+}
+
+int main(int argc, char** argv) {
+  int provided;
+  CHECK_MPI(MPI_Init(&argc, &argv));
+  CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+  CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
+  CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &world_size));
+  CHECK_MPI(MPI_T_pvar_session_create(&session));
+  for (int k = 0; k < NCOLLS; k++) { /* counters report the increase since their handle was allocated */
+    char name[96];
+    snprintf(name, sizeof name, "coll_dfccl_%s_routed", coll_names[k]);
+    routed_h[k] = open_counter(name);
+    snprintf(name, sizeof name, "coll_dfccl_%s_fallback", coll_names[k]);
+    fallback_h[k] = open_counter(name);
+  }
+
+  MPI_Comm dup;
+  CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+  cycles_and_startall(dup, "MPI_Comm_dup");
+  kept_objects(dup);
+  request_free(dup);
+  fallbacks(dup);
+
+  /* Ranks in reverse world order, in pairs when there are 4 or more. */
+  MPI_Comm sub;
+  CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, world_size >= 4 ? world_rank / 2 : 0, -world_rank, &sub));
+  cycles_and_startall(sub, "MPI_Comm_split");
+  CHECK_MPI(MPI_Comm_free(&sub));
+  comm_freed();
+  CHECK_MPI(MPI_Comm_free(&dup));
+
+  CHECK_MPI(MPI_T_pvar_session_free(&session));
+  CHECK_MPI(MPI_T_finalize()); /* before MPI_Finalize: the reverse order crashes Open MPI 4.1.4 */
+  int all = 0;
+  CHECK_MPI(MPI_Reduce(&failures, &all, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD));
+  CHECK_MPI(MPI_Finalize());
+  if (world_rank == 0) puts(all ? "FAIL" : "PASS");
+  return all ? 1 : 0;
+}
