@@ -6,6 +6,7 @@
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,19 +131,31 @@ static void cuda_free_shared(df_ctx* ctx, void* ptr, size_t bytes) {
   cuda_free(ctx, ptr);
 }
 
+/* Registrations of different groups map peers' memory from several threads at once (api.c), and
+ * concurrent cudaIpcOpenMemHandle calls in one process were seen failing with "resource already
+ * mapped" on 2x H200 (4 processes on 2 GPUs, 2 threads each).  Opening and closing are local and
+ * short, never held across an exchange: one at a time per process. */
+static pthread_mutex_t ipc_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static dfcclResult_t cuda_map_peer(df_ctx* ctx, const df_mem_handle* handle, size_t bytes, void** ptr) {
   (void)bytes;
   DF_CHECK(use_device(ctx));
   cudaIpcMemHandle_t h;
   memcpy(&h, handle->bytes, sizeof h);
-  CUDA_TRY(cudaIpcOpenMemHandle(ptr, h, cudaIpcMemLazyEnablePeerAccess));
+  pthread_mutex_lock(&ipc_lock);
+  cudaError_t err = cudaIpcOpenMemHandle(ptr, h, cudaIpcMemLazyEnablePeerAccess);
+  pthread_mutex_unlock(&ipc_lock);
+  if (err != cudaSuccess)
+    return df_error(dfcclCudaError, "cudaIpcOpenMemHandle failed: %s (a peer's connectors)", cudaGetErrorString(err));
   return dfcclSuccess;
 }
 
 static void cuda_unmap_peer(df_ctx* ctx, void* ptr, size_t bytes) {
   (void)bytes;
   cudaSetDevice(ctx->device);
+  pthread_mutex_lock(&ipc_lock);
   cudaIpcCloseMemHandle(ptr);
+  pthread_mutex_unlock(&ipc_lock);
 }
 
 static void cuda_shared_setup_done(df_ctx* ctx, const df_mem_handle* handle) {

@@ -149,6 +149,7 @@ typedef struct mca_coll_dfccl_module_t {
   mca_coll_base_module_t* prev_barrier_module;
   dfccl_comm_t* dc;             /* NULL until the first set-up                               */
   bool unusable;                /* DFCCL could not be set up on this communicator: fall back */
+  atomic_bool duplicating;      /* DFCCL duplicates it for the bootstrap (Open MPI's calls)   */
   dfccl_wanted_t* wanted;       /* in the order the nonblocking calls asked               */
   dfccl_wanted_t* wanted_last;
   int nwanted_new;              /* of them, signatures not registered yet                    */
@@ -171,8 +172,8 @@ dfcclRankCtx_t mca_coll_dfccl_process_context(dfcclTarget_t target, int device);
 dfcclResult_t mca_coll_dfccl_register(dfcclRankCtx_t ctx, dfccl_comm_t* dc, const dfccl_sig_t* sig, int id);
 /* True when `ok` holds on every member (an allreduce over the bootstrap duplicate). */
 bool mca_coll_dfccl_all_ranks(dfccl_comm_t* dc, bool ok);
-/* True while this thread duplicates a communicator for DFCCL (Open MPI's own calls inside it). */
-bool mca_coll_dfccl_making_boot_comm(void);
+/* True for the private duplicate DFCCL makes of a communicator (comm_query declines it). */
+bool mca_coll_dfccl_is_boot_duplicate(const ompi_communicator_t* comm);
 /* calloc, or abort the job: for rank-local failures inside collective set-up. */
 void* mca_coll_dfccl_alloc_or_abort(size_t bytes, ompi_communicator_t* comm);
 

@@ -28,7 +28,10 @@
 #include "coll_dfccl.h"
 
 #include <limits.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ompi/attribute/attribute.h"
 #include "ompi/group/group.h"
@@ -46,16 +49,53 @@ static struct {
 
 /* The communicator whose DFCCL exchange this thread is running (the bootstrap's target). */
 static _Thread_local dfccl_comm_t* exchanging;
-/* Set while this thread duplicates a communicator for a bootstrap. */
-static _Thread_local bool making_boot_comm;
+/* The communicators being duplicated for a bootstrap, by cid.  With MPI_THREAD_MULTIPLE, Open MPI
+ * may select the duplicate's components (comm_query) on whichever thread drives its progress, so
+ * a thread-local flag cannot tell comm_query that the new communicator is DFCCL's own duplicate:
+ * its name can ("MPI COMMUNICATOR <cid> DUP FROM <parent cid>", set before selection), and no
+ * other duplicate of that parent can be made meanwhile (the duplication runs inside a blocking
+ * collective on the parent, and MPI forbids two at once on one communicator). */
+#define MAX_DUPLICATING 64
+static pthread_mutex_t duplicating_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t duplicating[MAX_DUPLICATING];
+static int nduplicating;
 
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static dfccl_comm_t* live_first; /* creation order */
 static dfccl_comm_t* live_last;
 static int comm_keyval = -1;     /* on each communicator with a context: its teardown    */
-static bool finalize_hook_set;   /* an attribute on MPI_COMM_SELF: teardown at finalize  */
+static int self_keyval = -1;     /* an attribute on MPI_COMM_SELF: teardown at finalize  */
 
-bool mca_coll_dfccl_making_boot_comm(void) { return making_boot_comm; }
+bool mca_coll_dfccl_is_boot_duplicate(const ompi_communicator_t* comm) {
+  const char* from = strstr(comm->c_name, " DUP FROM ");
+  bool mine = false;
+  pthread_mutex_lock(&duplicating_lock);
+  for (int i = 0; from != NULL && i < nduplicating && !mine; i++) {
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, " DUP FROM %u", duplicating[i]);
+    mine = strcmp(from, suffix) == 0;
+  }
+  pthread_mutex_unlock(&duplicating_lock);
+  return mine;
+}
+
+/* The private duplicate of m's communicator: collective over it. */
+static int duplicate_for_bootstrap(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, ompi_communicator_t** boot) {
+  uint32_t cid = ompi_comm_get_cid(comm);
+  for (bool listed = false; !listed; sched_yield()) { /* more than 64 threads setting up at once: wait */
+    pthread_mutex_lock(&duplicating_lock);
+    if ((listed = nduplicating < MAX_DUPLICATING)) duplicating[nduplicating++] = cid;
+    pthread_mutex_unlock(&duplicating_lock);
+  }
+  atomic_store(&m->duplicating, true); /* Open MPI's own nonblocking calls on comm meanwhile fall back */
+  int rc = ompi_comm_dup(comm, boot);
+  atomic_store(&m->duplicating, false);
+  pthread_mutex_lock(&duplicating_lock);
+  for (int i = 0; i < nduplicating; i++)
+    if (duplicating[i] == cid) duplicating[i] = duplicating[--nduplicating];
+  pthread_mutex_unlock(&duplicating_lock);
+  return rc;
+}
 
 /* ---- bootstrap ---------------------------------------------------------------------------------- */
 
@@ -193,9 +233,16 @@ static int finalizing(MPI_Comm comm, int keyval, void* attr, void* extra) {
   for (;;) {
     pthread_mutex_lock(&live_lock);
     dfccl_comm_t* dc = live_first;
-    if (dc != NULL) unlink_live(dc);
     pthread_mutex_unlock(&live_lock);
     if (dc == NULL) break;
+    /* Deleting the communicator's attribute runs comm_freed, which tears its share down, as
+     * MPI_Comm_free would; and no attribute of ours outlives its keyval. */
+    ompi_communicator_t* comm = dc->comm;
+    if (comm_keyval >= 0 && ompi_attr_delete(COMM_ATTR, comm, comm->c_keyhash, comm_keyval, false) == OMPI_SUCCESS)
+      continue;
+    pthread_mutex_lock(&live_lock); /* no attribute (attaching it failed): directly */
+    unlink_live(dc);
+    pthread_mutex_unlock(&live_lock);
     if (dc->module != NULL) dc->module->unusable = true;
     destroy_comm(dc);
   }
@@ -212,6 +259,12 @@ static int finalizing(MPI_Comm comm, int keyval, void* attr, void* extra) {
     proc.failed[t] = true; /* no context after finalize */
   }
   pthread_mutex_unlock(&proc.lock);
+  /* The keyvals go once the attributes using them are deleted (Open MPI counts references). */
+  pthread_mutex_lock(&live_lock);
+  if (comm_keyval >= 0) (void)ompi_attr_free_keyval(COMM_ATTR, &comm_keyval, false);
+  if (self_keyval >= 0) (void)ompi_attr_free_keyval(COMM_ATTR, &self_keyval, false);
+  comm_keyval = self_keyval = -1;
+  pthread_mutex_unlock(&live_lock);
   return MPI_SUCCESS;
 }
 
@@ -231,14 +284,12 @@ static int create_keyval(MPI_Comm_delete_attr_function* on_delete, int* keyval) 
 /* Attaches the teardown hooks; call with live_lock held. */
 static int attach_teardown(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm) {
   int rc = OMPI_SUCCESS;
-  if (!finalize_hook_set) {
-    int self_keyval = -1;
+  if (self_keyval < 0) {
     rc = create_keyval(finalizing, &self_keyval);
     if (rc == OMPI_SUCCESS)
       rc = ompi_attr_set_c(COMM_ATTR, &ompi_mpi_comm_self.comm, &ompi_mpi_comm_self.comm.c_keyhash,
                            self_keyval, NULL, false);
     if (rc != OMPI_SUCCESS) return rc;
-    finalize_hook_set = true;
   }
   if (comm_keyval < 0 && (rc = create_keyval(comm_freed, &comm_keyval)) != OMPI_SUCCESS) return rc;
   return ompi_attr_set_c(COMM_ATTR, comm, &comm->c_keyhash, comm_keyval, m, false);
@@ -318,9 +369,7 @@ dfccl_comm_t* mca_coll_dfccl_comm_context(mca_coll_dfccl_module_t* m, ompi_commu
   if (cid >= (uint32_t)(INT_MAX / ids_per_comm)) no = "its cid is too large for DFCCL collective ids";
   else if (!map_members(dc)) no = "a member is not in MPI_COMM_WORLD";
   if (no == NULL) {
-    making_boot_comm = true;
-    int rc = ompi_comm_dup(comm, &dc->boot);
-    making_boot_comm = false;
+    int rc = duplicate_for_bootstrap(m, comm, &dc->boot);
     if (rc != OMPI_SUCCESS) no = "duplicating it for the bootstrap failed"; /* collective: alike everywhere */
   }
   if (no != NULL) {

@@ -52,7 +52,7 @@ mca_coll_base_module_t* mca_coll_dfccl_comm_query(ompi_communicator_t* comm, int
   DFCCL_COLLS(DFCCL_ANY_ENABLED)
   if (OMPI_COMM_IS_INTER(comm)) no = "an intercommunicator";
   else if (ompi_comm_size(comm) < 2) no = "a single rank";
-  else if (mca_coll_dfccl_making_boot_comm()) no = "DFCCL's own bootstrap duplicate";
+  else if (mca_coll_dfccl_is_boot_duplicate(comm)) no = "DFCCL's own bootstrap duplicate";
   else if (!c->host_target && dfcclDeviceCount() == 0) no = "no GPU here (and coll_dfccl_host_target is off)";
   else if (!any) no = "no collective enabled";
   if (no != NULL) {
@@ -174,7 +174,7 @@ static void want(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const df
  * it is alike on every rank. */
 static dfccl_coll_t* ready_coll(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_sig_t* sig,
                                 const char** why) {
-  if (mca_coll_dfccl_making_boot_comm()) { /* Open MPI agreeing on our duplicate's id: nothing of the user's */
+  if (atomic_load(&m->duplicating)) { /* Open MPI agreeing on our duplicate's id: nothing of the user's */
     *why = "DFCCL's set-up is running";
     return NULL;
   }
@@ -289,6 +289,7 @@ static void module_construct(mca_coll_dfccl_module_t* m) {
   DFCCL_CLEAR_PREV(barrier, "MPI_Barrier")
   m->dc = NULL;
   m->unusable = false;
+  atomic_init(&m->duplicating, false);
   m->wanted = m->wanted_last = NULL;
   m->nwanted_new = 0;
 }

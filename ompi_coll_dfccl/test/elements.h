@@ -73,4 +73,45 @@ static inline int find_pvar(const char* name) {
   return -1;
 }
 
+/* Some of the component's MPI_T counters, summed, through one pvar session (counters report the
+ * increase since the session started them).  Close before MPI_Finalize: the reverse order crashes
+ * Open MPI 4.1.4. */
+#define COUNTERS_MAX 16
+typedef struct {
+  MPI_T_pvar_session session;
+  MPI_T_pvar_handle handles[COUNTERS_MAX];
+  int n;
+} counters_t;
+
+static inline void counters_open(counters_t* c, const char* const* names, int n) {
+  int provided, rank = -1, index, count;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (n > COUNTERS_MAX) MPI_Abort(MPI_COMM_WORLD, 2);
+  CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+  CHECK_MPI(MPI_T_pvar_session_create(&c->session));
+  c->n = n;
+  for (int k = 0; k < n; k++) {
+    if ((index = find_pvar(names[k])) < 0) {
+      fprintf(stderr, "rank %d: MPI_T counter %s not found: was coll/dfccl loaded?\n", rank, names[k]);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    CHECK_MPI(MPI_T_pvar_handle_alloc(c->session, index, NULL, &c->handles[k], &count));
+  }
+}
+
+static inline unsigned long long counters_sum(counters_t* c) {
+  unsigned long long total = 0;
+  for (int k = 0; k < c->n; k++) {
+    unsigned long long v = 0;
+    CHECK_MPI(MPI_T_pvar_read(c->session, c->handles[k], &v));
+    total += v;
+  }
+  return total;
+}
+
+static inline void counters_close(counters_t* c) {
+  CHECK_MPI(MPI_T_pvar_session_free(&c->session));
+  CHECK_MPI(MPI_T_finalize());
+}
+
 #endif /* COLL_DFCCL_TEST_ELEMENTS_H */

@@ -203,7 +203,7 @@ static MPI_T_pvar_handle open_counter(const char* name) {
   return h;
 }
 
-static void counters_open(void) {
+static void counters_start(void) {
   int provided;
   CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
   CHECK_MPI(MPI_T_pvar_session_create(&session));
@@ -256,7 +256,7 @@ static void counters_check(const char* pass, bool table, unsigned long long* rou
   }
 }
 
-static void counters_close(void) {
+static void counters_stop(void) {
   CHECK_MPI(MPI_T_pvar_session_free(&session));
   CHECK_MPI(MPI_T_finalize()); /* before MPI_Finalize: the reverse order crashes Open MPI 4.1.4 */
 }
@@ -947,12 +947,12 @@ int main(int argc, char** argv) {
     printf("%s: %d ranks, %d per node on %d GPU(s) of that node\n", mode, world_size, local_size,
            local_size < devices ? local_size : devices), fflush(stdout);
 
-  counters_open();
+  counters_start();
   watchdog_start();
   if (is_suite) suite(iterations);
   else pattern(iterations, is_sync);
   alarm(0);
-  counters_close();
+  counters_stop();
 
   int all = 0;
   double longest = 0;

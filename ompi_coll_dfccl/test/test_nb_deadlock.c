@@ -139,47 +139,7 @@ static void call_fini(call_t* c) { free(c->send), free(c->recv); }
 static const char* const counters[] = {"coll_dfccl_iallreduce_routed", "coll_dfccl_ibcast_routed",
                                        "coll_dfccl_iallgather_routed", "coll_dfccl_ireduce_scatter_block_routed"};
 enum { NCOUNTERS = sizeof counters / sizeof counters[0] };
-static MPI_T_pvar_session session;
-static MPI_T_pvar_handle handles[NCOUNTERS];
-
-static void counters_open(void) {
-  int provided, n = 0;
-  CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
-  CHECK_MPI(MPI_T_pvar_session_create(&session));
-  CHECK_MPI(MPI_T_pvar_get_num(&n));
-  for (int k = 0; k < NCOUNTERS; k++) {
-    handles[k] = MPI_T_PVAR_HANDLE_NULL;
-    for (int i = 0; i < n; i++) {
-      char name[256], desc[256];
-      int nlen = sizeof name, dlen = sizeof desc, verb, cls, bind, ro, cont, atom, count;
-      MPI_Datatype dt;
-      MPI_T_enum en;
-      if (MPI_T_pvar_get_info(i, name, &nlen, &verb, &cls, &dt, &en, desc, &dlen, &bind, &ro, &cont, &atom) ==
-              MPI_SUCCESS &&
-          strcmp(name, counters[k]) == 0)
-        CHECK_MPI(MPI_T_pvar_handle_alloc(session, i, NULL, &handles[k], &count));
-    }
-    if (handles[k] == MPI_T_PVAR_HANDLE_NULL) {
-      fprintf(stderr, "rank %d: MPI_T counter %s not found: was coll/dfccl loaded?\n", world_rank, counters[k]);
-      MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-  }
-}
-
-static unsigned long long routed_so_far(void) {
-  unsigned long long total = 0;
-  for (int k = 0; k < NCOUNTERS; k++) {
-    unsigned long long v = 0;
-    CHECK_MPI(MPI_T_pvar_read(session, handles[k], &v));
-    total += v;
-  }
-  return total;
-}
-
-static void counters_close(void) {
-  CHECK_MPI(MPI_T_pvar_session_free(&session));
-  CHECK_MPI(MPI_T_finalize()); /* before MPI_Finalize: the reverse order crashes Open MPI 4.1.4 */
-}
+static counters_t routed_counters;
 
 /* ---- the patterns ------------------------------------------------------------------------------- */
 
@@ -266,7 +226,7 @@ int main(int argc, char** argv) {
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   rng_state = 0x9E3779B97F4A7C15ull * (unsigned long long)(world_rank + 1); /* a different order per rank */
-  counters_open();
+  counters_open(&routed_counters, counters, NCOUNTERS);
   watchdog_start();
 
   /* Created before counting: Open MPI's own nonblocking calls that agree on their ids may be routed. */
@@ -277,9 +237,9 @@ int main(int argc, char** argv) {
     CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comms[1]));
     CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, 0, world_size - world_rank, &comms[2]));
   }
-  unsigned long long before = routed_so_far();
+  unsigned long long before = counters_sum(&routed_counters);
   int per_iteration = is_cross ? cross(iterations, comms) : queue(iterations, pool, comms);
-  unsigned long long routed = routed_so_far() - before, want = (unsigned long long)(iterations - 1) * per_iteration;
+  unsigned long long routed = counters_sum(&routed_counters) - before, want = (unsigned long long)(iterations - 1) * per_iteration;
   if (routed != want) { /* iteration 0 falls back, every later call is routed */
     fprintf(stderr, "rank %d: %llu calls routed through DFCCL, expected %llu\n", world_rank, routed, want);
     failures++;
@@ -287,7 +247,7 @@ int main(int argc, char** argv) {
   alarm(0);
   for (int c = 0; c < NCOMMS; c++)
     if (comms[c] != MPI_COMM_NULL) CHECK_MPI(MPI_Comm_free(&comms[c]));
-  counters_close();
+  counters_close(&routed_counters);
   int all = 0;
   CHECK_MPI(MPI_Reduce(&failures, &all, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD));
   if (world_rank == 0)

@@ -1,0 +1,134 @@
+#!/bin/sh
+# Issue 4's benchmark in one go, on a machine with 2 GPUs (one rank per GPU): MPI_Allreduce on
+# device buffers through coll/dfccl beside (a) DFCCL's core API and (b) NCCL, both from dfccl_bench
+# -C allreduce, and (c) staging through host memory (cudaMemcpy, host MPI_Allreduce, cudaMemcpy),
+# from mpi_allreduce_bench; then one line per size with the four times, and the two targets:
+# the component within 10 % of the core API at >= 1 MiB, and >= 10x faster than staging at 16 MiB.
+#
+# Usage: sh benchmarks/mpi_allreduce_bench.sh [-b MIN] [-e MAX] [-f F] [-n ITERS] [-w WARMUP]
+#   Defaults -b 1K -e 256M -f 4 -n 20 -w 5 (meant to take well under 2 minutes on 2 H200s), the
+#   same for both programs, float sum, out of place, every result checked (-c 1).  Times are per
+#   call on the slowest rank; (a) is dfccl_bench's DFCCL out-of-place time (submit -> callback),
+#   (b) NCCL's out-of-place time ("-" when dfccl_bench was built without NCCL).  Both programs run
+#   under test/mpi/mpirun.sh, so (c)'s host all-reduce uses Open MPI's shared-memory transport as
+#   configured there (vader, single-copy mechanism off).
+# Environment: NP (default 2) ranks; CUDA_HOME (default /usr/local/cuda), whose lib64 goes on the
+#   loader path with the build's .libs (libdfccl); DFCCL_COMPONENT_DIR (default
+#   ompi_coll_dfccl/.libs, where mca_coll_dfccl.so is); BUILD_DIR (default this script's ..: where
+#   benchmarks/dfccl_bench and benchmarks/mpi_allreduce_bench were built); MPIRUN (see
+#   test/mpi/mpirun.sh); BENCH_TIMEOUT_S (default 300) per program; LOG_DIR (default a new
+#   temporary directory) for the two programs' outputs.
+# Exit status: 0 when both programs ran and every result was right, whether or not the targets
+#   were met, and when there is no GPU ("no GPU: nothing to measure"); 1 on any error (a program
+#   failed, a wrong element, a component call that coll/dfccl did not route); 2 on bad arguments.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "${BUILD_DIR:-$here/..}" && pwd) || exit 1
+mpirun_sh=$here/../test/mpi/mpirun.sh
+sodir=${DFCCL_COMPONENT_DIR:-$build/ompi_coll_dfccl/.libs}
+np=${NP:-2}
+limit=${BENCH_TIMEOUT_S:-300}
+
+fail() {
+  echo "mpi_allreduce_bench.sh: $*" >&2
+  exit 1
+}
+
+min=1K max=256M factor=4 iters=20 warmup=5
+while getopts b:e:f:n:w:h opt; do
+  case $opt in
+    b) min=$OPTARG ;;
+    e) max=$OPTARG ;;
+    f) factor=$OPTARG ;;
+    n) iters=$OPTARG ;;
+    w) warmup=$OPTARG ;;
+    h) sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "usage: sh $0 [-b MIN] [-e MAX] [-f F] [-n ITERS] [-w WARMUP]" >&2; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+[ $# -eq 0 ] || { echo "mpi_allreduce_bench.sh: unexpected argument '$1'" >&2; exit 2; }
+sizes="-b $min -e $max -f $factor -n $iters -w $warmup -c 1"
+
+# GPUs: as nvidia-smi lists them, or as /dev shows them where there is no nvidia-smi.
+gpus=0
+if command -v nvidia-smi > /dev/null 2>&1; then
+  gpus=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU')
+else
+  for dev in /dev/nvidia[0-9]*; do [ -e "$dev" ] && gpus=$((gpus + 1)); done
+fi
+if [ "$gpus" -eq 0 ]; then
+  echo "no GPU: nothing to measure"
+  exit 0
+fi
+[ "$gpus" -ge "$np" ] || echo "note: $np ranks on $gpus GPU(s): several ranks share a GPU (time-sliced, see README.md)"
+
+core_bench=$build/benchmarks/dfccl_bench
+mpi_bench=$build/benchmarks/mpi_allreduce_bench
+for prog in "$core_bench" "$mpi_bench"; do
+  [ -x "$prog" ] || fail "no $prog: build it first (make && make benchmarks/mpi_allreduce_bench)"
+done
+[ -f "$sodir/mca_coll_dfccl.so" ] || fail "no $sodir/mca_coll_dfccl.so: coll/dfccl is not built (configure found no Open MPI headers?)"
+logs=${LOG_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/mpi_allreduce_bench.XXXXXX")}
+mkdir -p "$logs" || fail "cannot create $logs"
+export DFCCL_TARGET=cuda # mpirun.sh's default is the host target, for DFCCL's own tests
+
+# run NAME PROGRAM...: under mpirun.sh on $np ranks, output to $logs/NAME.txt and here.
+run() {
+  name=$1
+  shift
+  timeout "$limit" sh "$mpirun_sh" "$np" "$@" > "$logs/$name.txt" 2>&1
+  status=$?
+  cat "$logs/$name.txt"
+  [ "$status" -ne 124 ] || fail "$name: no result within $limit s (BENCH_TIMEOUT_S), log $logs/$name.txt"
+  [ "$status" -eq 0 ] || fail "$name: exit status $status, log $logs/$name.txt"
+}
+
+echo "== (i) core API (a) and NCCL (b): dfccl_bench -C allreduce $sizes"
+# shellcheck disable=SC2086 # $sizes: separate words on purpose
+run core "$core_bench" -C allreduce $sizes
+
+echo "== (ii) MPI_Allreduce through coll/dfccl, and staged through host memory (c): mpi_allreduce_bench $sizes -r"
+cuda_lib=${CUDA_HOME:-/usr/local/cuda}/lib64
+libs=$build/.libs
+[ -d "$cuda_lib" ] && libs="$libs:$cuda_lib"
+# The component path replaces the default one: keep Open MPI's own components (SYS_DEFAULT).
+export OMPI_MCA_mca_base_component_path="$sodir:SYS_DEFAULT" LD_LIBRARY_PATH="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# shellcheck disable=SC2086
+run component --mca coll_dfccl_priority 90 "$mpi_bench" $sizes -r
+
+# dfccl_bench rows: size count type redop, then time algbw busbw #wrong for DFCCL out of place, DFCCL
+# in place, and (when built with NCCL) NCCL out of place, NCCL in place.  mpi_allreduce_bench rows:
+# size count, time algbw busbw #wrong for component and staged, then staged/component.
+echo
+echo "== issue 4: MPI_Allreduce on device buffers, float sum, $np ranks; us per call on the slowest rank"
+awk -v mib=1048576 -v big=16777216 '
+  FNR == NR && /^ *[0-9]/ { core[$1] = $5; nccl[$1] = NF >= 20 ? $13 : "-"; next }
+  FNR != NR && /^ *[0-9]/ {
+    size = $1; comp = $3; staged = $7; rows++
+    ratio = (size in core) && core[size] > 0 ? comp / core[size] : -1
+    speedup = comp > 0 ? staged / comp : -1
+    if (rows == 1)
+      printf "#%11s %10s %10s %10s %11s %15s %17s\n", "size (B)", "core (a)", "NCCL (b)", "component",
+             "staged (c)", "component/core", "staged/component"
+    printf "%12s %10s %10s %10.2f %11.2f %15s %17s\n", size, ((size in core) ? core[size] : "-"),
+           ((size in nccl) ? nccl[size] : "-"), comp, staged, (ratio < 0 ? "-" : sprintf("%.2f", ratio)),
+           (speedup < 0 ? "-" : sprintf("%.1fx", speedup))
+    if (size + 0 >= mib && ratio >= 0) {
+      measured++
+      if (ratio > worst) { worst = ratio; worst_size = size }
+    }
+    if (size + 0 == big) big_speedup = speedup
+  }
+  END {
+    if (rows == 0) { print "mpi_allreduce_bench.sh: no rows in the component output" > "/dev/stderr"; exit 1 }
+    if (measured == 0) print "target within 10% of core at >= 1 MiB: not measured (no size >= 1 MiB in both runs)"
+    else printf "target within 10%% of core at >= 1 MiB: %s (worst ratio %.2f at size %s)\n",
+                (worst <= 1.10 ? "met" : "missed"), worst, worst_size
+    if (big_speedup == "") print "target >= 10x faster than staging at 16 MiB: not measured (16 MiB not among the sizes)"
+    else printf "target >= 10x faster than staging at 16 MiB: %s (%.1fx)\n", (big_speedup >= 10 ? "met" : "missed"),
+                big_speedup
+  }
+' "$logs/core.txt" "$logs/component.txt" || fail "could not read the two programs' outputs in $logs"
+grep '^# routed' "$logs/component.txt"
+echo "logs: $logs"

@@ -1,0 +1,157 @@
+/*
+ * MPI_THREAD_MULTIPLE through coll/dfccl: two threads per rank issue blocking collectives, each on
+ * a communicator of its own (duplicates of MPI_COMM_WORLD), in different orders on different
+ * ranks: every round, on even ranks thread 0 calls first and thread 1 a moment later, on odd ranks
+ * the other way round.  The calls reach the ranks' one DFCCL daemon in different orders, and only
+ * preemption lets both complete (with DFCCL_PREEMPTION=0 the watchdog fires: threads_twin in
+ * nb_deadlock_twin.sh).  Round 0 is each signature's first use: both threads set up their
+ * communicators at the same time (two exchanges in flight in one process).
+ *
+ *   test_threads [-i rounds] [-d delay_us] [-w watchdog_s]
+ *
+ * Each round, each thread: MPI_Allreduce, MPI_Bcast (root = round mod size) and MPI_Allgather on
+ * its communicator, results checked exactly; afterwards the component's MPI_T counters must show
+ * every call routed.  Needs MPI_THREAD_MULTIPLE (else it prints SKIP and exits 77).
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#include <mpi.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elements.h"
+
+#define SKIP_EXIT 77
+#define WATCHDOG_EXIT 42
+#define NTHREADS 2
+#define COUNT 1000
+#define CALLS_PER_ROUND 3
+
+static int world_rank, world_size, rounds = 50;
+static unsigned delay_us = 2000, watchdog_s = 60;
+static pthread_barrier_t round_start;
+
+typedef struct {
+  int index;
+  MPI_Comm comm;
+  int failures;
+} thread_t;
+
+static void on_alarm(int sig) {
+  (void)sig;
+  static const char msg[] = "WATCHDOG: no round completed in time: hang detected\n";
+  ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1); /* async-signal-safe */
+  (void)ignored;
+  _exit(WATCHDOG_EXIT);
+}
+
+static int input(int rank, int thread, int round, int i) { return (rank + 1) * ((i + 3 * round + 7 * thread) % 89 + 1); }
+
+static void expect(thread_t* t, int round, const char* what, int i, int got, int want) {
+  if (got == want) return;
+  if (t->failures++ < 5)
+    fprintf(stderr, "rank %d thread %d round %d: %s[%d] = %d, expected %d\n", world_rank, t->index, round, what, i,
+            got, want);
+}
+
+/* One round of one thread's calls, checked. */
+static void one_round(thread_t* t, int round, int* send, int* recv, int* gathered) {
+  for (int i = 0; i < COUNT; i++) send[i] = input(world_rank, t->index, round, i);
+  CHECK_MPI(MPI_Allreduce(send, recv, COUNT, MPI_INT, MPI_SUM, t->comm));
+  for (int i = 0; i < COUNT; i++) {
+    int want = 0;
+    for (int r = 0; r < world_size; r++) want += input(r, t->index, round, i);
+    expect(t, round, "allreduce", i, recv[i], want);
+  }
+  int root = round % world_size;
+  for (int i = 0; i < COUNT; i++) recv[i] = world_rank == root ? input(root, t->index, round, i) : -1;
+  CHECK_MPI(MPI_Bcast(recv, COUNT, MPI_INT, root, t->comm));
+  for (int i = 0; i < COUNT; i++) expect(t, round, "bcast", i, recv[i], input(root, t->index, round, i));
+  CHECK_MPI(MPI_Allgather(send, COUNT, MPI_INT, gathered, COUNT, MPI_INT, t->comm));
+  for (int r = 0; r < world_size; r++)
+    for (int i = 0; i < COUNT; i++)
+      expect(t, round, "allgather", r * COUNT + i, gathered[r * COUNT + i], input(r, t->index, round, i));
+}
+
+static void* thread_main(void* arg) {
+  thread_t* t = arg;
+  int* send = malloc(COUNT * sizeof *send);
+  int* recv = malloc(COUNT * sizeof *recv);
+  int* gathered = malloc((size_t)world_size * COUNT * sizeof *gathered);
+  if (!send || !recv || !gathered) MPI_Abort(MPI_COMM_WORLD, 1);
+  /* Even ranks: thread 0 first; odd ranks: thread 1 first. */
+  bool second = t->index != world_rank % 2;
+  for (int round = 0; round < rounds; round++) {
+    pthread_barrier_wait(&round_start);
+    if (second) usleep(delay_us);
+    one_round(t, round, send, recv, gathered);
+    if (t->index == 0) alarm(watchdog_s); /* a round completed on this rank */
+  }
+  free(send), free(recv), free(gathered);
+  return NULL;
+}
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  CHECK_MPI(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
+  CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
+  CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &world_size));
+  if (provided < MPI_THREAD_MULTIPLE) {
+    if (world_rank == 0) printf("SKIP: this MPI does not provide MPI_THREAD_MULTIPLE\n");
+    MPI_Finalize();
+    return SKIP_EXIT;
+  }
+  for (int opt; (opt = getopt(argc, argv, "i:d:w:")) != -1;) {
+    if (opt == 'i') rounds = atoi(optarg);
+    else if (opt == 'd') delay_us = (unsigned)atoi(optarg);
+    else if (opt == 'w') watchdog_s = (unsigned)atoi(optarg);
+  }
+  if (rounds < 2) {
+    if (world_rank == 0) fprintf(stderr, "usage: test_threads [-i rounds>=2] [-d delay_us] [-w watchdog_s]\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  static const char* const names[] = {"coll_dfccl_allreduce_routed", "coll_dfccl_bcast_routed",
+                                      "coll_dfccl_allgather_routed"};
+  counters_t routed;
+  counters_open(&routed, names, 3);
+  signal(SIGALRM, on_alarm);
+  alarm(watchdog_s);
+
+  thread_t threads[NTHREADS];
+  pthread_t ids[NTHREADS];
+  for (int k = 0; k < NTHREADS; k++) {
+    threads[k] = (thread_t){.index = k};
+    CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &threads[k].comm));
+  }
+  unsigned long long before = counters_sum(&routed);
+  if (pthread_barrier_init(&round_start, NULL, NTHREADS) != 0) MPI_Abort(MPI_COMM_WORLD, 1);
+  for (int k = 0; k < NTHREADS; k++)
+    if (pthread_create(&ids[k], NULL, thread_main, &threads[k]) != 0) MPI_Abort(MPI_COMM_WORLD, 1);
+  int failures = 0;
+  for (int k = 0; k < NTHREADS; k++) {
+    pthread_join(ids[k], NULL);
+    failures += threads[k].failures;
+  }
+  alarm(0);
+  unsigned long long got = counters_sum(&routed) - before;
+  unsigned long long want = (unsigned long long)NTHREADS * rounds * CALLS_PER_ROUND;
+  if (got != want) {
+    fprintf(stderr, "rank %d: %llu calls routed through DFCCL, expected %llu\n", world_rank, got, want);
+    failures++;
+  }
+  for (int k = 0; k < NTHREADS; k++) CHECK_MPI(MPI_Comm_free(&threads[k].comm));
+  pthread_barrier_destroy(&round_start);
+  counters_close(&routed);
+  int all = 0;
+  CHECK_MPI(MPI_Reduce(&failures, &all, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD));
+  if (world_rank == 0)
+    printf("threads pattern: %d rounds x %d threads x %d blocking calls on %d ranks, %llu routed through DFCCL: %s\n",
+           rounds, NTHREADS, CALLS_PER_ROUND, world_size, got, all ? "FAIL" : "PASS");
+  CHECK_MPI(MPI_Finalize());
+  return all ? 1 : 0;
+}
