@@ -431,7 +431,8 @@ static void print_header(const options* o, int device, const routed_counter* cou
 #endif
   printf(", built %s %s\n", __DATE__, __TIME__);
   printf("# nranks %d, coll/dfccl %s\n", nranks,
-         counter->found ? "loaded (MPI_T counter " ROUTED_COUNTER " found)" : "not loaded (no MPI_T counter " ROUTED_COUNTER ")");
+         counter->found ? "loaded (MPI_T counter " ROUTED_COUNTER " found)"
+                        : "not loaded (no MPI_T counter " ROUTED_COUNTER ")");
   printf("# component: MPI_Allreduce on cudaMalloc'd buffers; staged: cudaMemcpy to pageable malloc'd memory, "
          "MPI_Allreduce on it, cudaMemcpy back\n#\n# Using devices\n");
   for (int r = 0; r < nranks; r++) printf("%s\n", all + (size_t)r * sizeof line);
@@ -530,7 +531,9 @@ static bool report_routing(const options* o, routed_counter* c, const totals* to
   fflush(stdout);
   if (!ok)
     fprintf(stderr, "mpi_allreduce_bench: -r: coll/dfccl %s\n",
-            !c->found ? "is not loaded" : fewest < calls ? "did not route every component call" : "routed more than the component calls");
+            !c->found      ? "is not loaded"
+            : fewest < calls ? "did not route every component call"
+                             : "routed more than the component calls");
   return ok;
 }
 

@@ -68,7 +68,8 @@ mpi_bench=$build/benchmarks/mpi_allreduce_bench
 for prog in "$core_bench" "$mpi_bench"; do
   [ -x "$prog" ] || fail "no $prog: build it first (make && make benchmarks/mpi_allreduce_bench)"
 done
-[ -f "$sodir/mca_coll_dfccl.so" ] || fail "no $sodir/mca_coll_dfccl.so: coll/dfccl is not built (configure found no Open MPI headers?)"
+[ -f "$sodir/mca_coll_dfccl.so" ] ||
+  fail "no $sodir/mca_coll_dfccl.so: coll/dfccl is not built (configure found no Open MPI headers?)"
 logs=${LOG_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/mpi_allreduce_bench.XXXXXX")}
 mkdir -p "$logs" || fail "cannot create $logs"
 export DFCCL_TARGET=cuda # mpirun.sh's default is the host target, for DFCCL's own tests
@@ -93,7 +94,8 @@ cuda_lib=${CUDA_HOME:-/usr/local/cuda}/lib64
 libs=$build/.libs
 [ -d "$cuda_lib" ] && libs="$libs:$cuda_lib"
 # The component path replaces the default one: keep Open MPI's own components (SYS_DEFAULT).
-export OMPI_MCA_mca_base_component_path="$sodir:SYS_DEFAULT" LD_LIBRARY_PATH="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export OMPI_MCA_mca_base_component_path="$sodir:SYS_DEFAULT"
+export LD_LIBRARY_PATH="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # shellcheck disable=SC2086
 run component --mca coll_dfccl_priority 90 "$mpi_bench" $sizes -r
 
@@ -103,8 +105,8 @@ run component --mca coll_dfccl_priority 90 "$mpi_bench" $sizes -r
 echo
 echo "== issue 4: MPI_Allreduce on device buffers, float sum, $np ranks; us per call on the slowest rank"
 awk -v mib=1048576 -v big=16777216 '
-  FNR == NR && /^ *[0-9]/ { core[$1] = $5; nccl[$1] = NF >= 20 ? $13 : "-"; next }
-  FNR != NR && /^ *[0-9]/ {
+  FILENAME == ARGV[1] && /^ *[0-9]/ { core[$1] = $5; nccl[$1] = NF >= 20 ? $13 : "-"; next }
+  FILENAME == ARGV[2] && /^ *[0-9]/ {
     size = $1; comp = $3; staged = $7; rows++
     ratio = (size in core) && core[size] > 0 ? comp / core[size] : -1
     speedup = comp > 0 ? staged / comp : -1
@@ -125,7 +127,8 @@ awk -v mib=1048576 -v big=16777216 '
     if (measured == 0) print "target within 10% of core at >= 1 MiB: not measured (no size >= 1 MiB in both runs)"
     else printf "target within 10%% of core at >= 1 MiB: %s (worst ratio %.2f at size %s)\n",
                 (worst <= 1.10 ? "met" : "missed"), worst, worst_size
-    if (big_speedup == "") print "target >= 10x faster than staging at 16 MiB: not measured (16 MiB not among the sizes)"
+    if (big_speedup == "")
+      print "target >= 10x faster than staging at 16 MiB: not measured (16 MiB not among the sizes)"
     else printf "target >= 10x faster than staging at 16 MiB: %s (%.1fx)\n", (big_speedup >= 10 ? "met" : "missed"),
                 big_speedup
   }

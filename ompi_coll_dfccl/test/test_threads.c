@@ -7,7 +7,10 @@
  * nb_deadlock_twin.sh).  Round 0 is each signature's first use: both threads set up their
  * communicators at the same time (two exchanges in flight in one process).
  *
- *   test_threads [-i rounds] [-d delay_us] [-w watchdog_s]
+ *   test_threads [-i rounds] [-d delay_us] [-w watchdog_s] [-g]
+ *
+ * -g: the buffers are device memory of GPU local_rank % devices (CUDA loaded at run time): the
+ * calls go to DFCCL's GPU daemon, no host-target test mode needed; SKIP without a GPU.
  *
  * Each round, each thread: MPI_Allreduce, MPI_Bcast (root = round mod size) and MPI_Allgather on
  * its communicator, results checked exactly; afterwards the component's MPI_T counters must show
@@ -24,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cudart.h"
 #include "elements.h"
 
 #define SKIP_EXIT 77
@@ -35,12 +39,31 @@
 static int world_rank, world_size, rounds = 50;
 static unsigned delay_us = 2000, watchdog_s = 60;
 static pthread_barrier_t round_start;
+static bool on_gpu;
+static int gpu = -1;
+
+/* A thread's buffers: the host arrays the test computes with, and what the calls get (the same
+ * arrays, or device copies with -g). */
+typedef struct {
+  int *send, *recv, *gathered;
+  int *send_arg, *recv_arg, *gathered_arg;
+} buffers_t;
 
 typedef struct {
   int index;
   MPI_Comm comm;
   int failures;
+  buffers_t b;
 } thread_t;
+
+static void to_call(int* arg, const int* host, size_t n) {
+  if (arg != host) upload(arg, host, n * sizeof *host);
+  if (arg != host) uploads_done();
+}
+
+static void from_call(int* host, const int* arg, size_t n) {
+  if (arg != host) download(host, arg, n * sizeof *host);
+}
 
 static void on_alarm(int sig) {
   (void)sig;
@@ -60,9 +83,13 @@ static void expect(thread_t* t, int round, const char* what, int i, int got, int
 }
 
 /* One round of one thread's calls, checked. */
-static void one_round(thread_t* t, int round, int* send, int* recv, int* gathered) {
+static void one_round(thread_t* t, int round) {
+  buffers_t* b = &t->b;
+  int *send = b->send, *recv = b->recv, *gathered = b->gathered;
   for (int i = 0; i < COUNT; i++) send[i] = input(world_rank, t->index, round, i);
-  CHECK_MPI(MPI_Allreduce(send, recv, COUNT, MPI_INT, MPI_SUM, t->comm));
+  to_call(b->send_arg, send, COUNT);
+  CHECK_MPI(MPI_Allreduce(b->send_arg, b->recv_arg, COUNT, MPI_INT, MPI_SUM, t->comm));
+  from_call(recv, b->recv_arg, COUNT);
   for (int i = 0; i < COUNT; i++) {
     int want = 0;
     for (int r = 0; r < world_size; r++) want += input(r, t->index, round, i);
@@ -70,29 +97,46 @@ static void one_round(thread_t* t, int round, int* send, int* recv, int* gathere
   }
   int root = round % world_size;
   for (int i = 0; i < COUNT; i++) recv[i] = world_rank == root ? input(root, t->index, round, i) : -1;
-  CHECK_MPI(MPI_Bcast(recv, COUNT, MPI_INT, root, t->comm));
+  to_call(b->recv_arg, recv, COUNT);
+  CHECK_MPI(MPI_Bcast(b->recv_arg, COUNT, MPI_INT, root, t->comm));
+  from_call(recv, b->recv_arg, COUNT);
   for (int i = 0; i < COUNT; i++) expect(t, round, "bcast", i, recv[i], input(root, t->index, round, i));
-  CHECK_MPI(MPI_Allgather(send, COUNT, MPI_INT, gathered, COUNT, MPI_INT, t->comm));
+  CHECK_MPI(MPI_Allgather(b->send_arg, COUNT, MPI_INT, b->gathered_arg, COUNT, MPI_INT, t->comm));
+  from_call(gathered, b->gathered_arg, (size_t)world_size * COUNT);
   for (int r = 0; r < world_size; r++)
     for (int i = 0; i < COUNT; i++)
       expect(t, round, "allgather", r * COUNT + i, gathered[r * COUNT + i], input(r, t->index, round, i));
 }
 
+static void buffers_init(buffers_t* b) {
+  size_t all = (size_t)world_size * COUNT;
+  b->send = malloc(COUNT * sizeof(int));
+  b->recv = malloc(COUNT * sizeof(int));
+  b->gathered = malloc(all * sizeof(int));
+  if (!b->send || !b->recv || !b->gathered) MPI_Abort(MPI_COMM_WORLD, 1);
+  b->send_arg = on_gpu ? dev_alloc(COUNT * sizeof(int)) : b->send;
+  b->recv_arg = on_gpu ? dev_alloc(COUNT * sizeof(int)) : b->recv;
+  b->gathered_arg = on_gpu ? dev_alloc(all * sizeof(int)) : b->gathered;
+}
+
+static void buffers_fini(buffers_t* b) {
+  if (on_gpu) dev_free(b->send_arg), dev_free(b->recv_arg), dev_free(b->gathered_arg);
+  free(b->send), free(b->recv), free(b->gathered);
+}
+
 static void* thread_main(void* arg) {
   thread_t* t = arg;
-  int* send = malloc(COUNT * sizeof *send);
-  int* recv = malloc(COUNT * sizeof *recv);
-  int* gathered = malloc((size_t)world_size * COUNT * sizeof *gathered);
-  if (!send || !recv || !gathered) MPI_Abort(MPI_COMM_WORLD, 1);
+  if (on_gpu) CHECK_CUDA(cuda.set_device(gpu)); /* the current device is per thread */
+  buffers_init(&t->b);
   /* Even ranks: thread 0 first; odd ranks: thread 1 first. */
   bool second = t->index != world_rank % 2;
   for (int round = 0; round < rounds; round++) {
     pthread_barrier_wait(&round_start);
     if (second) usleep(delay_us);
-    one_round(t, round, send, recv, gathered);
+    one_round(t, round);
     if (t->index == 0) alarm(watchdog_s); /* a round completed on this rank */
   }
-  free(send), free(recv), free(gathered);
+  buffers_fini(&t->b);
   return NULL;
 }
 
@@ -106,10 +150,25 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return SKIP_EXIT;
   }
-  for (int opt; (opt = getopt(argc, argv, "i:d:w:")) != -1;) {
+  for (int opt; (opt = getopt(argc, argv, "i:d:w:g")) != -1;) {
     if (opt == 'i') rounds = atoi(optarg);
     else if (opt == 'd') delay_us = (unsigned)atoi(optarg);
     else if (opt == 'w') watchdog_s = (unsigned)atoi(optarg);
+    else if (opt == 'g') on_gpu = true;
+  }
+  if (on_gpu) {
+    int devices = 0, local_rank = 0;
+    if (!cuda_load(&devices)) {
+      if (world_rank == 0) printf("SKIP: no GPU\n");
+      MPI_Finalize();
+      return 0;
+    }
+    MPI_Comm node;
+    CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    CHECK_MPI(MPI_Comm_rank(node, &local_rank));
+    CHECK_MPI(MPI_Comm_free(&node));
+    gpu = local_rank % devices;
+    CHECK_CUDA(cuda.set_device(gpu));
   }
   if (rounds < 2) {
     if (world_rank == 0) fprintf(stderr, "usage: test_threads [-i rounds>=2] [-d delay_us] [-w watchdog_s]\n");
@@ -150,8 +209,9 @@ int main(int argc, char** argv) {
   int all = 0;
   CHECK_MPI(MPI_Reduce(&failures, &all, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD));
   if (world_rank == 0)
-    printf("threads pattern: %d rounds x %d threads x %d blocking calls on %d ranks, %llu routed through DFCCL: %s\n",
-           rounds, NTHREADS, CALLS_PER_ROUND, world_size, got, all ? "FAIL" : "PASS");
+    printf("threads pattern: %d rounds x %d threads x %d blocking calls on %d ranks (%s buffers), %llu routed through "
+           "DFCCL: %s\n",
+           rounds, NTHREADS, CALLS_PER_ROUND, world_size, on_gpu ? "device" : "host", got, all ? "FAIL" : "PASS");
   CHECK_MPI(MPI_Finalize());
   return all ? 1 : 0;
 }

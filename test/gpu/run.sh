@@ -163,6 +163,10 @@ if named component; then
   step component-device-2ranks ${COMPONENT_LIMIT:-400} env LD_LIBRARY_PATH="$PWD/.libs:${LD_LIBRARY_PATH:-}" \
     ITERATIONS="${COMPONENT_ITERS:-1000}" sh ompi_coll_dfccl/test/device.sh 2
   grep -E "np=|PASS|FAIL" "$out/step.out" | tail -n 12 | tee -a "$summary"
+  # Issue 4's benchmark: MPI_Allreduce through the component beside the core API, NCCL and staging.
+  step component-bench ${COMPONENT_BENCH_LIMIT:-300} sh benchmarks/mpi_allreduce_bench.sh ${COMPONENT_BENCH_ARGS:-}
+  cp "$out/step.out" "$out/component-bench.txt"
+  grep -E "^ *[0-9]|target|routed" "$out/step.out" | tee -a "$summary"
 fi
 
 # PART=explore: what the knobs do, for tuning the defaults (not part of the acceptance runs).
