@@ -561,6 +561,13 @@ static dfcclResult_t deregister(df_ctx* ctx, const int* ids, int n, bool destroy
   }
   r = df_links_close(ctx, g, ids, n, prior);
   bool leave = r == dfcclSuccess || destroying;
+  /* Every participant closes its mappings of the others' connectors before anyone frees its own:
+   * a peer that freed a region and allocated the next collective's at the same address would
+   * otherwise hand out an IPC handle that a slower rank still has open ("already mapped", seen
+   * with two threads registering and deregistering at once on 2x H200). */
+  for (int i = 0; leave && i < n; i++)
+    if (indices[i] >= 0) df_links_unmap_peers(ctx, &ctx->colls[indices[i]].links);
+  if (r == dfcclSuccess) r = df_links_barrier(ctx, g);
   char message[512];
   snprintf(message, sizeof message, "%s", dfcclGetLastErrorMessage());
   dfcclResult_t reset = dfcclSuccess;

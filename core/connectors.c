@@ -210,10 +210,25 @@ dfcclResult_t df_links_close(df_ctx* ctx, const df_group* g, const int* ids, int
   return r;
 }
 
-void df_links_free(df_ctx* ctx, df_coll_links* cl) {
+void df_links_unmap_peers(df_ctx* ctx, df_coll_links* cl) {
   const df_target_ops* t = ctx->target;
   if (cl->next_recv_region) t->unmap_peer(ctx, cl->next_recv_region, cl->recv_bytes);
   if (cl->prev_send_region) t->unmap_peer(ctx, cl->prev_send_region, cl->send_bytes);
+  cl->next_recv_region = cl->prev_send_region = NULL;
+}
+
+dfcclResult_t df_links_barrier(df_ctx* ctx, const df_group* g) {
+  if (g->nranks == 1) return dfcclSuccess;
+  int token = 0, *tokens = calloc((size_t)g->nranks, sizeof(int));
+  if (!tokens) return df_error(dfcclOutOfResources, "out of memory");
+  dfcclResult_t r = allgather(ctx, g, &token, tokens, sizeof token);
+  free(tokens);
+  return r;
+}
+
+void df_links_free(df_ctx* ctx, df_coll_links* cl) {
+  const df_target_ops* t = ctx->target;
+  df_links_unmap_peers(ctx, cl);
   if (cl->recv_region) t->free_shared(ctx, cl->recv_region, cl->recv_bytes);
   if (cl->send_region) t->free_shared(ctx, cl->send_region, cl->send_bytes);
   if (cl->dev) t->free(ctx, cl->dev);

@@ -134,6 +134,10 @@ dfcclResult_t df_links_create(df_ctx* ctx, const df_group* g, int id, const df_c
  * rank's `prior`: a local failure, told to everyone so that every participant fails alike).  On
  * success no peer touches these collectives' connectors any more: they can be freed. */
 dfcclResult_t df_links_close(df_ctx* ctx, const df_group* g, const int* ids, int n, dfcclResult_t prior);
+/* Closes this rank's mappings of its peers' connectors. */
+void df_links_unmap_peers(df_ctx* ctx, df_coll_links* links);
+/* Collective over the group: returns once every participant has called it. */
+dfcclResult_t df_links_barrier(df_ctx* ctx, const df_group* g);
 void df_links_free(df_ctx* ctx, df_coll_links* links);
 
 /* ---- collectives (registry.c) ---- */

@@ -31,7 +31,7 @@ run_device() {
   grep -E "coll/dfccl:|WATCHDOG|PASS|FAIL|SKIP|^$part|rank [0-9]+:" "$log" | grep -v "coll:dfccl:" | tail -n 40
   if [ $rc -eq 0 ] && grep -q '^SKIP' "$log"; then
     echo "$part np=$np: SKIP (no GPU)"
-  elif [ $rc -ne 0 ] || ! grep -q '^PASS' "$log" || [ "$selected" -lt "$np" ]; then
+  elif [ $rc -ne 0 ] || ! grep -qE '^PASS|: PASS$' "$log" || [ "$selected" -lt "$np" ]; then
     echo "$part np=$np: FAIL (rc $rc, dfccl selected $selected times)"
     tail -n 30 "$log"
     rm -f "$log"
