@@ -1,7 +1,7 @@
 #!/bin/sh
 # coll/dfccl on GPUs, with device buffers and without the host-target test mode (not part of CI):
-# test_device's suite, then its cross and sync patterns (see test_device.c), then test_threads'
-# MPI_THREAD_MULTIPLE pattern on device buffers.
+# test_device's suite and its persistent collectives, then its cross and sync patterns (see
+# test_device.c), then test_threads' MPI_THREAD_MULTIPLE pattern on device buffers.
 # Usage: sh device.sh [NP]      NP ranks (default 2), each on GPU local_rank % device_count.
 # Environment: ITERATIONS (default 1000) for cross and sync; TEST_TIMEOUT_S (default 600) and
 # WATCHDOG_S (default 60) per part; CUDA_HOME (default /usr/local/cuda), whose lib64 goes on the
@@ -45,6 +45,7 @@ run_device() {
 
 status=0
 run_device suite test_device -m suite || status=1
+run_device persistent test_device -m persistent || status=1
 run_device cross test_device -m cross -i "$iterations" -q || status=1
 run_device sync test_device -m sync -i "$iterations" -q || status=1
 run_device threads test_threads -g -i "$iterations" || status=1

@@ -11,7 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CHECK_MPI(call)                                                                      \
   do {                                                                                       \
@@ -56,6 +58,26 @@ static inline long long get(const type_t* t, const void* buf, size_t i) {
   }
 }
 
+/* Small integers, exact in every type; products stay within int8 on 4 ranks.  `salt` makes the
+ * calls of one batch differ. */
+static inline long long value(const type_t* t, MPI_Op op, int r, size_t i, int salt) {
+  if (op == MPI_PROD) return ((i + (size_t)r + (size_t)salt) % 3 == 0) ? 2 : 1;
+  long long v = (long long)((i * 31 + (size_t)r * 17 + (size_t)salt * 7) % 11);
+  return t->kind == UNSIGNED ? v : v - 5;
+}
+
+static inline long long expect(const type_t* t, MPI_Op op, int nranks, size_t i, int salt) {
+  long long acc = value(t, op, 0, i, salt);
+  for (int r = 1; r < nranks; r++) {
+    long long v = value(t, op, r, i, salt);
+    if (op == MPI_SUM) acc += v;
+    else if (op == MPI_PROD) acc *= v;
+    else if (op == MPI_MAX) acc = v > acc ? v : acc;
+    else acc = v < acc ? v : acc;
+  }
+  return acc;
+}
+
 /* The index of the MPI_T performance variable `name` (the component's counters), or -1. */
 static inline int find_pvar(const char* name) {
   int n = 0;
@@ -72,6 +94,33 @@ static inline int find_pvar(const char* name) {
   }
   return -1;
 }
+
+/* The hang tests' watchdog: SIGALRM when `seconds` pass without watchdog_reset() prints WATCHDOG
+ * and ends the process with WATCHDOG_EXIT (the preemption-off twins expect exactly that). */
+#define WATCHDOG_EXIT 42
+static unsigned watchdog_seconds __attribute__((unused));
+
+static inline void watchdog_fired(int sig) {
+  (void)sig;
+  static const char msg[] = "WATCHDOG: no progress in time: hang detected\n";
+  ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1); /* async-signal-safe */
+  (void)ignored;
+  _exit(WATCHDOG_EXIT);
+}
+
+static inline void watchdog_start(unsigned seconds) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = watchdog_fired;
+  if (sigaction(SIGALRM, &sa, NULL) != 0) {
+    perror("sigaction");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  watchdog_seconds = seconds;
+  alarm(seconds);
+}
+
+static inline void watchdog_reset(void) { alarm(watchdog_seconds); }
 
 /* Some of the component's MPI_T counters, summed, through one pvar session (counters report the
  * increase since the session started them).  Close before MPI_Finalize: the reverse order crashes

@@ -23,25 +23,6 @@
 static int rank, nranks, failures;
 
 
-/* Small integers, exact in every type; products stay within int8 on 4 ranks. */
-static long long value(const type_t* t, MPI_Op op, int r, size_t i) {
-  if (op == MPI_PROD) return ((i + (size_t)r) % 3 == 0) ? 2 : 1;
-  long long v = (long long)((i * 31 + (size_t)r * 17) % 11);
-  return t->kind == UNSIGNED ? v : v - 5;
-}
-
-static long long expect(const type_t* t, MPI_Op op, size_t i) {
-  long long acc = value(t, op, 0, i);
-  for (int r = 1; r < nranks; r++) {
-    long long v = value(t, op, r, i);
-    if (op == MPI_SUM) acc += v;
-    else if (op == MPI_PROD) acc *= v;
-    else if (op == MPI_MAX) acc = v > acc ? v : acc;
-    else acc = v < acc ? v : acc;
-  }
-  return acc;
-}
-
 static const char* op_name(MPI_Op op) {
   return op == MPI_SUM ? "SUM" : op == MPI_PROD ? "PROD" : op == MPI_MAX ? "MAX" : "MIN";
 }
@@ -54,14 +35,14 @@ static void check_allreduce(MPI_Comm comm, const type_t* t, MPI_Op op, size_t co
   void* send = malloc(count * t->size);
   void* recv = malloc(count * t->size);
   for (size_t i = 0; i < count; i++) {
-    put(t, in_place ? recv : send, i, value(t, op, crank, i));
+    put(t, in_place ? recv : send, i, value(t, op, crank, i, 0));
     if (!in_place) put(t, recv, i, -1);
   }
   int rc = MPI_Allreduce(in_place ? MPI_IN_PLACE : send, recv, (int)count, t->dt, op, comm);
   int saved = nranks, bad = 0;
   nranks = csize; /* expect() over the communicator's ranks */
   for (size_t i = 0; i < count && rc == MPI_SUCCESS; i++) {
-    long long want = expect(t, op, i), got = get(t, recv, i);
+    long long want = expect(t, op, nranks, i, 0), got = get(t, recv, i);
     if (got != want) {
       if (bad++ < 3)
         fprintf(stderr, "rank %d: %s %s count %zu%s: [%zu] = %lld, expected %lld\n", rank, t->name,
@@ -139,9 +120,9 @@ static void report(int bad, int rc, const char* what, const type_t* t, size_t co
 
 static void check_bcast(const type_t* t, size_t count, int root) {
   void* buf = malloc(count * t->size);
-  for (size_t i = 0; i < count; i++) put(t, buf, i, rank == root ? value(t, MPI_SUM, root, i) : 3);
+  for (size_t i = 0; i < count; i++) put(t, buf, i, rank == root ? value(t, MPI_SUM, root, i, 0) : 3);
   int rc = MPI_Bcast(buf, (int)count, t->dt, root, MPI_COMM_WORLD), bad = 0;
-  for (size_t i = 0; i < count; i++) bad += get(t, buf, i) != value(t, MPI_SUM, root, i);
+  for (size_t i = 0; i < count; i++) bad += get(t, buf, i) != value(t, MPI_SUM, root, i, 0);
   report(bad, rc, "MPI_Bcast", t, count, root, 0);
   free(buf);
   expect_routed_of[BCAST]++;
@@ -152,11 +133,11 @@ static void check_reduce(const type_t* t, MPI_Op op, size_t count, int root, int
   void* recv = malloc(count * t->size);
   int at_root = in_place && rank == root; /* MPI_IN_PLACE at the root only */
   for (size_t i = 0; i < count; i++) {
-    put(t, at_root ? recv : send, i, value(t, op, rank, i));
+    put(t, at_root ? recv : send, i, value(t, op, rank, i, 0));
     if (!at_root) put(t, recv, i, -1);
   }
   int rc = MPI_Reduce(at_root ? MPI_IN_PLACE : send, recv, (int)count, t->dt, op, root, MPI_COMM_WORLD), bad = 0;
-  for (size_t i = 0; i < count && rank == root; i++) bad += get(t, recv, i) != expect(t, op, i);
+  for (size_t i = 0; i < count && rank == root; i++) bad += get(t, recv, i) != expect(t, op, nranks, i, 0);
   char cell[8];
   put(t, cell, 0, -1);
   for (size_t i = 0; i < count && rank != root; i++) bad += get(t, recv, i) != get(t, cell, 0); /* untouched */
@@ -171,7 +152,8 @@ static void check_allgather(const type_t* t, size_t count, int in_place, int sen
   void* send = malloc(count * t->size);
   void* recv = malloc(nranks * count * t->size);
   for (size_t j = 0; j < nranks * count; j++) put(t, recv, j, 3);
-  for (size_t i = 0; i < count; i++) put(t, in_place ? recv : send, in_place ? rank * count + i : i, value(t, MPI_SUM, rank, i));
+  for (size_t i = 0; i < count; i++)
+    put(t, in_place ? recv : send, in_place ? rank * count + i : i, value(t, MPI_SUM, rank, i, 0));
   MPI_Datatype block = t->dt;
   int scount = (int)count;
   if (send_as_block) MPI_Type_contiguous((int)count, t->dt, &block), MPI_Type_commit(&block), scount = 1;
@@ -179,7 +161,7 @@ static void check_allgather(const type_t* t, size_t count, int in_place, int sen
       bad = 0;
   if (send_as_block) MPI_Type_free(&block);
   for (int r = 0; r < nranks; r++)
-    for (size_t i = 0; i < count; i++) bad += get(t, recv, r * count + i) != value(t, MPI_SUM, r, i);
+    for (size_t i = 0; i < count; i++) bad += get(t, recv, r * count + i) != value(t, MPI_SUM, r, i, 0);
   report(bad, rc, "MPI_Allgather", t, count, -1, in_place);
   free(send);
   free(recv);
@@ -191,7 +173,7 @@ static void check_reduce_scatter(const type_t* t, MPI_Op op, size_t count, int i
   void* send = malloc(nranks * count * t->size);
   void* recv = malloc(nranks * count * t->size);
   for (size_t j = 0; j < nranks * count; j++) {
-    put(t, in_place ? recv : send, j, value(t, op, rank, j));
+    put(t, in_place ? recv : send, j, value(t, op, rank, j, 0));
     if (!in_place) put(t, recv, j, -1);
   }
   int* counts = malloc(nranks * sizeof *counts);
@@ -200,7 +182,7 @@ static void check_reduce_scatter(const type_t* t, MPI_Op op, size_t count, int i
   int rc = irregular ? MPI_Reduce_scatter(sbuf, recv, counts, t->dt, op, MPI_COMM_WORLD)
                      : MPI_Reduce_scatter_block(sbuf, recv, (int)count, t->dt, op, MPI_COMM_WORLD),
       bad = 0;
-  for (size_t i = 0; i < count; i++) bad += get(t, recv, i) != expect(t, op, rank * count + i);
+  for (size_t i = 0; i < count; i++) bad += get(t, recv, i) != expect(t, op, nranks, rank * count + i, 0);
   report(bad, rc, irregular ? "MPI_Reduce_scatter" : "MPI_Reduce_scatter_block", t, count, -1, in_place);
   free(counts);
   free(send);

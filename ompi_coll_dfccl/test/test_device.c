@@ -17,6 +17,17 @@
  *     reduce_scatter counts), and host buffers, which fall back while coll_dfccl_host_target is off.
  *     The component's MPI_T counters must show exactly the calls issued, routed or fallen back.
  *
+ *   test_device -m persistent [-i iterations] [-w watchdog_s] [-q]
+ *     On the same two communicators, the persistent collectives (MPIX_..._init, Open MPI's pcollreq
+ *     extension) with device buffers: each of the six with two shapes (datatypes, ops, counts up
+ *     to 1<<20), MPI_IN_PLACE wherever MPI allows it, roots 0 and last, plus more requests of one
+ *     signature than its pool (coll_dfccl_concurrent_runs, default 2).  Every init is routed (it
+ *     is a set-up point).  Each request is started 3 times with MPI_Start + MPI_Wait, then all of
+ *     them 3 times with one MPI_Startall (completed by MPI_Waitall or MPI_Testall); the device
+ *     input is rewritten before every start and the result checked exactly after it; then
+ *     MPI_Request_free.  An init that would fall back with device buffers (MPI_BAND) must return
+ *     MPI_ERR_BUFFER on every rank (not supported in this version), counted as fallen back.
+ *
  *   test_device -m cross [-i iterations] [-w watchdog_s] [-q]
  *     Three communicators (two MPI_Comm_dup of MPI_COMM_WORLD, one MPI_Comm_split with the ranks
  *     in reverse order) with four nonblocking collectives each on device buffers (all-reduce,
@@ -39,6 +50,7 @@
  */
 #include <dlfcn.h>
 #include <mpi.h>
+#include <mpi-ext.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -50,7 +62,10 @@
 #include "cudart.h"
 #include "elements.h"
 
-#define WATCHDOG_EXIT 42
+#if !defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) || !OMPI_HAVE_MPI_EXT_PCOLLREQ
+#error "test_device needs Open MPI's pcollreq extension (MPIX_..._init)"
+#endif
+
 #define BIG (1u << 20) /* elements: the suite's large count                 */
 #define MAX_SIGS 128   /* coll_dfccl_max_colls' default: signatures per communicator */
 
@@ -64,34 +79,12 @@ static bool quiet;
     if (reported++ < 30) fprintf(stderr, __VA_ARGS__); \
   } while (0)
 
-/* ---- watchdog ----------------------------------------------------------------------------------- */
-
-static void on_alarm(int sig) {
-  (void)sig;
-  static const char msg[] = "WATCHDOG: no step completed in time: hang detected\n";
-  ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1); /* async-signal-safe */
-  (void)ignored;
-  _exit(WATCHDOG_EXIT);
-}
-
-static void watchdog_start(void) {
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_alarm;
-  if (sigaction(SIGALRM, &sa, NULL) != 0) {
-    perror("sigaction");
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  alarm(watchdog_s);
-}
-
-static void watchdog_reset(void) { alarm(watchdog_s); }
-
 /* ---- MPI_T counters of coll/dfccl --------------------------------------------------------------- */
 
-/* Counter k < NKINDS is the blocking collective k, NKINDS + k its nonblocking form. */
+/* Counter k < NKINDS is the blocking collective k, NKINDS + k its nonblocking form, 2 * NKINDS + k
+ * its persistent init. */
 enum { ALLREDUCE, BCAST, REDUCE, ALLGATHER, RSB, RS, NKINDS };
-#define NCOUNTERS (2 * NKINDS)
+#define NCOUNTERS (3 * NKINDS)
 static const char* const kind_names[NKINDS] = {"allreduce", "bcast", "reduce", "allgather", "reduce_scatter_block",
                                                "reduce_scatter"};
 
@@ -107,7 +100,8 @@ typedef struct {
 static counts_t baseline;
 
 static const char* counter_label(int k, char* buf, size_t size) {
-  snprintf(buf, size, "%s%s", k >= NKINDS ? "i" : "", kind_names[k % NKINDS]);
+  int form = k / NKINDS; /* blocking, nonblocking (MPI_I...), persistent (MPIX_..._init) */
+  snprintf(buf, size, "%s%s%s", form == 1 ? "i" : "", kind_names[k % NKINDS], form == 2 ? "_init" : "");
   return buf;
 }
 
@@ -171,7 +165,7 @@ static void counters_check(const char* pass, bool table, unsigned long long* rou
       failures++;
     }
     if (table && world_rank == 0 && (r || f))
-      printf("coll/dfccl: %-22s %6llu routed through DFCCL, %4llu fell back\n", label, r, f);
+      printf("coll/dfccl: %-25s %6llu routed through DFCCL, %4llu fell back\n", label, r, f);
   }
 }
 
@@ -191,26 +185,6 @@ static const type_t T_FLOAT = {MPI_FLOAT, "MPI_FLOAT", 4, FLOATING};
 static const type_t T_DOUBLE = {MPI_DOUBLE, "MPI_DOUBLE", 8, FLOATING};
 static const type_t T_BYTE = {MPI_BYTE, "MPI_BYTE", 1, UNSIGNED};
 static const type_t T_CHAR = {MPI_CHAR, "MPI_CHAR", 1, UNSIGNED};
-
-/* Small integers from (rank, index, salt), exact in every type; products stay within int8 on up to
- * 18 ranks. */
-static long long value(const type_t* t, MPI_Op op, int r, size_t i, int salt) {
-  if (op == MPI_PROD) return ((i + (size_t)r + (size_t)salt) % 3 == 0) ? 2 : 1;
-  long long v = (long long)((i * 31 + (size_t)r * 17 + (size_t)salt * 7) % 11);
-  return t->kind == UNSIGNED ? v : v - 5;
-}
-
-static long long expect(const type_t* t, MPI_Op op, int nranks, size_t i, int salt) {
-  long long acc = value(t, op, 0, i, salt);
-  for (int r = 1; r < nranks; r++) {
-    long long v = value(t, op, r, i, salt);
-    if (op == MPI_SUM) acc += v;
-    else if (op == MPI_PROD) acc *= v;
-    else if (op == MPI_MAX) acc = v > acc ? v : acc;
-    else acc = v < acc ? v : acc;
-  }
-  return acc;
-}
 
 static const char* op_name(MPI_Op op) {
   return op == MPI_SUM ? "SUM" : op == MPI_PROD ? "PROD" : op == MPI_MAX ? "MAX" : "MIN";
@@ -289,13 +263,17 @@ static void call_fill(call_t* c, int salt) {
   if (c->kind != BCAST) upload(c->send_d, c->send_h, send_elems(c) * t->size);
 }
 
+/* The send buffer as MPI takes it: MPI_IN_PLACE where the call is in place (reduce: at the root). */
+static const void* call_sbuf(const call_t* c) {
+  return c->in_place && (c->kind != REDUCE || c->rank == c->root) ? MPI_IN_PLACE : c->send_d;
+}
+
 /* Issues the call, blocking (req NULL) or not, and counts it as routed. */
 static void call_issue(call_t* c, MPI_Request* req) {
-  const void* sbuf = c->in_place ? MPI_IN_PLACE : c->send_d;
+  const void* sbuf = call_sbuf(c);
   int n = (int)c->count;
   MPI_Datatype dt = c->t->dt;
   MPI_Comm comm = c->comm;
-  if (c->kind == REDUCE && c->rank != c->root) sbuf = c->send_d;
   if (req == NULL) {
     switch (c->kind) {
       case ALLREDUCE: CHECK_MPI(MPI_Allreduce(sbuf, c->recv_d, n, dt, c->op, comm)); break;
@@ -317,6 +295,24 @@ static void call_issue(call_t* c, MPI_Request* req) {
     case RS: CHECK_MPI(MPI_Ireduce_scatter(sbuf, c->recv_d, c->rcounts, dt, c->op, comm, req)); break;
   }
   want_routed[NKINDS + c->kind]++;
+}
+
+/* The call's persistent request (its buffers are fixed from here on), counted as routed. */
+static void call_init(call_t* c, MPI_Request* req) {
+  const void* sbuf = call_sbuf(c);
+  int n = (int)c->count;
+  MPI_Datatype dt = c->t->dt;
+  MPI_Comm comm = c->comm;
+  MPI_Info info = MPI_INFO_NULL;
+  switch (c->kind) {
+    case ALLREDUCE: CHECK_MPI(MPIX_Allreduce_init(sbuf, c->recv_d, n, dt, c->op, comm, info, req)); break;
+    case BCAST: CHECK_MPI(MPIX_Bcast_init(c->recv_d, n, dt, c->root, comm, info, req)); break;
+    case REDUCE: CHECK_MPI(MPIX_Reduce_init(sbuf, c->recv_d, n, dt, c->op, c->root, comm, info, req)); break;
+    case ALLGATHER: CHECK_MPI(MPIX_Allgather_init(sbuf, n, dt, c->recv_d, n, dt, comm, info, req)); break;
+    case RSB: CHECK_MPI(MPIX_Reduce_scatter_block_init(sbuf, c->recv_d, n, dt, c->op, comm, info, req)); break;
+    case RS: CHECK_MPI(MPIX_Reduce_scatter_init(sbuf, c->recv_d, c->rcounts, dt, c->op, comm, info, req)); break;
+  }
+  want_routed[2 * NKINDS + c->kind]++;
 }
 
 static long long wanted(const call_t* c, size_t i) {
@@ -418,6 +414,11 @@ static void say(const char* fmt, const char* name, int n) {
   if (world_rank == 0 && !quiet) printf(fmt, name, n), fflush(stdout);
 }
 
+static void progress(const char* mode, int it, int iterations) {
+  if (world_rank == 0 && (!quiet || (it + 1) % 100 == 0))
+    printf("%s: iteration %d of %d done\n", mode, it + 1, iterations), fflush(stdout);
+}
+
 /* Blocking, each call on its own: sets up every signature. */
 static void blocking_pass(MPI_Comm comm, const char* name, int salt) {
   call_t calls[MAX_SUITE];
@@ -440,6 +441,14 @@ static void blocking_pass(MPI_Comm comm, const char* name, int salt) {
 
 typedef enum { WAIT_ALL, TEST_ALL } completion_t;
 
+static void complete_all(int n, MPI_Request* reqs, completion_t how) {
+  if (how == WAIT_ALL) {
+    CHECK_MPI(MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE));
+  } else {
+    for (int done = 0; !done;) CHECK_MPI(MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE));
+  }
+}
+
 /* Nonblocking, all in flight at once: the same signatures, set up by the blocking pass. */
 static void nonblocking_pass(MPI_Comm comm, const char* name, int salt, completion_t how) {
   call_t calls[MAX_SUITE + 3];
@@ -452,11 +461,7 @@ static void nonblocking_pass(MPI_Comm comm, const char* name, int salt, completi
   for (int i = 0; i < n; i++) call_alloc(&calls[i], comm), call_fill(&calls[i], salt + i);
   uploads_done();
   for (int i = 0; i < n; i++) call_issue(&calls[i], &reqs[i]);
-  if (how == WAIT_ALL) {
-    CHECK_MPI(MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE));
-  } else {
-    for (int done = 0; !done;) CHECK_MPI(MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE));
-  }
+  complete_all(n, reqs, how);
   char pass[96];
   snprintf(pass, sizeof pass, "%s, nonblocking (%s)", name, how == WAIT_ALL ? "MPI_Waitall" : "MPI_Testall");
   for (int i = 0; i < n; i++) call_check(&calls[i], pass), call_free(&calls[i]);
@@ -679,35 +684,41 @@ static void set_up_context(MPI_Comm comm) {
   call_free(&c);
 }
 
-static void suite(int iterations) {
-  MPI_Comm comms[2];
-  const char* const names[2] = {"MPI_Comm_dup", "MPI_Comm_split (reverse order)"};
+/* The suite's and the persistent mode's communicators: a duplicate of MPI_COMM_WORLD and a split
+ * of it with the ranks in reverse order, each with its DFCCL context. */
+static const char* const comm_names[2] = {"MPI_Comm_dup", "MPI_Comm_split (reverse order)"};
+
+static void open_comms(MPI_Comm comms[2]) {
   CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comms[0]));
   CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, 0, world_size - world_rank, &comms[1]));
+  for (int c = 0; c < 2; c++) set_up_context(comms[c]);
+}
+
+static void suite(int iterations) {
+  MPI_Comm comms[2];
   call_t probe[MAX_SUITE];
   int nsigs = signatures(probe, suite_calls(probe, world_size));
   if (nsigs > MAX_SIGS) { /* a program error: the later nonblocking calls would fall back, an error */
     if (world_rank == 0) fprintf(stderr, "the suite has %d signatures, more than coll_dfccl_max_colls\n", nsigs);
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
-  for (int c = 0; c < 2; c++) set_up_context(comms[c]);
+  open_comms(comms);
   counters_mark();
   for (int it = 0; it < iterations; it++) {
     for (int c = 0; c < 2; c++) {
       int salt = it * 1000 + c * 500;
-      blocking_pass(comms[c], names[c], salt);
+      blocking_pass(comms[c], comm_names[c], salt);
       CHECK_MPI(MPI_Barrier(comms[c])); /* set-up point: nothing wanted, the blocking calls did it */
-      nonblocking_pass(comms[c], names[c], salt + 1, WAIT_ALL);
+      nonblocking_pass(comms[c], comm_names[c], salt + 1, WAIT_ALL);
       CHECK_MPI(MPI_Barrier(comms[c])); /* set-up point: grows the pools the nonblocking calls asked for */
-      nonblocking_pass(comms[c], names[c], salt + 2, TEST_ALL);
-      where = names[c];
-      say("%s: %d calls that fall back with device buffers (staged through host memory)\n", names[c],
+      nonblocking_pass(comms[c], comm_names[c], salt + 2, TEST_ALL);
+      where = comm_names[c];
+      say("%s: %d calls that fall back with device buffers (staged through host memory)\n", comm_names[c],
           fallbacks(comms[c]));
     }
-    where = names[0];
+    where = comm_names[0];
     host_buffers(comms[0]);
-    if (world_rank == 0 && (!quiet || (it + 1) % 100 == 0))
-      printf("suite: iteration %d of %d done\n", it + 1, iterations), fflush(stdout);
+    progress("suite", it, iterations);
     watchdog_reset();
   }
   unsigned long long routed, fallen;
@@ -716,6 +727,136 @@ static void suite(int iterations) {
   if (world_rank == 0)
     printf("suite: %d iteration(s) on 2 communicators, %d DFCCL signatures each, %llu calls routed, %llu fell back\n",
            iterations, nsigs, routed, fallen);
+}
+
+/* ---- persistent collectives (MPIX_..._init, MPI_Start) ------------------------------------------ */
+
+#define CYCLES 3         /* starts of each request alone, then of all of them with MPI_Startall */
+#define SAME_SIG 3       /* more requests of all-reduce int32 SUM 1000, which has two in the set already */
+#define MAX_PERSISTENT 64
+
+/* Every collective in two shapes (one of them 1<<20 elements), both buffer layouts where MPI allows
+ * MPI_IN_PLACE, roots 0 and last; then SAME_SIG more requests of one signature: 5 of it, more than
+ * its pool of coll_dfccl_concurrent_runs (default 2), so that MPI_Startall's runs of it queue. */
+static int persistent_calls(call_t* calls, int size) {
+  int last = size - 1, n = 0;
+  for (int in_place = 0; in_place < 2; in_place++) {
+    calls[n++] = shape(ALLREDUCE, &T_I32, MPI_SUM, 1000, -1, in_place);
+    calls[n++] = shape(ALLREDUCE, &T_DOUBLE, MPI_MAX, BIG, -1, in_place);
+    calls[n++] = shape(REDUCE, &T_I64, MPI_MIN, 1000, in_place ? 0 : last, in_place);
+    calls[n++] = shape(REDUCE, &T_U32, MPI_PROD, 7, in_place ? last : 0, in_place);
+    calls[n++] = shape(ALLGATHER, &T_FLOAT, MPI_SUM, 1000, -1, in_place);
+    calls[n++] = shape(ALLGATHER, &T_CHAR, MPI_SUM, 7, -1, in_place);
+    calls[n++] = shape(RSB, &T_I32, MPI_SUM, 1000, -1, in_place);
+    calls[n++] = shape(RSB, &T_FLOAT, MPI_MAX, 7, -1, in_place);
+    calls[n++] = shape(RS, &T_I64, MPI_SUM, 1000, -1, in_place);
+    calls[n++] = shape(RS, &T_I8, MPI_MIN, 1, -1, in_place);
+  }
+  for (int root = 0; root < 2; root++) {
+    calls[n++] = shape(BCAST, &T_DOUBLE, MPI_SUM, 1000, root ? last : 0, 0);
+    calls[n++] = shape(BCAST, &T_I8, MPI_SUM, 7, root ? 0 : last, 0);
+  }
+  for (int k = 0; k < SAME_SIG; k++) calls[n++] = shape(ALLREDUCE, &T_I32, MPI_SUM, 1000, -1, k % 2);
+  return n;
+}
+
+/* The result of one start, and its request still there (inactive: completion never frees it). */
+static void start_check(call_t* c, MPI_Request req, const char* pass) {
+  call_check(c, pass);
+  if (req == MPI_REQUEST_NULL) {
+    REPORT("rank %d: %s: a persistent request was freed by its completion\n", world_rank, pass);
+    failures++;
+  }
+}
+
+/* An init that would fall back with device buffers (MPI_BAND: no DFCCL op) is refused with
+ * MPI_ERR_BUFFER on every rank (the previous component cannot take device buffers, and staging at
+ * every start is not there yet), through the communicator's error handler; it counts as fallen back. */
+static void refused_init(MPI_Comm comm, const char* name) {
+  enum { N = 1000 };
+  void *send_d = dev_alloc(N * sizeof(int)), *recv_d = dev_alloc(N * sizeof(int));
+  MPI_Request req = MPI_REQUEST_NULL;
+  CHECK_MPI(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
+  int rc = MPIX_Allreduce_init(send_d, recv_d, N, MPI_INT, MPI_BAND, comm, MPI_INFO_NULL, &req), cls = MPI_SUCCESS;
+  CHECK_MPI(MPI_Comm_set_errhandler(comm, MPI_ERRORS_ARE_FATAL));
+  if (rc != MPI_SUCCESS) CHECK_MPI(MPI_Error_class(rc, &cls));
+  if (cls != MPI_ERR_BUFFER) {
+    REPORT("rank %d: %s: MPIX_Allreduce_init MPI_BAND on device buffers returned %d (class %d), expected "
+           "MPI_ERR_BUFFER\n",
+           world_rank, name, rc, cls);
+    failures++;
+    if (rc == MPI_SUCCESS) CHECK_MPI(MPI_Request_free(&req)); /* never started */
+  }
+  want_fallback[2 * NKINDS + ALLREDUCE]++;
+  dev_free(send_d), dev_free(recv_d);
+}
+
+/* Inits (all routed) and one refused, then CYCLES rounds of MPI_Start + MPI_Wait of each request and
+ * CYCLES of MPI_Startall of all of them, new input before every start; then MPI_Request_free. */
+static void persistent_pass(MPI_Comm comm, const char* name, int salt) {
+  call_t calls[MAX_PERSISTENT];
+  MPI_Request reqs[MAX_PERSISTENT];
+  int size;
+  CHECK_MPI(MPI_Comm_size(comm, &size));
+  int n = persistent_calls(calls, size);
+  for (int i = 0; i < n; i++) call_alloc(&calls[i], comm), call_init(&calls[i], &reqs[i]);
+  refused_init(comm, name); /* a set-up point among the others: the requests run after it */
+  char pass[128];
+  unsigned long long routed, fallen;
+  snprintf(pass, sizeof pass, "%s, persistent inits", name);
+  counters_check(pass, false, &routed, &fallen); /* the inits count, the starts do not */
+  watchdog_reset();
+
+  snprintf(pass, sizeof pass, "%s, persistent (MPI_Start + MPI_Wait)", name);
+  for (int cycle = 0; cycle < CYCLES; cycle++)
+    for (int i = 0; i < n; i++) {
+      call_fill(&calls[i], salt + cycle * n + i);
+      uploads_done();
+      CHECK_MPI(MPI_Start(&reqs[i]));
+      CHECK_MPI(MPI_Wait(&reqs[i], MPI_STATUS_IGNORE));
+      start_check(&calls[i], reqs[i], pass);
+      watchdog_reset();
+    }
+  for (int cycle = 0; cycle < CYCLES; cycle++) {
+    completion_t how = cycle % 2 ? TEST_ALL : WAIT_ALL;
+    for (int i = 0; i < n; i++) call_fill(&calls[i], salt + (CYCLES + cycle) * n + i);
+    uploads_done();
+    CHECK_MPI(MPI_Startall(n, reqs));
+    complete_all(n, reqs, how);
+    snprintf(pass, sizeof pass, "%s, persistent (MPI_Startall + %s)", name,
+             how == WAIT_ALL ? "MPI_Waitall" : "MPI_Testall");
+    for (int i = 0; i < n; i++) start_check(&calls[i], reqs[i], pass);
+    watchdog_reset();
+  }
+  for (int i = 0; i < n; i++) {
+    CHECK_MPI(MPI_Request_free(&reqs[i]));
+    if (reqs[i] != MPI_REQUEST_NULL) {
+      REPORT("rank %d: %s: MPI_Request_free left the handle\n", world_rank, name);
+      failures++;
+    }
+    call_free(&calls[i]);
+  }
+  say("%s: %d persistent requests on device buffers, started alone and with MPI_Startall\n", name, n);
+}
+
+static void persistent(int iterations) {
+  MPI_Comm comms[2];
+  call_t probe[MAX_PERSISTENT];
+  int n = persistent_calls(probe, world_size);
+  open_comms(comms);
+  counters_mark();
+  for (int it = 0; it < iterations; it++) {
+    for (int c = 0; c < 2; c++) persistent_pass(comms[c], comm_names[c], it * 1000 + c * 500);
+    progress("persistent", it, iterations);
+    watchdog_reset();
+  }
+  unsigned long long routed, fallen;
+  counters_check("persistent", true, &routed, &fallen);
+  for (int c = 0; c < 2; c++) CHECK_MPI(MPI_Comm_free(&comms[c]));
+  if (world_rank == 0)
+    printf("persistent: %d iteration(s) on 2 communicators, %d requests each started %d times alone and %d times "
+           "with MPI_Startall, %llu inits routed, %llu refused (MPI_ERR_BUFFER)\n",
+           iterations, n, CYCLES, CYCLES, routed, fallen);
 }
 
 /* ---- the cross and sync patterns ---------------------------------------------------------------- */
@@ -809,8 +950,7 @@ static void pattern(int iterations, bool sync) {
   for (int it = 0; it < iterations; it++) {
     pattern_iteration(calls, it, sync);
     watchdog_reset();
-    if (world_rank == 0 && (!quiet || (it + 1) % 100 == 0))
-      printf("%s: iteration %d of %d done\n", mode, it + 1, iterations), fflush(stdout);
+    progress(mode, it, iterations);
   }
   double elapsed = MPI_Wtime() - t0;
   unsigned long long routed, fallen;
@@ -840,10 +980,13 @@ int main(int argc, char** argv) {
     else iterations = -2;
   }
   bool is_suite = strcmp(mode, "suite") == 0, is_sync = strcmp(mode, "sync") == 0;
-  if (iterations == -1) iterations = is_suite ? 1 : 1000;
-  if (iterations < 1 || watchdog_s < 1 || (!is_suite && !is_sync && strcmp(mode, "cross")) || world_size < 2) {
+  bool is_persistent = strcmp(mode, "persistent") == 0;
+  if (iterations == -1) iterations = is_suite || is_persistent ? 1 : 1000;
+  if (iterations < 1 || watchdog_s < 1 || (!is_suite && !is_persistent && !is_sync && strcmp(mode, "cross")) ||
+      world_size < 2) {
     if (world_rank == 0)
-      fprintf(stderr, "usage (2 or more ranks): test_device [-m suite|cross|sync] [-i iterations] [-w seconds] [-q]\n");
+      fprintf(stderr, "usage (2 or more ranks): test_device [-m suite|persistent|cross|sync] [-i iterations] "
+                      "[-w seconds] [-q]\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
 
@@ -867,8 +1010,9 @@ int main(int argc, char** argv) {
            local_size < devices ? local_size : devices), fflush(stdout);
 
   counters_start();
-  watchdog_start();
+  watchdog_start(watchdog_s);
   if (is_suite) suite(iterations);
+  else if (is_persistent) persistent(iterations);
   else pattern(iterations, is_sync);
   alarm(0);
   counters_stop();

@@ -39,26 +39,6 @@ static int world_rank, world_size, failures;
 /* ---- element access and expected values -------------------------------------------------------- */
 
 
-/* Small integers, exact in every type; products stay within int8 on 4 ranks.  `salt` makes the
- * calls of one batch differ. */
-static long long value(const type_t* t, MPI_Op op, int r, size_t i, int salt) {
-  if (op == MPI_PROD) return ((i + (size_t)r + (size_t)salt) % 3 == 0) ? 2 : 1;
-  long long v = (long long)((i * 31 + (size_t)r * 17 + (size_t)salt * 7) % 11);
-  return t->kind == UNSIGNED ? v : v - 5;
-}
-
-static long long expect(const type_t* t, MPI_Op op, int nranks, size_t i, int salt) {
-  long long acc = value(t, op, 0, i, salt);
-  for (int r = 1; r < nranks; r++) {
-    long long v = value(t, op, r, i, salt);
-    if (op == MPI_SUM) acc += v;
-    else if (op == MPI_PROD) acc *= v;
-    else if (op == MPI_MAX) acc = v > acc ? v : acc;
-    else acc = v < acc ? v : acc;
-  }
-  return acc;
-}
-
 /* ---- one nonblocking call ----------------------------------------------------------------------- */
 
 typedef struct {

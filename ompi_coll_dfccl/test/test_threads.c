@@ -31,7 +31,6 @@
 #include "elements.h"
 
 #define SKIP_EXIT 77
-#define WATCHDOG_EXIT 42
 #define NTHREADS 2
 #define COUNT 1000
 #define CALLS_PER_ROUND 3
@@ -65,17 +64,11 @@ static void from_call(int* host, const int* arg, size_t n) {
   if (arg != host) download(host, arg, n * sizeof *host);
 }
 
-static void on_alarm(int sig) {
-  (void)sig;
-  static const char msg[] = "WATCHDOG: no round completed in time: hang detected\n";
-  ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1); /* async-signal-safe */
-  (void)ignored;
-  _exit(WATCHDOG_EXIT);
+static int input(int rank, int thread, int round, int i) {
+  return (rank + 1) * ((i + 3 * round + 7 * thread) % 89 + 1);
 }
 
-static int input(int rank, int thread, int round, int i) { return (rank + 1) * ((i + 3 * round + 7 * thread) % 89 + 1); }
-
-static void expect(thread_t* t, int round, const char* what, int i, int got, int want) {
+static void check_element(thread_t* t, int round, const char* what, int i, int got, int want) {
   if (got == want) return;
   if (t->failures++ < 5)
     fprintf(stderr, "rank %d thread %d round %d: %s[%d] = %d, expected %d\n", world_rank, t->index, round, what, i,
@@ -93,19 +86,19 @@ static void one_round(thread_t* t, int round) {
   for (int i = 0; i < COUNT; i++) {
     int want = 0;
     for (int r = 0; r < world_size; r++) want += input(r, t->index, round, i);
-    expect(t, round, "allreduce", i, recv[i], want);
+    check_element(t, round, "allreduce", i, recv[i], want);
   }
   int root = round % world_size;
   for (int i = 0; i < COUNT; i++) recv[i] = world_rank == root ? input(root, t->index, round, i) : -1;
   to_call(b->recv_arg, recv, COUNT);
   CHECK_MPI(MPI_Bcast(b->recv_arg, COUNT, MPI_INT, root, t->comm));
   from_call(recv, b->recv_arg, COUNT);
-  for (int i = 0; i < COUNT; i++) expect(t, round, "bcast", i, recv[i], input(root, t->index, round, i));
+  for (int i = 0; i < COUNT; i++) check_element(t, round, "bcast", i, recv[i], input(root, t->index, round, i));
   CHECK_MPI(MPI_Allgather(b->send_arg, COUNT, MPI_INT, b->gathered_arg, COUNT, MPI_INT, t->comm));
   from_call(gathered, b->gathered_arg, (size_t)world_size * COUNT);
   for (int r = 0; r < world_size; r++)
     for (int i = 0; i < COUNT; i++)
-      expect(t, round, "allgather", r * COUNT + i, gathered[r * COUNT + i], input(r, t->index, round, i));
+      check_element(t, round, "allgather", r * COUNT + i, gathered[r * COUNT + i], input(r, t->index, round, i));
 }
 
 static void buffers_init(buffers_t* b) {
@@ -134,7 +127,7 @@ static void* thread_main(void* arg) {
     pthread_barrier_wait(&round_start);
     if (second) usleep(delay_us);
     one_round(t, round);
-    if (t->index == 0) alarm(watchdog_s); /* a round completed on this rank */
+    if (t->index == 0) watchdog_reset(); /* a round completed on this rank */
   }
   buffers_fini(&t->b);
   return NULL;
@@ -178,8 +171,7 @@ int main(int argc, char** argv) {
                                       "coll_dfccl_allgather_routed"};
   counters_t routed;
   counters_open(&routed, names, 3);
-  signal(SIGALRM, on_alarm);
-  alarm(watchdog_s);
+  watchdog_start(watchdog_s);
 
   thread_t threads[NTHREADS];
   pthread_t ids[NTHREADS];
