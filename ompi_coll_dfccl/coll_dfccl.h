@@ -399,9 +399,15 @@ int mca_coll_dfccl_staged_finish(dfccl_staging_t* s, int rc);
 /* A nonblocking fallback's start: *request holds the previous component's request (rc its return
  * code); it becomes a staged request when anything was staged. */
 int mca_coll_dfccl_staged_begin(ompi_communicator_t* comm, dfccl_staging_t* s, int rc, ompi_request_t** request);
-/* A persistent init that would fall back with device buffers (not supported: a clear error) */
-bool mca_coll_dfccl_persistent_device_refused(ompi_communicator_t* comm, const char* coll, const void* a,
-                                              const void* b);
+/* A persistent fallback on staged buffers: *request (persistent) starts `inner` (the previous
+ * component's persistent request on the host copies) at each MPI_Start after copying the input to
+ * the host, and completes after copying the result back; it owns s and inner. */
+int mca_coll_dfccl_staged_persistent(ompi_communicator_t* comm, dfccl_staging_t* s, ompi_request_t* inner,
+                                     ompi_request_t** request);
+/* A persistent init's fallback: *request holds the previous component's request (rc its return
+ * code), which keeps `kept`; it becomes a staged persistent request when anything was staged. */
+int mca_coll_dfccl_staged_init(ompi_communicator_t* comm, dfccl_staging_t* s, int rc, dfccl_kept_t kept,
+                               ompi_request_t** request);
 
 #define DFCCL_VERBOSE(level, ...) \
   opal_output_verbose((level), mca_coll_dfccl_component.output, "coll:dfccl: " __VA_ARGS__)

@@ -96,8 +96,10 @@ int mca_coll_dfccl_allgather_init(const void* sbuf, int scount, struct ompi_data
 fallback:
   mca_coll_dfccl_count(&mca_coll_dfccl_component.allgather_init_fallback);
   DFCCL_VERBOSE(10, "allgather_init on comm '%s' (count %d) falls back: %s", comm->c_name, rcount, why);
-  if (mca_coll_dfccl_persistent_device_refused(comm, "allgather", sbuf, rbuf)) return MPI_ERR_BUFFER;
-  return mca_coll_dfccl_persistent_fallback(m->prev_allgather_init(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
-                                                                   info, request, m->prev_allgather_init_module),
-                                            kept, request);
+  dfccl_staging_t st; /* device buffers run on host copies, refreshed at every start */
+  mca_coll_dfccl_stage_in(&st, comm, sbuf, sdtype, scount, rbuf, rdtype, (size_t)rcount * ompi_comm_size(comm));
+  return mca_coll_dfccl_staged_init(comm, &st,
+                                    m->prev_allgather_init(st.send.host, scount, sdtype, st.recv.host, rcount, rdtype,
+                                                           comm, info, request, m->prev_allgather_init_module),
+                                    kept, request);
 }

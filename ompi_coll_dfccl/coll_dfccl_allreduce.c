@@ -84,8 +84,10 @@ int mca_coll_dfccl_allreduce_init(const void* sbuf, void* rbuf, int count, struc
 fallback:
   mca_coll_dfccl_count(&mca_coll_dfccl_component.allreduce_init_fallback);
   DFCCL_VERBOSE(10, "allreduce_init on comm '%s' (count %d) falls back: %s", comm->c_name, count, why);
-  if (mca_coll_dfccl_persistent_device_refused(comm, "allreduce", sbuf, rbuf)) return MPI_ERR_BUFFER;
-  return mca_coll_dfccl_persistent_fallback(
-      m->prev_allreduce_init(sbuf, rbuf, count, dtype, op, comm, info, request, m->prev_allreduce_init_module), kept,
-      request);
+  dfccl_staging_t st; /* device buffers run on host copies, refreshed at every start */
+  mca_coll_dfccl_stage_in(&st, comm, sbuf, dtype, count, rbuf, dtype, count);
+  return mca_coll_dfccl_staged_init(comm, &st,
+                                    m->prev_allreduce_init(st.send.host, st.recv.host, count, dtype, op, comm, info,
+                                                           request, m->prev_allreduce_init_module),
+                                    kept, request);
 }

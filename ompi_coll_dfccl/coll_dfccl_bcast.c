@@ -77,7 +77,9 @@ int mca_coll_dfccl_bcast_init(void* buf, int count, struct ompi_datatype_t* dtyp
 fallback:
   mca_coll_dfccl_count(&mca_coll_dfccl_component.bcast_init_fallback);
   DFCCL_VERBOSE(10, "bcast_init on comm '%s' (count %d, root %d) falls back: %s", comm->c_name, count, root, why);
-  if (mca_coll_dfccl_persistent_device_refused(comm, "bcast", buf, NULL)) return MPI_ERR_BUFFER;
-  return mca_coll_dfccl_persistent_fallback(
-      m->prev_bcast_init(buf, count, dtype, root, comm, info, request, m->prev_bcast_init_module), kept, request);
+  dfccl_staging_t st; /* device buffers run on host copies, refreshed at every start */
+  mca_coll_dfccl_stage_in(&st, comm, NULL, dtype, 0, buf, dtype, count);
+  return mca_coll_dfccl_staged_init(
+      comm, &st, m->prev_bcast_init(st.recv.host, count, dtype, root, comm, info, request, m->prev_bcast_init_module),
+      kept, request);
 }

@@ -86,9 +86,10 @@ int mca_coll_dfccl_reduce_init(const void* sbuf, void* rbuf, int count, struct o
 fallback:
   mca_coll_dfccl_count(&mca_coll_dfccl_component.reduce_init_fallback);
   DFCCL_VERBOSE(10, "reduce_init on comm '%s' (count %d, root %d) falls back: %s", comm->c_name, count, root, why);
-  if (mca_coll_dfccl_persistent_device_refused(comm, "reduce", sbuf, ompi_comm_rank(comm) == root ? rbuf : NULL))
-    return MPI_ERR_BUFFER;
-  return mca_coll_dfccl_persistent_fallback(
-      m->prev_reduce_init(sbuf, rbuf, count, dtype, op, root, comm, info, request, m->prev_reduce_init_module), kept,
-      request);
+  dfccl_staging_t st; /* device buffers run on host copies, refreshed at every start */
+  mca_coll_dfccl_stage_in(&st, comm, sbuf, dtype, count, rbuf, dtype, ompi_comm_rank(comm) == root ? count : 0);
+  return mca_coll_dfccl_staged_init(comm, &st,
+                                    m->prev_reduce_init(st.send.host, st.recv.host, count, dtype, op, root, comm, info,
+                                                        request, m->prev_reduce_init_module),
+                                    kept, request);
 }

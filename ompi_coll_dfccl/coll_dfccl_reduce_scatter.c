@@ -92,8 +92,12 @@ int mca_coll_dfccl_reduce_scatter_init(const void* sbuf, void* rbuf, const int* 
 fallback:
   mca_coll_dfccl_count(&mca_coll_dfccl_component.reduce_scatter_init_fallback);
   DFCCL_VERBOSE(10, "reduce_scatter_init on comm '%s' falls back: %s", comm->c_name, why);
-  if (mca_coll_dfccl_persistent_device_refused(comm, "reduce_scatter", sbuf, rbuf)) return MPI_ERR_BUFFER;
-  return mca_coll_dfccl_persistent_fallback(m->prev_reduce_scatter_init(sbuf, rbuf, rcounts, dtype, op, comm, info,
-                                                                        request, m->prev_reduce_scatter_init_module),
-                                            kept, request);
+  dfccl_staging_t st; /* device buffers run on host copies, refreshed at every start */
+  size_t all = total_count(rcounts, comm);
+  mca_coll_dfccl_stage_in(&st, comm, sbuf, dtype, all, rbuf, dtype,
+                          sbuf == MPI_IN_PLACE ? all : (size_t)rcounts[ompi_comm_rank(comm)]);
+  return mca_coll_dfccl_staged_init(comm, &st,
+                                    m->prev_reduce_scatter_init(st.send.host, st.recv.host, rcounts, dtype, op, comm,
+                                                                info, request, m->prev_reduce_scatter_init_module),
+                                    kept, request);
 }

@@ -100,9 +100,12 @@ int mca_coll_dfccl_reduce_scatter_block_init(const void* sbuf, void* rbuf, int r
 fallback:
   mca_coll_dfccl_count(&mca_coll_dfccl_component.reduce_scatter_block_init_fallback);
   DFCCL_VERBOSE(10, "reduce_scatter_block_init on comm '%s' (count %d) falls back: %s", comm->c_name, rcount, why);
-  if (mca_coll_dfccl_persistent_device_refused(comm, "reduce_scatter_block", sbuf, rbuf)) return MPI_ERR_BUFFER;
-  return mca_coll_dfccl_persistent_fallback(
-      m->prev_reduce_scatter_block_init(sbuf, rbuf, rcount, dtype, op, comm, info, request,
-                                        m->prev_reduce_scatter_block_init_module),
-      kept, request);
+  dfccl_staging_t st; /* device buffers run on host copies, refreshed at every start */
+  size_t all = (size_t)rcount * ompi_comm_size(comm);
+  mca_coll_dfccl_stage_in(&st, comm, sbuf, dtype, all, rbuf, dtype, sbuf == MPI_IN_PLACE ? all : (size_t)rcount);
+  return mca_coll_dfccl_staged_init(comm, &st,
+                                    m->prev_reduce_scatter_block_init(st.send.host, st.recv.host, rcount, dtype, op,
+                                                                      comm, info, request,
+                                                                      m->prev_reduce_scatter_block_init_module),
+                                    kept, request);
 }

@@ -95,6 +95,7 @@ typedef struct staged_request {
   struct staged_request* next;
   ompi_request_t* inner;
   dfccl_staging_t staging;
+  bool persistent; /* the inner request and the host copies stay for the next MPI_Start */
 } staged_request_t;
 
 static OBJ_CLASS_INSTANCE(staged_request_t, ompi_coll_base_nbc_request_t, NULL, NULL);
@@ -106,9 +107,74 @@ static atomic_int staged_count;
 static int staged_free(ompi_request_t** rptr) {
   ompi_request_t* r = *rptr;
   if (!REQUEST_COMPLETE(r)) return MPI_ERR_REQUEST;
+  staged_request_t* req = (staged_request_t*)r;
+  if (req->persistent) { /* its inner request and copies were kept for the next start */
+    if (req->inner != NULL) (void)ompi_request_free(&req->inner);
+    mca_coll_dfccl_stage_free(&req->staging);
+  }
   OMPI_REQUEST_FINI(r);
   OBJ_RELEASE(r);
   *rptr = MPI_REQUEST_NULL;
+  return OMPI_SUCCESS;
+}
+
+/* Puts a started request on the list the progress callback checks. */
+static void watch(staged_request_t* req) {
+  pthread_mutex_lock(&staged_lock);
+  req->next = staged_first;
+  staged_first = req;
+  pthread_mutex_unlock(&staged_lock);
+  atomic_fetch_add(&staged_count, 1);
+}
+
+/* A copy of the receive span's and the send span's device contents into their host copies (the
+ * input of this start; the receive span for in-place input and datatype holes). */
+static int refresh(dfccl_staging_t* s) {
+  const dfccl_staged_buf_t* bufs[2] = {&s->send, &s->recv};
+  for (int i = 0; i < 2; i++)
+    if (bufs[i]->block != NULL &&
+        dfcclCopy(bufs[i]->block, (char*)bufs[i]->user + bufs[i]->gap, bufs[i]->bytes) != dfcclSuccess) {
+      opal_output(0, "coll:dfccl: staging device memory to the host: %s", dfcclGetLastErrorMessage());
+      return OMPI_ERROR;
+    }
+  return OMPI_SUCCESS;
+}
+
+/* MPI_Start of staged persistent requests: fresh host copies of the input, then the previous
+ * component's start of each inner request. */
+static int staged_start(size_t n, ompi_request_t** requests) {
+  for (size_t i = 0; i < n; i++) {
+    staged_request_t* req = (staged_request_t*)requests[i];
+    ompi_request_t* r = &req->super.super;
+    if (r->req_state == OMPI_REQUEST_ACTIVE) return MPI_ERR_REQUEST;
+    int rc = refresh(&req->staging);
+    ompi_request_t* inner = req->inner;
+    if (rc == OMPI_SUCCESS) rc = inner->req_start(1, &inner);
+    if (rc != OMPI_SUCCESS) return rc;
+    r->req_state = OMPI_REQUEST_ACTIVE;
+    r->req_complete = REQUEST_PENDING;
+    r->req_status = ompi_status_empty;
+    watch(req);
+  }
+  return OMPI_SUCCESS;
+}
+
+int mca_coll_dfccl_staged_persistent(ompi_communicator_t* comm, dfccl_staging_t* s, ompi_request_t* inner,
+                                     ompi_request_t** request) {
+  int rc = mca_coll_dfccl_progress_register();
+  if (rc != OMPI_SUCCESS) return rc; /* a local failure at init: the request never exists */
+  staged_request_t* req = OBJ_NEW(staged_request_t);
+  if (req == NULL) return OMPI_ERR_OUT_OF_RESOURCE;
+  ompi_request_t* r = &req->super.super;
+  OMPI_REQUEST_INIT(r, true); /* complete and inactive until started */
+  r->req_type = OMPI_REQUEST_COLL;
+  r->req_start = staged_start;
+  r->req_free = staged_free;
+  r->req_mpi_object.comm = comm;
+  req->inner = inner;
+  req->staging = *s;
+  req->persistent = true;
+  *request = r;
   return OMPI_SUCCESS;
 }
 
@@ -133,13 +199,28 @@ int mca_coll_dfccl_staged_request(ompi_communicator_t* comm, dfccl_staging_t* s,
   r->req_status = ompi_status_empty;
   req->inner = inner;
   req->staging = *s;
-  pthread_mutex_lock(&staged_lock);
-  req->next = staged_first;
-  staged_first = req;
-  pthread_mutex_unlock(&staged_lock);
-  atomic_fetch_add(&staged_count, 1);
+  req->persistent = false;
+  watch(req);
   *request = r;
   return OMPI_SUCCESS;
+}
+
+/* The result back in device memory; a persistent request keeps its host copies and inner request
+ * (made inactive, as MPI_Wait would), a nonblocking one frees them. */
+static int finish(staged_request_t* req) {
+  int rc = OMPI_SUCCESS;
+  if (!req->persistent) {
+    rc = mca_coll_dfccl_stage_out(&req->staging);
+    ompi_request_free(&req->inner);
+    return rc;
+  }
+  const dfccl_staged_buf_t* b = &req->staging.recv;
+  if (b->block != NULL && dfcclCopy((char*)b->user + b->gap, b->block, b->bytes) != dfcclSuccess) {
+    opal_output(0, "coll:dfccl: copying a staged result back to device memory: %s", dfcclGetLastErrorMessage());
+    rc = OMPI_ERROR;
+  }
+  req->inner->req_state = OMPI_REQUEST_INACTIVE;
+  return rc;
 }
 
 int mca_coll_dfccl_staged_progress(void) {
@@ -162,8 +243,7 @@ int mca_coll_dfccl_staged_progress(void) {
     staged_request_t* req = done;
     done = req->next;
     int error = req->inner->req_status.MPI_ERROR;
-    int rc = mca_coll_dfccl_stage_out(&req->staging);
-    ompi_request_free(&req->inner);
+    int rc = finish(req);
     ompi_request_t* r = &req->super.super;
     r->req_status.MPI_ERROR = error != MPI_SUCCESS ? error : rc == OMPI_SUCCESS ? MPI_SUCCESS : MPI_ERR_INTERN;
     atomic_fetch_sub(&staged_count, 1);
@@ -188,11 +268,19 @@ int mca_coll_dfccl_staged_begin(ompi_communicator_t* comm, dfccl_staging_t* s, i
   return mca_coll_dfccl_staged_request(comm, s, *request, request);
 }
 
-bool mca_coll_dfccl_persistent_device_refused(ompi_communicator_t* comm, const char* coll, const void* a,
-                                              const void* b) {
-  if (!mca_coll_dfccl_is_device(a) && !mca_coll_dfccl_is_device(b)) return false;
-  opal_output(0, "coll:dfccl: %s_init on comm '%s' with device buffers cannot run on DFCCL (%s) and the previous "
-              "component cannot take device buffers: not supported in this version",
-              coll, comm->c_name, "unsupported datatype, op or counts");
-  return true;
+int mca_coll_dfccl_staged_init(ompi_communicator_t* comm, dfccl_staging_t* s, int rc, dfccl_kept_t kept,
+                               ompi_request_t** request) {
+  rc = mca_coll_dfccl_persistent_fallback(rc, kept, request); /* the inner request keeps op and types */
+  if (rc != OMPI_SUCCESS || (s->send.block == NULL && s->recv.block == NULL)) {
+    mca_coll_dfccl_stage_free(s); /* failed, or nothing staged: the inner request is the call's */
+    return rc;
+  }
+  ompi_request_t* inner = *request;
+  rc = mca_coll_dfccl_staged_persistent(comm, s, inner, request);
+  if (rc != OMPI_SUCCESS) {
+    (void)ompi_request_free(&inner);
+    mca_coll_dfccl_stage_free(s);
+    *request = MPI_REQUEST_NULL;
+  }
+  return rc;
 }
