@@ -46,6 +46,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_parse.h"
+
 #define ROUTED_COUNTER "coll_dfccl_allreduce_routed"
 
 static int rank, nranks;
@@ -159,43 +161,6 @@ typedef struct {
   bool cudaAware;     /* -a: the MPI takes device buffers itself; coll/dfccl need not be loaded */
 } options;
 
-/* "64", "1K", "16M", "2G" (powers of 1024; a trailing "B" is allowed). */
-static int parse_bytes(const char* s, size_t* out) {
-  char* end = NULL;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno != 0 || end == s || s[0] == '-') return -1;
-  unsigned long long mult = 1;
-  switch (*end) {
-    case 'k': case 'K': mult = 1ull << 10; end++; break;
-    case 'm': case 'M': mult = 1ull << 20; end++; break;
-    case 'g': case 'G': mult = 1ull << 30; end++; break;
-    default: break;
-  }
-  if (*end == 'b' || *end == 'B') end++;
-  if (*end != '\0' || (v != 0 && mult > (unsigned long long)SIZE_MAX / v)) return -1;
-  *out = (size_t)(v * mult);
-  return 0;
-}
-
-static int parse_int(const char* s, int lo, int hi, int* out) {
-  char* end = NULL;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) return -1;
-  *out = (int)v;
-  return 0;
-}
-
-static int parse_factor(const char* s, double* out) {
-  char* end = NULL;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno != 0 || end == s || *end != '\0' || !(v > 1.0)) return -1;
-  *out = v;
-  return 0;
-}
-
 static void usage(const char* prog) {
   printf("Usage: mpirun -np N %s [options]       (see benchmarks/mpi_allreduce_bench.sh)\n"
          "MPI_Allreduce (float sum) on CUDA device buffers, through coll/dfccl, beside staging\n"
@@ -223,7 +188,7 @@ static int parse_args(int argc, char** argv, options* o) {
     switch (opt) {
       case 'b': bad = parse_bytes(optarg, &o->minBytes); break;
       case 'e': bad = parse_bytes(optarg, &o->maxBytes); break;
-      case 'f': bad = parse_factor(optarg, &o->factor); break;
+      case 'f': bad = parse_double(optarg, 1.0, &o->factor) || o->factor == 1.0; break;
       case 'n': bad = parse_int(optarg, 1, 1 << 30, &o->iters); break;
       case 'w': bad = parse_int(optarg, 0, 1 << 30, &o->warmup); break;
       case 'c': bad = parse_int(optarg, 0, 1, &o->check); break;

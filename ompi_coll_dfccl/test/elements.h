@@ -132,20 +132,27 @@ typedef struct {
   int n;
 } counters_t;
 
+/* A handle of the component's counter `name` in session (aborts if there is none: the component
+ * was not loaded). */
+static inline MPI_T_pvar_handle counter_open(MPI_T_pvar_session session, const char* name) {
+  MPI_T_pvar_handle h = MPI_T_PVAR_HANDLE_NULL;
+  int index = find_pvar(name), count, rank = -1;
+  if (index < 0) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    fprintf(stderr, "rank %d: MPI_T counter %s not found: was coll/dfccl loaded?\n", rank, name);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  CHECK_MPI(MPI_T_pvar_handle_alloc(session, index, NULL, &h, &count));
+  return h;
+}
+
 static inline void counters_open(counters_t* c, const char* const* names, int n) {
-  int provided, rank = -1, index, count;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int provided;
   if (n > COUNTERS_MAX) MPI_Abort(MPI_COMM_WORLD, 2);
   CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
   CHECK_MPI(MPI_T_pvar_session_create(&c->session));
   c->n = n;
-  for (int k = 0; k < n; k++) {
-    if ((index = find_pvar(names[k])) < 0) {
-      fprintf(stderr, "rank %d: MPI_T counter %s not found: was coll/dfccl loaded?\n", rank, names[k]);
-      MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    CHECK_MPI(MPI_T_pvar_handle_alloc(c->session, index, NULL, &c->handles[k], &count));
-  }
+  for (int k = 0; k < n; k++) c->handles[k] = counter_open(c->session, names[k]);
 }
 
 static inline unsigned long long counters_sum(counters_t* c) {

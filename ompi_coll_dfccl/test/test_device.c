@@ -106,17 +106,6 @@ static const char* counter_label(int k, char* buf, size_t size) {
   return buf;
 }
 
-static MPI_T_pvar_handle open_counter(const char* name) {
-  MPI_T_pvar_handle h = MPI_T_PVAR_HANDLE_NULL;
-  int index = find_pvar(name), count;
-  if (index < 0) {
-    fprintf(stderr, "rank %d: MPI_T counter %s not found: was coll/dfccl loaded?\n", world_rank, name);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  CHECK_MPI(MPI_T_pvar_handle_alloc(session, index, NULL, &h, &count));
-  return h;
-}
-
 static void counters_start(void) {
   int provided;
   CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
@@ -125,9 +114,9 @@ static void counters_start(void) {
     char label[64], name[96];
     counter_label(k, label, sizeof label);
     snprintf(name, sizeof name, "coll_dfccl_%s_routed", label);
-    routed_h[k] = open_counter(name);
+    routed_h[k] = counter_open(session, name);
     snprintf(name, sizeof name, "coll_dfccl_%s_fallback", label);
-    fallback_h[k] = open_counter(name);
+    fallback_h[k] = counter_open(session, name);
   }
 }
 

@@ -208,17 +208,6 @@ static int make_batch(call_t* calls, int size) {
 static MPI_T_pvar_session session;
 static MPI_T_pvar_handle routed_h[NCOLLS], fallback_h[NCOLLS];
 
-static MPI_T_pvar_handle open_counter(const char* name) {
-  MPI_T_pvar_handle h = MPI_T_PVAR_HANDLE_NULL;
-  int index = find_pvar(name), count;
-  if (index < 0) {
-    fprintf(stderr, "rank %d: MPI_T counter %s not found: was coll/dfccl loaded?\n", world_rank, name);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  CHECK_MPI(MPI_T_pvar_handle_alloc(session, index, NULL, &h, &count));
-  return h;
-}
-
 typedef struct {
   unsigned long long routed[NCOLLS], fallback[NCOLLS];
 } counts_t;
@@ -388,9 +377,9 @@ int main(int argc, char** argv) {
   for (int k = 0; k < NCOLLS; k++) { /* counters report the increase since their handle was allocated */
     char name[96];
     snprintf(name, sizeof name, "coll_dfccl_%s_routed", coll_names[k]);
-    routed_h[k] = open_counter(name);
+    routed_h[k] = counter_open(session, name);
     snprintf(name, sizeof name, "coll_dfccl_%s_fallback", coll_names[k]);
-    fallback_h[k] = open_counter(name);
+    fallback_h[k] = counter_open(session, name);
   }
 
   MPI_Comm dup;
