@@ -24,7 +24,9 @@ dfcclResult_t df_ctx_check(const df_ctx* ctx) {
   return dfcclSuccess;
 }
 
-static void sleep_us(long us) { nanosleep(&(struct timespec){.tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000}, NULL); }
+static void sleep_us(long us) {
+  nanosleep(&(struct timespec){.tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000}, NULL);
+}
 
 static uint64_t now_ms(void) {
   struct timespec ts;

@@ -59,9 +59,10 @@ typedef enum {
 
 /*
  * Bootstrap: DFCCL never talks to MPI (or anything else) to exchange connection information; the
- * caller provides an allgather.  `ranks` lists the participating world ranks in ring order
- * (as the collective was registered; the caller is one of them); each contributes `bytes` bytes and receives all contributions in
- * that order.  Every listed rank makes the same sequence of such calls.  Return 0 on success.
+ * caller provides an allgather.  `ranks` lists the participating world ranks in ring order (as the
+ * collective was registered; the caller is one of them); each contributes `bytes` bytes and
+ * receives all contributions in that order.  Every listed rank makes the same sequence of such
+ * calls.  Return 0 on success.
  */
 typedef int (*dfcclAllgatherFn)(void* state, const int* ranks, int nranks, const void* sendbuf,
                                 void* recvbuf, size_t bytes);

@@ -1,6 +1,7 @@
 /*
  * Groups: the participants a collective runs on, in ring order (the order the caller lists them:
- * all-gather and reduce-scatter blocks follow it), and where this rank stands among them.  Purely local: connectors belong to collectives (connectors.c).
+ * all-gather and reduce-scatter blocks follow it), and where this rank stands among them.  Purely
+ * local: connectors belong to collectives (connectors.c).
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */

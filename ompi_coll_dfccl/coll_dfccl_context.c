@@ -316,8 +316,9 @@ dfcclRankCtx_t mca_coll_dfccl_process_context(dfcclTarget_t target, int device) 
                                           ompi_comm_size(&ompi_mpi_comm_world.comm), boot_allgather, NULL}};
     dfcclResult_t r = dfcclInit(&ctx, &args);
     if (r != dfcclSuccess) {
-      opal_output(0, "coll:dfccl: dfcclInit (%s target, device %d): %s (%s)", target == dfcclTargetCuda ? "cuda" : "host",
-                  device, dfcclGetErrorString(r), dfcclGetLastErrorMessage());
+      opal_output(0, "coll:dfccl: dfcclInit (%s target, device %d): %s (%s)",
+                  target == dfcclTargetCuda ? "cuda" : "host", device, dfcclGetErrorString(r),
+                  dfcclGetLastErrorMessage());
       ctx = NULL;
       proc.failed[target] = true;
     } else {

@@ -250,8 +250,8 @@ dfccl_coll_t* mca_coll_dfccl_coll_for(mca_coll_dfccl_module_t* m, ompi_communica
 
 dfccl_coll_t* mca_coll_dfccl_coll_get(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_form_t form,
                                       const dfccl_sig_t* sig, const char** why) {
-  dfccl_coll_t* c = form == DFCCL_NONBLOCKING ? ready_coll(m, comm, sig, why)
-                                               : set_up_coll(m, comm, sig, form == DFCCL_PERSISTENT ? pool_size() : 1, why);
+  int nslots = form == DFCCL_PERSISTENT ? pool_size() : 1;
+  dfccl_coll_t* c = form == DFCCL_NONBLOCKING ? ready_coll(m, comm, sig, why) : set_up_coll(m, comm, sig, nslots, why);
   if (c != NULL && !c->usable) {
     *why = "registration failed";
     return NULL;
