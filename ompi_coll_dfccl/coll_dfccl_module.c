@@ -235,7 +235,9 @@ static bool buffers_target(const void* a, const void* b, dfccl_sig_t* sig, const
 dfccl_coll_t* mca_coll_dfccl_coll_for(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_form_t form,
                                       dfccl_sig_t* sig, const void* send, const void* recv, int count,
                                       struct ompi_datatype_t* dtype, struct ompi_op_t* op, const char** why) {
-  if (count <= 0) { *why = "count"; return NULL; } /* 4.1's MPI layer returns before count 0 */
+  /* Count 0 reaches us from MPI_Iallgather and some persistent inits (the 4.1 MPI layer answers the
+   * others itself): the previous component handles it. */
+  if (count <= 0) { *why = "count"; return NULL; }
   sig->count = (size_t)count;
   if (op == NULL) {
     sig->op = dfcclSum; /* unused by data movement; fixed, so that signatures compare equal */
