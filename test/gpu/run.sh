@@ -3,7 +3,9 @@
 #   build from the dist tarball in .dist/ (or this tree if it is configured), the data-path unit
 #   test, bad input, the all-reduce matrix, the deadlock programs (one rank per GPU, and 4 ranks
 #   per GPU), their preemption-off twins, compute-sanitizer, and the benchmark beside NCCL.
-# Usage: bash test/gpu/run.sh [quick]      Logs go to $OUT (or /tmp/dfccl-gpu); a summary is printed.
+# Usage: [PART=...] [SKIP="step ..."] [MPS=1] bash test/gpu/run.sh
+#   Logs go to $OUT (or /tmp/dfccl-gpu); a summary is printed.  PART picks the parts (see below);
+#   MPS=1 runs them under MPS, for a machine of one GPU where each test's ranks share it.
 set -u
 export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 DFCCL_TARGET=cuda
 out=${OUT:-/tmp/dfccl-gpu}
@@ -12,7 +14,6 @@ log="$out/gpu-tests.log"
 summary="$out/gpu-summary.txt"
 : > "$log"
 : > "$summary"
-quick=${1:-}
 repo=$(pwd)
 
 note() { echo "$*" | tee -a "$summary"; }
@@ -66,6 +67,30 @@ else
   step build-tests 300 make -j16 check TESTS= || exit 1
 fi
 mpi="sh test/mpi/mpirun.sh"
+
+# MPS lets several processes' daemons run side by side on one GPU (without it the GPU time-slices
+# between their persistent kernels), as long as their blocks fit on it together.
+mps_start() {
+  command -v nvidia-cuda-mps-control > /dev/null || { note "no nvidia-cuda-mps-control on this machine"; return 1; }
+  export CUDA_MPS_PIPE_DIRECTORY=/tmp/dfccl-mps/pipe CUDA_MPS_LOG_DIRECTORY=/tmp/dfccl-mps/log
+  mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY
+  if nvidia-cuda-mps-control -d; then
+    trap mps_stop EXIT
+    note "MPS control daemon started"
+    return 0
+  fi
+  note "MPS could not be started"
+  unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+  return 1
+}
+mps_stop() {
+  echo quit | nvidia-cuda-mps-control
+  trap - EXIT
+  sleep 2
+  unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+}
+# MPS=1: every part under MPS (a machine of one GPU, where each test's ranks share it).
+[ "${MPS:-0}" = 1 ] && mps_start
 
 # PART=1: data path and the deadlock programs at one rank per GPU; PART=2: oversubscribed runs,
 # the random mix and performance; unset: both (more than one 600 s device call).  PART=oversub
@@ -129,28 +154,16 @@ fi
 # iteration of 8 all-reduces); under MPS (started here if the machine has it, stopped at the end)
 # the daemons run side by side, as long as their blocks fit on the GPU together (processes per GPU x
 # channels <= SMs): OVERSUB_CHANNELS (default 8) channels per daemon.
+if named oversub && [ "${MPS:-0}" != 1 ] && mps_start; then
+  export DFCCL_MAX_CHANNELS=${OVERSUB_CHANNELS:-8}
+  note "DFCCL_MAX_CHANNELS=$DFCCL_MAX_CHANNELS"
+  step random-order-8ranks-mps ${RO8_LIMIT:-150} $mpi 8 test/mpi/test_random_order -i "${RO8_ITERS:-200}"
+  step random-mix-8ranks-sync-mps ${MIX_LIMIT:-150} $mpi 8 test/mpi/test_random_mix -i "${MIX8_ITERS:-1000}" -y 5
+  step random-mix-4ranks-sync-mps ${MIX_LIMIT:-150} $mpi 4 test/mpi/test_random_mix -i "${MIX_ITERS:-1000}" -y 5
+  unset DFCCL_MAX_CHANNELS
+  mps_stop
+fi
 if named oversub; then
-  if command -v nvidia-cuda-mps-control > /dev/null; then
-    export CUDA_MPS_PIPE_DIRECTORY=/tmp/dfccl-mps/pipe CUDA_MPS_LOG_DIRECTORY=/tmp/dfccl-mps/log
-    mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY
-    trap 'echo quit | nvidia-cuda-mps-control' EXIT
-    if nvidia-cuda-mps-control -d; then
-      note "MPS control daemon started; DFCCL_MAX_CHANNELS=${OVERSUB_CHANNELS:-8}"
-      export DFCCL_MAX_CHANNELS=${OVERSUB_CHANNELS:-8}
-      step random-order-8ranks-mps ${RO8_LIMIT:-150} $mpi 8 test/mpi/test_random_order -i "${RO8_ITERS:-200}"
-      step random-mix-8ranks-sync-mps ${MIX_LIMIT:-150} $mpi 8 test/mpi/test_random_mix -i "${MIX8_ITERS:-1000}" -y 5
-      step random-mix-4ranks-sync-mps ${MIX_LIMIT:-150} $mpi 4 test/mpi/test_random_mix -i "${MIX_ITERS:-1000}" -y 5
-      echo quit | nvidia-cuda-mps-control
-      unset DFCCL_MAX_CHANNELS
-      trap - EXIT
-      sleep 2
-    else
-      note "MPS could not be started"
-    fi
-    unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
-  else
-    note "no nvidia-cuda-mps-control on this machine"
-  fi
   step random-order-8ranks-timesliced ${RO8_TS_LIMIT:-420} $mpi 8 test/mpi/test_random_order -i "${RO8_TS_ITERS:-200}"
 fi
 
