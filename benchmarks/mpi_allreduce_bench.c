@@ -33,7 +33,6 @@
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <mpi.h>
@@ -47,6 +46,7 @@
 #include <unistd.h>
 
 #include "bench_parse.h"
+#include "cudart_dl.h" /* test/common: libcudart loaded at run time */
 
 #define ROUTED_COUNTER "coll_dfccl_allreduce_routed"
 
@@ -81,70 +81,11 @@ static void die(const char* file, int line, const char* fmt, ...) {
 
 /* ---- CUDA, loaded at run time ------------------------------------------------------------------- */
 
-typedef int cuda_status_t; /* cudaError_t: 0 is cudaSuccess */
-enum { CUDA_MEMCPY_HOST_TO_DEVICE = 1, CUDA_MEMCPY_DEVICE_TO_HOST = 2 };
-
-static struct {
-  cuda_status_t (*get_device_count)(int*);
-  cuda_status_t (*set_device)(int);
-  cuda_status_t (*dev_malloc)(void**, size_t);
-  cuda_status_t (*dev_free)(void*);
-  cuda_status_t (*copy)(void*, const void*, size_t, int);
-  cuda_status_t (*fill)(void*, int, size_t);
-  cuda_status_t (*stream_synchronize)(void*);
-  cuda_status_t (*runtime_get_version)(int*);
-  cuda_status_t (*driver_get_version)(int*);
-  cuda_status_t (*device_get_pci_bus_id)(char*, int, int);
-  const char* (*get_error_string)(cuda_status_t);
-  const char* soname; /* the libcudart that was loaded */
-} cuda;
-
 #define CHECK_CUDA(call)                                                                    \
   do {                                                                                      \
     cuda_status_t e_ = (call);                                                              \
     if (e_ != 0) DIE("%s failed: %s (%d)", #call, cuda.get_error_string(e_), e_);           \
   } while (0)
-
-/* True when the CUDA runtime is here and sees at least one GPU (*devices of them); otherwise
- * *why says what is missing. */
-static bool cuda_load(int* devices, char* why, size_t len) {
-  static const char* const sonames[] = {"libcudart.so.13", "libcudart.so.12", "libcudart.so"};
-  void* lib = NULL;
-  for (size_t i = 0; lib == NULL && i < sizeof sonames / sizeof sonames[0]; i++)
-    if ((lib = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL)) != NULL) cuda.soname = sonames[i];
-  if (lib == NULL) {
-    snprintf(why, len, "no CUDA runtime (libcudart) on the loader path");
-    return false;
-  }
-  struct {
-    void** fn;
-    const char* name;
-  } syms[] = {
-      {(void**)&cuda.get_device_count, "cudaGetDeviceCount"},
-      {(void**)&cuda.set_device, "cudaSetDevice"},
-      {(void**)&cuda.dev_malloc, "cudaMalloc"},
-      {(void**)&cuda.dev_free, "cudaFree"},
-      {(void**)&cuda.copy, "cudaMemcpy"},
-      {(void**)&cuda.fill, "cudaMemset"},
-      {(void**)&cuda.stream_synchronize, "cudaStreamSynchronize"},
-      {(void**)&cuda.runtime_get_version, "cudaRuntimeGetVersion"},
-      {(void**)&cuda.driver_get_version, "cudaDriverGetVersion"},
-      {(void**)&cuda.device_get_pci_bus_id, "cudaDeviceGetPCIBusId"},
-      {(void**)&cuda.get_error_string, "cudaGetErrorString"},
-  };
-  for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++)
-    if ((*syms[i].fn = dlsym(lib, syms[i].name)) == NULL) {
-      snprintf(why, len, "%s not in %s", syms[i].name, cuda.soname);
-      return false;
-    }
-  *devices = 0;
-  cuda_status_t e = cuda.get_device_count(devices); /* no driver or no device: an error here */
-  if (e != 0 || *devices < 1) {
-    snprintf(why, len, "cudaGetDeviceCount: %s", e != 0 ? cuda.get_error_string(e) : "no device");
-    return false;
-  }
-  return true;
-}
 
 /* Copies and memsets from the host run on the legacy default stream, and the DFCCL daemon is not
  * ordered after any stream: wait for that stream (not the device, which would wait for the daemon
@@ -267,7 +208,7 @@ static float expected(size_t i) {
 /* The send buffer on the device holds this rank's inputs (both paths read it). */
 static void prepare_inputs(buffers* b, size_t count) {
   for (size_t i = 0; i < count; i++) b->sendHost[i] = input(rank, i);
-  CHECK_CUDA(cuda.copy(b->sendDev, b->sendHost, count * sizeof(float), CUDA_MEMCPY_HOST_TO_DEVICE));
+  CHECK_CUDA(cuda.memcpy(b->sendDev, b->sendHost, count * sizeof(float), CUDA_MEMCPY_HOST_TO_DEVICE));
   default_stream_done();
 }
 
@@ -278,9 +219,9 @@ static void run_path(buffers* b, path_t path, size_t count, int times) {
       CHECK_MPI(MPI_Allreduce(b->sendDev, b->recvDev, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
       continue;
     }
-    CHECK_CUDA(cuda.copy(b->sendHost, b->sendDev, bytes, CUDA_MEMCPY_DEVICE_TO_HOST));
+    CHECK_CUDA(cuda.memcpy(b->sendHost, b->sendDev, bytes, CUDA_MEMCPY_DEVICE_TO_HOST));
     CHECK_MPI(MPI_Allreduce(b->sendHost, b->recvHost, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
-    CHECK_CUDA(cuda.copy(b->recvDev, b->recvHost, bytes, CUDA_MEMCPY_HOST_TO_DEVICE));
+    CHECK_CUDA(cuda.memcpy(b->recvDev, b->recvHost, bytes, CUDA_MEMCPY_HOST_TO_DEVICE));
     default_stream_done();
   }
 }
@@ -298,10 +239,10 @@ static double time_path(buffers* b, path_t path, size_t count, int iters) {
 /* One call into an output reset to 0xff bytes (NaN), compared exactly; wrong elements over all ranks. */
 static unsigned long long check_path(buffers* b, path_t path, size_t count) {
   size_t bytes = count * sizeof(float);
-  CHECK_CUDA(cuda.fill(b->recvDev, 0xff, bytes));
+  CHECK_CUDA(cuda.memset(b->recvDev, 0xff, bytes));
   default_stream_done();
   run_path(b, path, count, 1);
-  CHECK_CUDA(cuda.copy(b->image, b->recvDev, bytes, CUDA_MEMCPY_DEVICE_TO_HOST));
+  CHECK_CUDA(cuda.memcpy(b->image, b->recvDev, bytes, CUDA_MEMCPY_DEVICE_TO_HOST));
   unsigned long long wrong = 0, all = 0;
   for (size_t i = 0; i < count; i++) wrong += !(b->image[i] == expected(i));
   CHECK_MPI(MPI_Allreduce(&wrong, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD));

@@ -11,6 +11,8 @@
  *                                      op/datatype retention of fallen-back ones
  * collectives (coll_dfccl_<coll>.c)   one per collective, blocking, nonblocking and persistent:
  *                                      check -> route -> fall back
+ * entry     (coll_dfccl_entry.c)      what those entry points share: set-up point, routed end,
+ *                                      fallen-back end
  * tables    (coll_dfccl_dtypes.h)     MPI datatypes and ops -> DFCCL
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
@@ -408,6 +410,38 @@ int mca_coll_dfccl_staged_persistent(ompi_communicator_t* comm, dfccl_staging_t*
  * code), which keeps `kept`; it becomes a staged persistent request when anything was staged. */
 int mca_coll_dfccl_staged_init(ompi_communicator_t* comm, dfccl_staging_t* s, int rc, dfccl_kept_t kept,
                                ompi_request_t** request);
+
+/* ---- entry points (coll_dfccl_entry.c): what the forms of every collective share ---- */
+
+/* A call of one of the component's entry points: its name (the prefix of its parameter and
+ * counters), its form, its counters, and what the form needs: the request to return (nonblocking,
+ * persistent) and what a persistent request holds until it is freed. */
+typedef struct {
+  const char* name;
+  dfccl_form_t form;
+  unsigned long long *routed, *fallback;
+  ompi_request_t** request;
+  dfccl_kept_t kept;
+} dfccl_entry_t;
+#define DFCCL_ENTRY(entry, entry_form, entry_request, entry_kept)                                     \
+  ((dfccl_entry_t){.name = #entry, .form = (entry_form), .routed = &mca_coll_dfccl_component.entry##_routed, \
+                   .fallback = &mca_coll_dfccl_component.entry##_fallback, .request = (entry_request),      \
+                   .kept = (entry_kept)})
+#define DFCCL_KEEP_NOTHING DFCCL_KEEP(NULL, NULL)
+
+/* The set-up point that a blocking call or a persistent init is (first thing of every entry point;
+ * nothing for a nonblocking call). */
+void mca_coll_dfccl_enter(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, ompi_communicator_t* comm);
+/* A planned call through DFCCL, counted as routed: a blocking call runs it (and is counted once it
+ * succeeded), a nonblocking one starts it, a persistent init returns its request. */
+int mca_coll_dfccl_routed(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, ompi_communicator_t* comm,
+                          const dfccl_call_t* call);
+/* Counts a call that falls back and says why at verbosity 10 (root < 0: the collective has none). */
+void mca_coll_dfccl_fell_back(const dfccl_entry_t* e, ompi_communicator_t* comm, int count, int root,
+                              const char* why);
+/* The end of a fallback on st, whose previous component returned rc: staged_finish, staged_begin or
+ * staged_init, by form. */
+int mca_coll_dfccl_staged_end(const dfccl_entry_t* e, ompi_communicator_t* comm, dfccl_staging_t* st, int rc);
 
 #define DFCCL_VERBOSE(level, ...) \
   opal_output_verbose((level), mca_coll_dfccl_component.output, "coll:dfccl: " __VA_ARGS__)

@@ -11,8 +11,6 @@
  */
 #include "coll_dfccl.h"
 
-#include "opal/util/output.h"
-
 static bool plan(const void* sbuf, int scount, struct ompi_datatype_t* sdtype, void* rbuf, int rcount,
                  struct ompi_datatype_t* rdtype, struct ompi_communicator_t* comm, mca_coll_dfccl_module_t* m,
                  dfccl_form_t form, dfccl_call_t* call, const char** why) {
@@ -36,70 +34,60 @@ static bool plan(const void* sbuf, int scount, struct ompi_datatype_t* sdtype, v
   return true;
 }
 
+/* Every form's way in: routed through DFCCL (true, *rc its result), or ready to fall back (false):
+ * counted, said, and device buffers staged through host copies in *st. */
+static bool route(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, const void* sbuf, int scount,
+                  struct ompi_datatype_t* sdtype, void* rbuf, int rcount, struct ompi_datatype_t* rdtype,
+                  struct ompi_communicator_t* comm, dfccl_staging_t* st, int* rc) {
+  dfccl_call_t call;
+  const char* why;
+  mca_coll_dfccl_enter(e, m, comm);
+  if (plan(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m, e->form, &call, &why)) {
+    *rc = mca_coll_dfccl_routed(e, m, comm, &call);
+    return true;
+  }
+  mca_coll_dfccl_fell_back(e, comm, rcount, -1, why);
+  mca_coll_dfccl_stage_in(st, comm, sbuf, sdtype, scount, rbuf, rdtype, (size_t)rcount * ompi_comm_size(comm));
+  return false;
+}
+
 int mca_coll_dfccl_allgather(const void* sbuf, int scount, struct ompi_datatype_t* sdtype, void* rbuf,
                              int rcount, struct ompi_datatype_t* rdtype, struct ompi_communicator_t* comm,
                              mca_coll_base_module_t* module) {
+  const dfccl_entry_t e = DFCCL_ENTRY(allgather, DFCCL_BLOCKING, NULL, DFCCL_KEEP_NOTHING);
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
-  dfccl_call_t call;
-  const char* why;
-
-  mca_coll_dfccl_set_up_wanted(m, comm);
-  if (!plan(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m, DFCCL_BLOCKING, &call, &why)) goto fallback;
-  if (mca_coll_dfccl_run(m, comm, &call) != OMPI_SUCCESS) return OMPI_ERROR;
-  mca_coll_dfccl_count(&mca_coll_dfccl_component.allgather_routed);
-  return OMPI_SUCCESS;
-
-fallback:
-  mca_coll_dfccl_count(&mca_coll_dfccl_component.allgather_fallback);
-  DFCCL_VERBOSE(10, "allgather on comm '%s' (count %d) falls back: %s", comm->c_name, rcount, why);
-  dfccl_staging_t st; /* device buffers run on host copies (nothing is copied for host buffers) */
-  mca_coll_dfccl_stage_in(&st, comm, sbuf, sdtype, scount, rbuf, rdtype, (size_t)rcount * ompi_comm_size(comm));
-  return mca_coll_dfccl_staged_finish(&st, m->prev_allgather(st.send.host, scount, sdtype, st.recv.host, rcount, rdtype,
-                                                             comm, m->prev_allgather_module));
+  dfccl_staging_t st;
+  int rc;
+  if (route(&e, m, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, &st, &rc)) return rc;
+  return mca_coll_dfccl_staged_end(&e, comm, &st,
+                                   m->prev_allgather(st.send.host, scount, sdtype, st.recv.host, rcount, rdtype, comm,
+                                                     m->prev_allgather_module));
 }
 
 int mca_coll_dfccl_iallgather(const void* sbuf, int scount, struct ompi_datatype_t* sdtype, void* rbuf, int rcount,
                               struct ompi_datatype_t* rdtype, struct ompi_communicator_t* comm,
                               ompi_request_t** request, mca_coll_base_module_t* module) {
+  const dfccl_entry_t e = DFCCL_ENTRY(iallgather, DFCCL_NONBLOCKING, request, DFCCL_KEEP_NOTHING);
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
-  dfccl_call_t call;
-  const char* why;
-
-  if (!plan(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m, DFCCL_NONBLOCKING, &call, &why)) goto fallback;
-  mca_coll_dfccl_count(&mca_coll_dfccl_component.iallgather_routed);
-  return mca_coll_dfccl_start(m, comm, &call, request);
-
-fallback:
-  mca_coll_dfccl_count(&mca_coll_dfccl_component.iallgather_fallback);
-  DFCCL_VERBOSE(10, "iallgather on comm '%s' (count %d) falls back: %s", comm->c_name, rcount, why);
-  dfccl_staging_t st; /* device buffers run on host copies (nothing is copied for host buffers) */
-  mca_coll_dfccl_stage_in(&st, comm, sbuf, sdtype, scount, rbuf, rdtype, (size_t)rcount * ompi_comm_size(comm));
-  return mca_coll_dfccl_staged_begin(comm, &st,
-                                     m->prev_iallgather(st.send.host, scount, sdtype, st.recv.host, rcount, rdtype,
-                                                        comm, request, m->prev_iallgather_module),
-                                     request);
+  dfccl_staging_t st;
+  int rc;
+  if (route(&e, m, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, &st, &rc)) return rc;
+  return mca_coll_dfccl_staged_end(&e, comm, &st,
+                                   m->prev_iallgather(st.send.host, scount, sdtype, st.recv.host, rcount, rdtype, comm,
+                                                      request, m->prev_iallgather_module));
 }
 
 int mca_coll_dfccl_allgather_init(const void* sbuf, int scount, struct ompi_datatype_t* sdtype, void* rbuf,
                                   int rcount, struct ompi_datatype_t* rdtype, struct ompi_communicator_t* comm,
                                   struct ompi_info_t* info, ompi_request_t** request, mca_coll_base_module_t* module) {
+  /* With MPI_IN_PLACE, sdtype is ignored (and may be anything): not kept. */
+  const dfccl_entry_t e = DFCCL_ENTRY(allgather_init, DFCCL_PERSISTENT, request,
+                                      DFCCL_KEEP(sbuf == MPI_IN_PLACE ? NULL : sdtype, rdtype));
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
-  dfccl_kept_t kept = DFCCL_KEEP(sbuf == MPI_IN_PLACE ? NULL : sdtype, rdtype); /* MPI_IN_PLACE: sdtype is ignored */
-  dfccl_call_t call;
-  const char* why;
-
-  mca_coll_dfccl_set_up_wanted(m, comm); /* an init is a set-up point */
-  if (!plan(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m, DFCCL_PERSISTENT, &call, &why)) goto fallback;
-  mca_coll_dfccl_count(&mca_coll_dfccl_component.allgather_init_routed);
-  return mca_coll_dfccl_persistent_init(m, comm, &call, kept, request);
-
-fallback:
-  mca_coll_dfccl_count(&mca_coll_dfccl_component.allgather_init_fallback);
-  DFCCL_VERBOSE(10, "allgather_init on comm '%s' (count %d) falls back: %s", comm->c_name, rcount, why);
-  dfccl_staging_t st; /* device buffers run on host copies, refreshed at every start */
-  mca_coll_dfccl_stage_in(&st, comm, sbuf, sdtype, scount, rbuf, rdtype, (size_t)rcount * ompi_comm_size(comm));
-  return mca_coll_dfccl_staged_init(comm, &st,
-                                    m->prev_allgather_init(st.send.host, scount, sdtype, st.recv.host, rcount, rdtype,
-                                                           comm, info, request, m->prev_allgather_init_module),
-                                    kept, request);
+  dfccl_staging_t st;
+  int rc;
+  if (route(&e, m, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, &st, &rc)) return rc;
+  return mca_coll_dfccl_staged_end(&e, comm, &st,
+                                   m->prev_allgather_init(st.send.host, scount, sdtype, st.recv.host, rcount, rdtype,
+                                                          comm, info, request, m->prev_allgather_init_module));
 }

@@ -97,9 +97,10 @@ static int dfccl_register(void) {
     const char* mpi = colls[i].mpi;
     bool nonblocking = strncmp(mpi, "MPI_I", 5) == 0;
     bool persistent = strstr(mpi, "_init") != NULL; /* "MPIX_..._init" */
-    const char* form = nonblocking ? " (once its signature is set up by a blocking collective on the communicator)"
-                       : persistent ? " (the init is a set-up point: it registers the signature; each MPI_Start runs it)"
-                                    : "";
+    const char* form =
+        nonblocking  ? " (once its signature is set up by a blocking collective on the communicator)"
+        : persistent ? " (the init is a set-up point: it registers the signature; each MPI_Start runs it)"
+                     : "";
     snprintf(n[0], sizeof n[0], "%s_enable", colls[i].name);
     snprintf(h[0], sizeof h[0], "Route %s through DFCCL%s%s", mpi,
              strstr(mpi, "_scatter") && !strstr(mpi, "_block") ? " (when all recvcounts are equal)" : "", form);

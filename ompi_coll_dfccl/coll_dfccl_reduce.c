@@ -10,8 +10,6 @@
  */
 #include "coll_dfccl.h"
 
-#include "opal/util/output.h"
-
 static bool plan(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t* dtype, struct ompi_op_t* op,
                  int root, struct ompi_communicator_t* comm, mca_coll_dfccl_module_t* m, dfccl_form_t form,
                  dfccl_call_t* call, const char** why) {
@@ -26,70 +24,58 @@ static bool plan(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t
   return true;
 }
 
+/* Every form's way in: routed through DFCCL (true, *rc its result), or ready to fall back (false):
+ * counted, said, and device buffers staged through host copies in *st. */
+static bool route(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, const void* sbuf, void* rbuf, int count,
+                  struct ompi_datatype_t* dtype, struct ompi_op_t* op, int root, struct ompi_communicator_t* comm,
+                  dfccl_staging_t* st, int* rc) {
+  dfccl_call_t call;
+  const char* why;
+  mca_coll_dfccl_enter(e, m, comm);
+  if (plan(sbuf, rbuf, count, dtype, op, root, comm, m, e->form, &call, &why)) {
+    *rc = mca_coll_dfccl_routed(e, m, comm, &call);
+    return true;
+  }
+  mca_coll_dfccl_fell_back(e, comm, count, root, why);
+  mca_coll_dfccl_stage_in(st, comm, sbuf, dtype, count, rbuf, dtype, ompi_comm_rank(comm) == root ? count : 0);
+  return false;
+}
+
 int mca_coll_dfccl_reduce(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t* dtype,
                           struct ompi_op_t* op, int root, struct ompi_communicator_t* comm,
                           mca_coll_base_module_t* module) {
+  const dfccl_entry_t e = DFCCL_ENTRY(reduce, DFCCL_BLOCKING, NULL, DFCCL_KEEP_NOTHING);
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
-  dfccl_call_t call;
-  const char* why;
-
-  mca_coll_dfccl_set_up_wanted(m, comm);
-  if (!plan(sbuf, rbuf, count, dtype, op, root, comm, m, DFCCL_BLOCKING, &call, &why)) goto fallback;
-  if (mca_coll_dfccl_run(m, comm, &call) != OMPI_SUCCESS) return OMPI_ERROR;
-  mca_coll_dfccl_count(&mca_coll_dfccl_component.reduce_routed);
-  return OMPI_SUCCESS;
-
-fallback:
-  mca_coll_dfccl_count(&mca_coll_dfccl_component.reduce_fallback);
-  DFCCL_VERBOSE(10, "reduce on comm '%s' (count %d, root %d) falls back: %s", comm->c_name, count, root, why);
-  dfccl_staging_t st; /* device buffers run on host copies (nothing is copied for host buffers) */
-  mca_coll_dfccl_stage_in(&st, comm, sbuf, dtype, count, rbuf, dtype, ompi_comm_rank(comm) == root ? count : 0);
-  return mca_coll_dfccl_staged_finish(
-      &st, m->prev_reduce(st.send.host, st.recv.host, count, dtype, op, root, comm, m->prev_reduce_module));
+  dfccl_staging_t st;
+  int rc;
+  if (route(&e, m, sbuf, rbuf, count, dtype, op, root, comm, &st, &rc)) return rc;
+  return mca_coll_dfccl_staged_end(
+      &e, comm, &st,
+      m->prev_reduce(st.send.host, st.recv.host, count, dtype, op, root, comm, m->prev_reduce_module));
 }
 
 int mca_coll_dfccl_ireduce(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t* dtype,
                            struct ompi_op_t* op, int root, struct ompi_communicator_t* comm, ompi_request_t** request,
                            mca_coll_base_module_t* module) {
+  const dfccl_entry_t e = DFCCL_ENTRY(ireduce, DFCCL_NONBLOCKING, request, DFCCL_KEEP_NOTHING);
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
-  dfccl_call_t call;
-  const char* why;
-
-  if (!plan(sbuf, rbuf, count, dtype, op, root, comm, m, DFCCL_NONBLOCKING, &call, &why)) goto fallback;
-  mca_coll_dfccl_count(&mca_coll_dfccl_component.ireduce_routed);
-  return mca_coll_dfccl_start(m, comm, &call, request);
-
-fallback:
-  mca_coll_dfccl_count(&mca_coll_dfccl_component.ireduce_fallback);
-  DFCCL_VERBOSE(10, "ireduce on comm '%s' (count %d, root %d) falls back: %s", comm->c_name, count, root, why);
-  dfccl_staging_t st; /* device buffers run on host copies (nothing is copied for host buffers) */
-  mca_coll_dfccl_stage_in(&st, comm, sbuf, dtype, count, rbuf, dtype, ompi_comm_rank(comm) == root ? count : 0);
-  return mca_coll_dfccl_staged_begin(
-      comm, &st,
-      m->prev_ireduce(st.send.host, st.recv.host, count, dtype, op, root, comm, request, m->prev_ireduce_module),
-      request);
+  dfccl_staging_t st;
+  int rc;
+  if (route(&e, m, sbuf, rbuf, count, dtype, op, root, comm, &st, &rc)) return rc;
+  return mca_coll_dfccl_staged_end(
+      &e, comm, &st,
+      m->prev_ireduce(st.send.host, st.recv.host, count, dtype, op, root, comm, request, m->prev_ireduce_module));
 }
 
 int mca_coll_dfccl_reduce_init(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t* dtype,
                                struct ompi_op_t* op, int root, struct ompi_communicator_t* comm,
                                struct ompi_info_t* info, ompi_request_t** request, mca_coll_base_module_t* module) {
+  const dfccl_entry_t e = DFCCL_ENTRY(reduce_init, DFCCL_PERSISTENT, request, DFCCL_KEEP(op, dtype));
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
-  dfccl_kept_t kept = DFCCL_KEEP(op, dtype);
-  dfccl_call_t call;
-  const char* why;
-
-  mca_coll_dfccl_set_up_wanted(m, comm); /* an init is a set-up point */
-  if (!plan(sbuf, rbuf, count, dtype, op, root, comm, m, DFCCL_PERSISTENT, &call, &why)) goto fallback;
-  mca_coll_dfccl_count(&mca_coll_dfccl_component.reduce_init_routed);
-  return mca_coll_dfccl_persistent_init(m, comm, &call, kept, request);
-
-fallback:
-  mca_coll_dfccl_count(&mca_coll_dfccl_component.reduce_init_fallback);
-  DFCCL_VERBOSE(10, "reduce_init on comm '%s' (count %d, root %d) falls back: %s", comm->c_name, count, root, why);
-  dfccl_staging_t st; /* device buffers run on host copies, refreshed at every start */
-  mca_coll_dfccl_stage_in(&st, comm, sbuf, dtype, count, rbuf, dtype, ompi_comm_rank(comm) == root ? count : 0);
-  return mca_coll_dfccl_staged_init(comm, &st,
-                                    m->prev_reduce_init(st.send.host, st.recv.host, count, dtype, op, root, comm, info,
-                                                        request, m->prev_reduce_init_module),
-                                    kept, request);
+  dfccl_staging_t st;
+  int rc;
+  if (route(&e, m, sbuf, rbuf, count, dtype, op, root, comm, &st, &rc)) return rc;
+  return mca_coll_dfccl_staged_end(&e, comm, &st,
+                                   m->prev_reduce_init(st.send.host, st.recv.host, count, dtype, op, root, comm, info,
+                                                       request, m->prev_reduce_init_module));
 }

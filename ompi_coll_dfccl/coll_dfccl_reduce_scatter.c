@@ -9,15 +9,6 @@
  */
 #include "coll_dfccl.h"
 
-#include "opal/util/output.h"
-
-/* Elements of the whole input: the sum of the recvcounts. */
-static size_t total_count(const int* rcounts, ompi_communicator_t* comm) {
-  size_t all = 0;
-  for (int i = 0; i < ompi_comm_size(comm); i++) all += (size_t)rcounts[i];
-  return all;
-}
-
 static bool plan(const void* sbuf, void* rbuf, const int* rcounts, struct ompi_datatype_t* dtype,
                  struct ompi_op_t* op, struct ompi_communicator_t* comm, mca_coll_dfccl_module_t* m,
                  dfccl_form_t form, dfccl_call_t* call, const char** why) {
@@ -27,77 +18,64 @@ static bool plan(const void* sbuf, void* rbuf, const int* rcounts, struct ompi_d
   return mca_coll_dfccl_reduce_scatter_plan(sbuf, rbuf, rcounts[0], dtype, op, comm, m, form, call, why);
 }
 
+/* Every form's way in: routed through DFCCL (true, *rc its result), or ready to fall back (false):
+ * counted, said, and device buffers staged through host copies in *st.  The fallback's input is the
+ * sum of the recvcounts; its output this rank's recvcount (all of the input in place, where the
+ * result is read from the front of it). */
+static bool route(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, const void* sbuf, void* rbuf,
+                  const int* rcounts, struct ompi_datatype_t* dtype, struct ompi_op_t* op,
+                  struct ompi_communicator_t* comm, dfccl_staging_t* st, int* rc) {
+  dfccl_call_t call;
+  const char* why;
+  mca_coll_dfccl_enter(e, m, comm);
+  if (plan(sbuf, rbuf, rcounts, dtype, op, comm, m, e->form, &call, &why)) {
+    *rc = mca_coll_dfccl_routed(e, m, comm, &call);
+    return true;
+  }
+  int mine = rcounts[ompi_comm_rank(comm)];
+  mca_coll_dfccl_fell_back(e, comm, mine, -1, why);
+  size_t all = 0;
+  for (int i = 0; i < ompi_comm_size(comm); i++) all += (size_t)rcounts[i];
+  mca_coll_dfccl_stage_in(st, comm, sbuf, dtype, all, rbuf, dtype, sbuf == MPI_IN_PLACE ? all : (size_t)mine);
+  return false;
+}
+
 int mca_coll_dfccl_reduce_scatter(const void* sbuf, void* rbuf, const int* rcounts, struct ompi_datatype_t* dtype,
                                   struct ompi_op_t* op, struct ompi_communicator_t* comm,
                                   mca_coll_base_module_t* module) {
+  const dfccl_entry_t e = DFCCL_ENTRY(reduce_scatter, DFCCL_BLOCKING, NULL, DFCCL_KEEP_NOTHING);
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
-  dfccl_call_t call;
-  const char* why;
-
-  mca_coll_dfccl_set_up_wanted(m, comm);
-  if (!plan(sbuf, rbuf, rcounts, dtype, op, comm, m, DFCCL_BLOCKING, &call, &why)) goto fallback;
-  if (mca_coll_dfccl_run(m, comm, &call) != OMPI_SUCCESS) return OMPI_ERROR;
-  mca_coll_dfccl_count(&mca_coll_dfccl_component.reduce_scatter_routed);
-  return OMPI_SUCCESS;
-
-fallback:
-  mca_coll_dfccl_count(&mca_coll_dfccl_component.reduce_scatter_fallback);
-  DFCCL_VERBOSE(10, "reduce_scatter on comm '%s' falls back: %s", comm->c_name, why);
-  dfccl_staging_t st; /* device buffers run on host copies (nothing is copied for host buffers) */
-  size_t all = total_count(rcounts, comm);
-  mca_coll_dfccl_stage_in(&st, comm, sbuf, dtype, all, rbuf, dtype,
-                          sbuf == MPI_IN_PLACE ? all : (size_t)rcounts[ompi_comm_rank(comm)]);
-  return mca_coll_dfccl_staged_finish(
-      &st, m->prev_reduce_scatter(st.send.host, st.recv.host, rcounts, dtype, op, comm, m->prev_reduce_scatter_module));
+  dfccl_staging_t st;
+  int rc;
+  if (route(&e, m, sbuf, rbuf, rcounts, dtype, op, comm, &st, &rc)) return rc;
+  return mca_coll_dfccl_staged_end(
+      &e, comm, &st,
+      m->prev_reduce_scatter(st.send.host, st.recv.host, rcounts, dtype, op, comm, m->prev_reduce_scatter_module));
 }
 
 int mca_coll_dfccl_ireduce_scatter(const void* sbuf, void* rbuf, const int* rcounts, struct ompi_datatype_t* dtype,
                                    struct ompi_op_t* op, struct ompi_communicator_t* comm, ompi_request_t** request,
                                    mca_coll_base_module_t* module) {
+  const dfccl_entry_t e = DFCCL_ENTRY(ireduce_scatter, DFCCL_NONBLOCKING, request, DFCCL_KEEP_NOTHING);
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
-  dfccl_call_t call;
-  const char* why;
-
-  if (!plan(sbuf, rbuf, rcounts, dtype, op, comm, m, DFCCL_NONBLOCKING, &call, &why)) goto fallback;
-  mca_coll_dfccl_count(&mca_coll_dfccl_component.ireduce_scatter_routed);
-  return mca_coll_dfccl_start(m, comm, &call, request);
-
-fallback:
-  mca_coll_dfccl_count(&mca_coll_dfccl_component.ireduce_scatter_fallback);
-  DFCCL_VERBOSE(10, "ireduce_scatter on comm '%s' falls back: %s", comm->c_name, why);
-  dfccl_staging_t st; /* device buffers run on host copies (nothing is copied for host buffers) */
-  size_t all = total_count(rcounts, comm);
-  mca_coll_dfccl_stage_in(&st, comm, sbuf, dtype, all, rbuf, dtype,
-                          sbuf == MPI_IN_PLACE ? all : (size_t)rcounts[ompi_comm_rank(comm)]);
-  return mca_coll_dfccl_staged_begin(comm, &st,
-                                     m->prev_ireduce_scatter(st.send.host, st.recv.host, rcounts, dtype, op, comm,
-                                                             request, m->prev_ireduce_scatter_module),
-                                     request);
+  dfccl_staging_t st;
+  int rc;
+  if (route(&e, m, sbuf, rbuf, rcounts, dtype, op, comm, &st, &rc)) return rc;
+  return mca_coll_dfccl_staged_end(&e, comm, &st,
+                                   m->prev_ireduce_scatter(st.send.host, st.recv.host, rcounts, dtype, op, comm,
+                                                           request, m->prev_ireduce_scatter_module));
 }
 
 int mca_coll_dfccl_reduce_scatter_init(const void* sbuf, void* rbuf, const int* rcounts,
                                        struct ompi_datatype_t* dtype, struct ompi_op_t* op,
                                        struct ompi_communicator_t* comm, struct ompi_info_t* info,
                                        ompi_request_t** request, mca_coll_base_module_t* module) {
+  const dfccl_entry_t e = DFCCL_ENTRY(reduce_scatter_init, DFCCL_PERSISTENT, request, DFCCL_KEEP(op, dtype));
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
-  dfccl_kept_t kept = DFCCL_KEEP(op, dtype);
-  dfccl_call_t call;
-  const char* why;
-
-  mca_coll_dfccl_set_up_wanted(m, comm); /* an init is a set-up point */
-  if (!plan(sbuf, rbuf, rcounts, dtype, op, comm, m, DFCCL_PERSISTENT, &call, &why)) goto fallback;
-  mca_coll_dfccl_count(&mca_coll_dfccl_component.reduce_scatter_init_routed);
-  return mca_coll_dfccl_persistent_init(m, comm, &call, kept, request);
-
-fallback:
-  mca_coll_dfccl_count(&mca_coll_dfccl_component.reduce_scatter_init_fallback);
-  DFCCL_VERBOSE(10, "reduce_scatter_init on comm '%s' falls back: %s", comm->c_name, why);
-  dfccl_staging_t st; /* device buffers run on host copies, refreshed at every start */
-  size_t all = total_count(rcounts, comm);
-  mca_coll_dfccl_stage_in(&st, comm, sbuf, dtype, all, rbuf, dtype,
-                          sbuf == MPI_IN_PLACE ? all : (size_t)rcounts[ompi_comm_rank(comm)]);
-  return mca_coll_dfccl_staged_init(comm, &st,
-                                    m->prev_reduce_scatter_init(st.send.host, st.recv.host, rcounts, dtype, op, comm,
-                                                                info, request, m->prev_reduce_scatter_init_module),
-                                    kept, request);
+  dfccl_staging_t st;
+  int rc;
+  if (route(&e, m, sbuf, rbuf, rcounts, dtype, op, comm, &st, &rc)) return rc;
+  return mca_coll_dfccl_staged_end(&e, comm, &st,
+                                   m->prev_reduce_scatter_init(st.send.host, st.recv.host, rcounts, dtype, op, comm,
+                                                               info, request, m->prev_reduce_scatter_init_module));
 }

@@ -11,8 +11,6 @@
  */
 #include "coll_dfccl.h"
 
-#include "opal/util/output.h"
-
 bool mca_coll_dfccl_reduce_scatter_plan(const void* sbuf, void* rbuf, int rcount, struct ompi_datatype_t* dtype,
                                         struct ompi_op_t* op, struct ompi_communicator_t* comm,
                                         mca_coll_dfccl_module_t* m, dfccl_form_t form, dfccl_call_t* call,
@@ -34,78 +32,61 @@ bool mca_coll_dfccl_reduce_scatter_plan(const void* sbuf, void* rbuf, int rcount
   return true;
 }
 
+/* Every form's way in: routed through DFCCL (true, *rc its result), or ready to fall back (false):
+ * counted, said, and device buffers staged through host copies in *st. */
+static bool route(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, const void* sbuf, void* rbuf, int rcount,
+                  struct ompi_datatype_t* dtype, struct ompi_op_t* op, struct ompi_communicator_t* comm,
+                  dfccl_staging_t* st, int* rc) {
+  dfccl_call_t call;
+  const char* why;
+  mca_coll_dfccl_enter(e, m, comm);
+  if (mca_coll_dfccl_reduce_scatter_plan(sbuf, rbuf, rcount, dtype, op, comm, m, e->form, &call, &why)) {
+    *rc = mca_coll_dfccl_routed(e, m, comm, &call);
+    return true;
+  }
+  mca_coll_dfccl_fell_back(e, comm, rcount, -1, why);
+  size_t all = (size_t)rcount * ompi_comm_size(comm);
+  mca_coll_dfccl_stage_in(st, comm, sbuf, dtype, all, rbuf, dtype, sbuf == MPI_IN_PLACE ? all : (size_t)rcount);
+  return false;
+}
+
 int mca_coll_dfccl_reduce_scatter_block(const void* sbuf, void* rbuf, int rcount, struct ompi_datatype_t* dtype,
                                         struct ompi_op_t* op, struct ompi_communicator_t* comm,
                                         mca_coll_base_module_t* module) {
+  const dfccl_entry_t e = DFCCL_ENTRY(reduce_scatter_block, DFCCL_BLOCKING, NULL, DFCCL_KEEP_NOTHING);
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
-  dfccl_call_t call;
-  const char* why;
-
-  mca_coll_dfccl_set_up_wanted(m, comm);
-  if (!mca_coll_dfccl_reduce_scatter_plan(sbuf, rbuf, rcount, dtype, op, comm, m, DFCCL_BLOCKING, &call, &why))
-    goto fallback;
-  if (mca_coll_dfccl_run(m, comm, &call) != OMPI_SUCCESS) return OMPI_ERROR;
-  mca_coll_dfccl_count(&mca_coll_dfccl_component.reduce_scatter_block_routed);
-  return OMPI_SUCCESS;
-
-fallback:
-  mca_coll_dfccl_count(&mca_coll_dfccl_component.reduce_scatter_block_fallback);
-  DFCCL_VERBOSE(10, "reduce_scatter_block on comm '%s' (count %d) falls back: %s", comm->c_name, rcount, why);
-  dfccl_staging_t st; /* device buffers run on host copies (nothing is copied for host buffers) */
-  size_t all = (size_t)rcount * ompi_comm_size(comm);
-  mca_coll_dfccl_stage_in(&st, comm, sbuf, dtype, all, rbuf, dtype, sbuf == MPI_IN_PLACE ? all : (size_t)rcount);
-  return mca_coll_dfccl_staged_finish(&st, m->prev_reduce_scatter_block(st.send.host, st.recv.host, rcount, dtype, op,
-                                                                        comm, m->prev_reduce_scatter_block_module));
+  dfccl_staging_t st;
+  int rc;
+  if (route(&e, m, sbuf, rbuf, rcount, dtype, op, comm, &st, &rc)) return rc;
+  return mca_coll_dfccl_staged_end(&e, comm, &st,
+                                   m->prev_reduce_scatter_block(st.send.host, st.recv.host, rcount, dtype, op, comm,
+                                                                m->prev_reduce_scatter_block_module));
 }
 
 int mca_coll_dfccl_ireduce_scatter_block(const void* sbuf, void* rbuf, int rcount, struct ompi_datatype_t* dtype,
                                          struct ompi_op_t* op, struct ompi_communicator_t* comm,
                                          ompi_request_t** request, mca_coll_base_module_t* module) {
+  const dfccl_entry_t e = DFCCL_ENTRY(ireduce_scatter_block, DFCCL_NONBLOCKING, request, DFCCL_KEEP_NOTHING);
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
-  dfccl_call_t call;
-  const char* why;
-
-  if (!mca_coll_dfccl_reduce_scatter_plan(sbuf, rbuf, rcount, dtype, op, comm, m, DFCCL_NONBLOCKING, &call, &why))
-    goto fallback;
-  mca_coll_dfccl_count(&mca_coll_dfccl_component.ireduce_scatter_block_routed);
-  return mca_coll_dfccl_start(m, comm, &call, request);
-
-fallback:
-  mca_coll_dfccl_count(&mca_coll_dfccl_component.ireduce_scatter_block_fallback);
-  DFCCL_VERBOSE(10, "ireduce_scatter_block on comm '%s' (count %d) falls back: %s", comm->c_name, rcount, why);
-  dfccl_staging_t st; /* device buffers run on host copies (nothing is copied for host buffers) */
-  size_t all = (size_t)rcount * ompi_comm_size(comm);
-  mca_coll_dfccl_stage_in(&st, comm, sbuf, dtype, all, rbuf, dtype, sbuf == MPI_IN_PLACE ? all : (size_t)rcount);
-  return mca_coll_dfccl_staged_begin(comm, &st,
-                                     m->prev_ireduce_scatter_block(st.send.host, st.recv.host, rcount, dtype, op, comm,
-                                                                   request, m->prev_ireduce_scatter_block_module),
-                                     request);
+  dfccl_staging_t st;
+  int rc;
+  if (route(&e, m, sbuf, rbuf, rcount, dtype, op, comm, &st, &rc)) return rc;
+  return mca_coll_dfccl_staged_end(&e, comm, &st,
+                                   m->prev_ireduce_scatter_block(st.send.host, st.recv.host, rcount, dtype, op, comm,
+                                                                 request, m->prev_ireduce_scatter_block_module));
 }
 
 int mca_coll_dfccl_reduce_scatter_block_init(const void* sbuf, void* rbuf, int rcount, struct ompi_datatype_t* dtype,
                                              struct ompi_op_t* op, struct ompi_communicator_t* comm,
                                              struct ompi_info_t* info, ompi_request_t** request,
                                              mca_coll_base_module_t* module) {
+  const dfccl_entry_t e = DFCCL_ENTRY(reduce_scatter_block_init, DFCCL_PERSISTENT, request, DFCCL_KEEP(op, dtype));
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
-  dfccl_kept_t kept = DFCCL_KEEP(op, dtype);
-  dfccl_call_t call;
-  const char* why;
-
-  mca_coll_dfccl_set_up_wanted(m, comm); /* an init is a set-up point */
-  if (!mca_coll_dfccl_reduce_scatter_plan(sbuf, rbuf, rcount, dtype, op, comm, m, DFCCL_PERSISTENT, &call, &why))
-    goto fallback;
-  mca_coll_dfccl_count(&mca_coll_dfccl_component.reduce_scatter_block_init_routed);
-  return mca_coll_dfccl_persistent_init(m, comm, &call, kept, request);
-
-fallback:
-  mca_coll_dfccl_count(&mca_coll_dfccl_component.reduce_scatter_block_init_fallback);
-  DFCCL_VERBOSE(10, "reduce_scatter_block_init on comm '%s' (count %d) falls back: %s", comm->c_name, rcount, why);
-  dfccl_staging_t st; /* device buffers run on host copies, refreshed at every start */
-  size_t all = (size_t)rcount * ompi_comm_size(comm);
-  mca_coll_dfccl_stage_in(&st, comm, sbuf, dtype, all, rbuf, dtype, sbuf == MPI_IN_PLACE ? all : (size_t)rcount);
-  return mca_coll_dfccl_staged_init(comm, &st,
-                                    m->prev_reduce_scatter_block_init(st.send.host, st.recv.host, rcount, dtype, op,
-                                                                      comm, info, request,
-                                                                      m->prev_reduce_scatter_block_init_module),
-                                    kept, request);
+  dfccl_staging_t st;
+  int rc;
+  if (route(&e, m, sbuf, rbuf, rcount, dtype, op, comm, &st, &rc)) return rc;
+  return mca_coll_dfccl_staged_end(&e, comm, &st,
+                                   m->prev_reduce_scatter_block_init(st.send.host, st.recv.host, rcount, dtype, op,
+                                                                     comm, info, request,
+                                                                     m->prev_reduce_scatter_block_init_module));
 }

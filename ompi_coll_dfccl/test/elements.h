@@ -165,6 +165,50 @@ static inline unsigned long long counters_sum(counters_t* c) {
   return total;
 }
 
+/* The routed and fallen-back counters of up to ENTRY_POINTS_MAX of the component's entry points
+ * (names as in coll_dfccl_<name>_routed: "allreduce", "iallreduce", "allreduce_init", ...), in one
+ * pvar session; read them together, each k < n as counts.routed[k] and counts.fallback[k]. */
+#define ENTRY_POINTS_MAX 18
+typedef struct {
+  unsigned long long routed[ENTRY_POINTS_MAX], fallback[ENTRY_POINTS_MAX];
+} counts_t;
+
+typedef struct {
+  MPI_T_pvar_session session;
+  MPI_T_pvar_handle routed[ENTRY_POINTS_MAX], fallback[ENTRY_POINTS_MAX];
+  int n;
+} entry_counters_t;
+
+static inline void entry_counters_open(entry_counters_t* c, const char* const* names, int n) {
+  int provided;
+  if (n > ENTRY_POINTS_MAX) MPI_Abort(MPI_COMM_WORLD, 2);
+  CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+  CHECK_MPI(MPI_T_pvar_session_create(&c->session));
+  c->n = n;
+  for (int k = 0; k < n; k++) { /* counters report the increase since their handle was allocated */
+    char name[96];
+    snprintf(name, sizeof name, "coll_dfccl_%s_routed", names[k]);
+    c->routed[k] = counter_open(c->session, name);
+    snprintf(name, sizeof name, "coll_dfccl_%s_fallback", names[k]);
+    c->fallback[k] = counter_open(c->session, name);
+  }
+}
+
+static inline counts_t entry_counters_read(entry_counters_t* c) {
+  counts_t now = {{0}, {0}};
+  for (int k = 0; k < c->n; k++) {
+    CHECK_MPI(MPI_T_pvar_read(c->session, c->routed[k], &now.routed[k]));
+    CHECK_MPI(MPI_T_pvar_read(c->session, c->fallback[k], &now.fallback[k]));
+  }
+  return now;
+}
+
+/* Before MPI_Finalize: the reverse order crashes Open MPI 4.1.4. */
+static inline void entry_counters_close(entry_counters_t* c) {
+  CHECK_MPI(MPI_T_pvar_session_free(&c->session));
+  CHECK_MPI(MPI_T_finalize());
+}
+
 static inline void counters_close(counters_t* c) {
   CHECK_MPI(MPI_T_pvar_session_free(&c->session));
   CHECK_MPI(MPI_T_finalize());

@@ -89,45 +89,24 @@ enum { ALLREDUCE, BCAST, REDUCE, ALLGATHER, RSB, RS, NKINDS };
 static const char* const kind_names[NKINDS] = {"allreduce", "bcast", "reduce", "allgather", "reduce_scatter_block",
                                                "reduce_scatter"};
 
-static MPI_T_pvar_session session;
-static MPI_T_pvar_handle routed_h[NCOUNTERS], fallback_h[NCOUNTERS];
+static entry_counters_t counters;
 /* What this program issued since the last counters_mark(): the counters must say the same. */
 static unsigned long long want_routed[NCOUNTERS], want_fallback[NCOUNTERS];
-
-typedef struct {
-  unsigned long long routed[NCOUNTERS], fallback[NCOUNTERS];
-} counts_t;
-
 static counts_t baseline;
-
-static const char* counter_label(int k, char* buf, size_t size) {
-  int form = k / NKINDS; /* blocking, nonblocking (MPI_I...), persistent (MPIX_..._init) */
-  snprintf(buf, size, "%s%s%s", form == 1 ? "i" : "", kind_names[k % NKINDS], form == 2 ? "_init" : "");
-  return buf;
-}
+static char counter_labels[NCOUNTERS][64]; /* "allreduce", "iallreduce", "allreduce_init", ... */
 
 static void counters_start(void) {
-  int provided;
-  CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
-  CHECK_MPI(MPI_T_pvar_session_create(&session));
+  const char* names[NCOUNTERS];
   for (int k = 0; k < NCOUNTERS; k++) {
-    char label[64], name[96];
-    counter_label(k, label, sizeof label);
-    snprintf(name, sizeof name, "coll_dfccl_%s_routed", label);
-    routed_h[k] = counter_open(session, name);
-    snprintf(name, sizeof name, "coll_dfccl_%s_fallback", label);
-    fallback_h[k] = counter_open(session, name);
+    int form = k / NKINDS; /* blocking, nonblocking (MPI_I...), persistent (MPIX_..._init) */
+    snprintf(counter_labels[k], sizeof counter_labels[k], "%s%s%s", form == 1 ? "i" : "", kind_names[k % NKINDS],
+             form == 2 ? "_init" : "");
+    names[k] = counter_labels[k];
   }
+  entry_counters_open(&counters, names, NCOUNTERS);
 }
 
-static counts_t counters_read(void) {
-  counts_t c;
-  for (int k = 0; k < NCOUNTERS; k++) {
-    CHECK_MPI(MPI_T_pvar_read(session, routed_h[k], &c.routed[k]));
-    CHECK_MPI(MPI_T_pvar_read(session, fallback_h[k], &c.fallback[k]));
-  }
-  return c;
-}
+static counts_t counters_read(void) { return entry_counters_read(&counters); }
 
 /* From here on, the counters must follow want_routed and want_fallback.  Called once the
  * communicators have their DFCCL contexts: setting one up duplicates the communicator, and Open
@@ -145,10 +124,9 @@ static void counters_check(const char* pass, bool table, unsigned long long* rou
   counts_t now = counters_read();
   *routed = *fallen = 0;
   for (int k = 0; k < NCOUNTERS; k++) {
-    char label[64];
+    const char* label = counter_labels[k];
     unsigned long long r = now.routed[k] - baseline.routed[k], f = now.fallback[k] - baseline.fallback[k];
     *routed += r, *fallen += f;
-    counter_label(k, label, sizeof label);
     if (r != want_routed[k] || f != want_fallback[k]) {
       REPORT("rank %d: %s: %s routed %llu (expected %llu), fell back %llu (expected %llu)\n", world_rank, pass, label,
              r, want_routed[k], f, want_fallback[k]);
@@ -159,10 +137,7 @@ static void counters_check(const char* pass, bool table, unsigned long long* rou
   }
 }
 
-static void counters_stop(void) {
-  CHECK_MPI(MPI_T_pvar_session_free(&session));
-  CHECK_MPI(MPI_T_finalize()); /* before MPI_Finalize: the reverse order crashes Open MPI 4.1.4 */
-}
+static void counters_stop(void) { entry_counters_close(&counters); }
 
 /* ---- values ------------------------------------------------------------------------------------- */
 
@@ -994,9 +969,11 @@ int main(int argc, char** argv) {
   }
 
   /* CUDA: skip everywhere unless every rank has it. */
-  int devices = 0, have = cuda_load(&devices), everywhere = 0;
+  char why[200];
+  int devices = 0, have = cuda_load(&devices, why, sizeof why), everywhere = 0;
   CHECK_MPI(MPI_Allreduce(&have, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
   if (!everywhere) {
+    if (!have) printf("rank %d: %s\n", world_rank, why);
     CHECK_MPI(MPI_Finalize());
     puts("SKIP: no GPU");
     return 0;

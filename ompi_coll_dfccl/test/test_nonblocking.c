@@ -205,21 +205,9 @@ static int make_batch(call_t* calls, int size) {
 
 /* ---- MPI_T counters of coll/dfccl --------------------------------------------------------------- */
 
-static MPI_T_pvar_session session;
-static MPI_T_pvar_handle routed_h[NCOLLS], fallback_h[NCOLLS];
+static entry_counters_t counters;
 
-typedef struct {
-  unsigned long long routed[NCOLLS], fallback[NCOLLS];
-} counts_t;
-
-static counts_t read_counts(void) {
-  counts_t c;
-  for (int k = 0; k < NCOLLS; k++) {
-    CHECK_MPI(MPI_T_pvar_read(session, routed_h[k], &c.routed[k]));
-    CHECK_MPI(MPI_T_pvar_read(session, fallback_h[k], &c.fallback[k]));
-  }
-  return c;
-}
+static counts_t read_counts(void) { return entry_counters_read(&counters); }
 
 /* Routed and fallen-back calls since `before`: exactly `routed` and `fallback` of the batch. */
 static void expect_counts(const counts_t* before, const call_t* calls, int n, int routed, const char* pass) {
@@ -368,19 +356,10 @@ static void fallbacks(MPI_Comm comm) {
 }
 
 int main(int argc, char** argv) {
-  int provided;
   CHECK_MPI(MPI_Init(&argc, &argv));
-  CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
   CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
   CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &world_size));
-  CHECK_MPI(MPI_T_pvar_session_create(&session));
-  for (int k = 0; k < NCOLLS; k++) { /* counters report the increase since their handle was allocated */
-    char name[96];
-    snprintf(name, sizeof name, "coll_dfccl_%s_routed", coll_names[k]);
-    routed_h[k] = counter_open(session, name);
-    snprintf(name, sizeof name, "coll_dfccl_%s_fallback", coll_names[k]);
-    fallback_h[k] = counter_open(session, name);
-  }
+  entry_counters_open(&counters, coll_names, NCOLLS);
 
   MPI_Comm dup;
   CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
@@ -395,8 +374,7 @@ int main(int argc, char** argv) {
   freed_while_outstanding(sub);
   CHECK_MPI(MPI_Comm_free(&dup));
 
-  CHECK_MPI(MPI_T_pvar_session_free(&session));
-  CHECK_MPI(MPI_T_finalize()); /* before MPI_Finalize: the reverse order crashes Open MPI 4.1.4 */
+  entry_counters_close(&counters);
   int all = 0;
   CHECK_MPI(MPI_Reduce(&failures, &all, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD));
   CHECK_MPI(MPI_Finalize());

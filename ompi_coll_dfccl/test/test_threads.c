@@ -151,8 +151,9 @@ int main(int argc, char** argv) {
   }
   if (on_gpu) {
     int devices = 0, local_rank = 0;
-    if (!cuda_load(&devices)) {
-      if (world_rank == 0) printf("SKIP: no GPU\n");
+    char why[200];
+    if (!cuda_load(&devices, why, sizeof why)) {
+      if (world_rank == 0) printf("SKIP: no GPU (%s)\n", why);
       MPI_Finalize();
       return 0;
     }
