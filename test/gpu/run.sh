@@ -169,7 +169,8 @@ fi
 
 # PART=component: coll/dfccl on device buffers (test_device: every routed collective, blocking and
 # nonblocking, staged fallbacks, and the cross-communicator and synchronization deadlock patterns
-# x COMPONENT_ITERS), and the core's deregistration and concurrent registration on the GPU.
+# x COMPONENT_ITERS), the synchronization pattern's twin, the examples, issue 4's benchmark, and the
+# core's deregistration and concurrent registration on the GPU.
 if named component; then
   step deregister-4ranks 120 $mpi 4 test/mpi/test_deregister
   step concurrent-register-4ranks 120 $mpi 4 test/mpi/test_concurrent_register
@@ -181,6 +182,8 @@ if named component; then
   step component-sync-twin-no-preemption 90 env DFCCL_PREEMPTION=0 DFCCL_TARGET=cuda \
     LD_LIBRARY_PATH="$PWD/.libs:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}" \
     sh -c 'cd ompi_coll_dfccl/test && . ./common.sh && expect_hang 2 test_device -- -m sync -i 20 -w 15'
+  # The examples (C with CUDA-aware MPI, mpi4py + CuPy) through the component.
+  step examples-2ranks 200 bash examples/run.sh 2
   # Issue 4's benchmark: MPI_Allreduce through the component beside the core API, NCCL and staging.
   step component-bench ${COMPONENT_BENCH_LIMIT:-300} sh benchmarks/mpi_allreduce_bench.sh ${COMPONENT_BENCH_ARGS:-}
   cp "$out/step.out" "$out/component-bench.txt"
