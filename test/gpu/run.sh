@@ -23,6 +23,10 @@ twin_verdict() {
   if grep -qE "WATCHDOG|Exit code: *42" "$out/step.out"; then note "  twin: watchdog fired (hang shown)"
   else note "  twin: NO HANG SEEN"; fi
 }
+# After a step that ran: keep its output as $out/FILE; put its lines matching PATTERN (the last N,
+# default all) in the summary.
+keep_output() { [ "$ran" = 1 ] && cp "$out/step.out" "$out/$1"; return 0; }
+summarize() { [ "$ran" = 1 ] && grep -E "$1" "$out/step.out" | tail -n "${2:-100000}" | tee -a "$summary"; return 0; }
 # step NAME TIMEOUT COMMAND...: runs it, logs everything, notes PASS/FAIL with the last line.
 step() {
   name=$1; limit=$2; shift 2
@@ -135,17 +139,17 @@ step random-mix-8ranks-sync ${MIX_LIMIT:-300} $mpi 8 test/mpi/test_random_mix -i
 
 # ---- performance ----
 step overheads 120 sh -c "nvcc -std=c++17 -O3 -arch=sm_90 -I core -I core/kernel -I core/queue -I test/common benchmarks/overheads.cu -o /tmp/dfccl_overheads && /tmp/dfccl_overheads"
-cp "$out/step.out" "$out/overheads.txt"
+keep_output overheads.txt
 step benchmark ${BENCH_LIMIT:-300} sh test/mpi/mpirun.sh 2 benchmarks/dfccl_bench -C "${BENCH_COLLS:-all}" -b 16 -e 1G -f 4 \
   -n 20 -w 5 -c 1 -S
-cp "$out/step.out" "$out/bench.txt"
+keep_output bench.txt
 step case-study 300 sh benchmarks/case_study.sh 2 -i 20
-cp "$out/step.out" "$out/case-study.txt"
+keep_output case-study.txt
 # Large-message sweep of the data-path knobs (BENCH_SWEEP="slot:channels ...").
 for knobs in ${BENCH_SWEEP:-}; do
   step "bench slot ${knobs%%:*} channels ${knobs##*:}" 200 env DFCCL_SLOT_BYTES=${knobs%%:*} \
     DFCCL_MAX_CHANNELS=${knobs##*:} sh test/mpi/mpirun.sh 2 benchmarks/dfccl_bench -b 64M -e 1G -f 4 -n 10 -w 3 -N 0
-  grep -E "^ +[0-9]" "$out/step.out" | tee -a "$summary"
+  summarize "^ +[0-9]"
 done
 fi
 
@@ -176,13 +180,13 @@ if named component; then
   step concurrent-register-4ranks 120 $mpi 4 test/mpi/test_concurrent_register
   step component-device-2ranks ${COMPONENT_LIMIT:-400} env LD_LIBRARY_PATH="$PWD/.libs:${LD_LIBRARY_PATH:-}" \
     ITERATIONS="${COMPONENT_ITERS:-1000}" sh ompi_coll_dfccl/test/device.sh 2
-  grep -E "np=|PASS|FAIL" "$out/step.out" | tail -n 12 | tee -a "$summary"
+  summarize "np=|PASS|FAIL" 12
   # The examples (C with CUDA-aware MPI, mpi4py + CuPy) through the component.
   step examples-2ranks 200 bash examples/run.sh 2
   # Issue 4's benchmark: MPI_Allreduce through the component beside the core API, NCCL and staging.
   step component-bench ${COMPONENT_BENCH_LIMIT:-300} sh benchmarks/mpi_allreduce_bench.sh ${COMPONENT_BENCH_ARGS:-}
-  cp "$out/step.out" "$out/component-bench.txt"
-  grep -E "^ *[0-9]|target|routed" "$out/step.out" | tee -a "$summary"
+  keep_output component-bench.txt
+  summarize "^ *[0-9]|target|routed"
   # The synchronization pattern's twin: without preemption the disordered calls with
   # cudaDeviceSynchronize/cudaFree between them hang, and test_device's watchdog catches it.  Last:
   # under MPS the GPU is "busy or unavailable" for a while after the hung daemons are killed.
@@ -194,8 +198,8 @@ fi
 # PART=explore: what the knobs do, for tuning the defaults (not part of the acceptance runs).
 if named explore; then
 step latency-all 200 $mpi 2 benchmarks/dfccl_bench -C all -b 16 -e 16M -f 16 -n 20 -w 5 -c 1 -S
-cp "$out/step.out" "$out/latency.txt"
-grep -E "^ +[0-9]|^# [a-z]" "$out/step.out" | tee -a "$summary"
+keep_output latency.txt
+summarize "^ +[0-9]|^# [a-z]"
 # 4 ranks per GPU time-slice the GPU: how much do a short quit period and no relaunch back-off help?
 for knobs in ${OVERSUB_KNOBS:-default 200:0 50:0}; do
   if [ "$knobs" = default ]; then set --; else
@@ -205,7 +209,7 @@ done
 for knobs in ${BENCH_SWEEP:-524288:24 524288:32 524288:48 1048576:32 1048576:48}; do
   step "1GiB slot ${knobs%%:*} channels ${knobs##*:}" 120 env DFCCL_SLOT_BYTES=${knobs%%:*} \
     DFCCL_MAX_CHANNELS=${knobs##*:} $mpi 2 benchmarks/dfccl_bench -b 1G -e 1G -n 10 -w 3 -c 1
-  grep -E "^ +[0-9]" "$out/step.out" | tee -a "$summary"
+  summarize "^ +[0-9]"
 done
 fi
 echo; cat "$summary"
