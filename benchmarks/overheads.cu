@@ -47,8 +47,8 @@
 #include <string>
 #include <vector>
 
+#include "daemon_kernel.cuh" /* the daemon: scheduler.h, context.h, block.h, daemon.h, queue/sq.h, queue/cq.h */
 #include "daemon_launch.h"
-#include "scheduler.h" /* the daemon: context.h, block.h, daemon.h, queue/sq.h, queue/cq.h */
 #include "cuda_check.h"
 
 
@@ -328,13 +328,7 @@ __global__ void __launch_bounds__(kThreads, 1) measure_kernel(const df_daemon_ar
 /* The daemon kernel of core/kernel/daemon_cuda.cu, compiled here only to read its attributes (the
  * real one is static in the library); never launched. */
 static __global__ void __launch_bounds__(DF_CUDA_THREADS, 1) daemon_twin_kernel(const df_daemon_args* args) {
-  __shared__ df_block_shared shared;
-  df_block blk;
-  blk.tid = (int)threadIdx.x;
-  blk.nthreads = (int)blockDim.x;
-  blk.bid = (int)blockIdx.x;
-  blk.nblocks = (int)gridDim.x;
-  df_daemon_block_main(args, &blk, &shared);
+  df_daemon_kernel_body(args);
 }
 
 /* Leader: the smallest step of %globaltimer, and the clock over the probe. */

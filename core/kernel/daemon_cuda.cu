@@ -3,17 +3,11 @@
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
+#include "daemon_kernel.cuh"
 #include "daemon_launch.h"
-#include "scheduler.h"
 
 static __global__ void __launch_bounds__(DF_CUDA_THREADS, 1) df_daemon_kernel(const df_daemon_args* args) {
-  __shared__ df_block_shared shared;
-  df_block blk;
-  blk.tid = (int)threadIdx.x;
-  blk.nthreads = (int)blockDim.x;
-  blk.bid = (int)blockIdx.x;
-  blk.nblocks = (int)gridDim.x;
-  df_daemon_block_main(args, &blk, &shared);
+  df_daemon_kernel_body(args);
 }
 
 extern "C" cudaError_t df_cuda_launch_daemon(const df_daemon_args* device_args, int grid,
