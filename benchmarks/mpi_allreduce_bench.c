@@ -47,6 +47,7 @@
 
 #include "bench_parse.h"
 #include "cudart_dl.h" /* test/common: libcudart loaded at run time */
+#include "mpi_pvar.h"  /* test/common: find_pvar */
 
 #define ROUTED_COUNTER "coll_dfccl_allreduce_routed"
 
@@ -257,23 +258,6 @@ typedef struct {
   MPI_T_pvar_handle handle;
   unsigned long long start;
 } routed_counter;
-
-/* The index of the MPI_T performance variable `name`, or -1. */
-static int find_pvar(const char* name) {
-  int n = 0;
-  if (MPI_T_pvar_get_num(&n) != MPI_SUCCESS) return -1;
-  for (int i = 0; i < n; i++) {
-    char pname[256], desc[256];
-    int nlen = sizeof pname, dlen = sizeof desc, verbosity, varClass, bind, readonly, continuous, atomic;
-    MPI_Datatype dt;
-    MPI_T_enum enumtype;
-    if (MPI_T_pvar_get_info(i, pname, &nlen, &verbosity, &varClass, &dt, &enumtype, desc, &dlen, &bind, &readonly,
-                            &continuous, &atomic) == MPI_SUCCESS &&
-        strcmp(pname, name) == 0)
-      return i;
-  }
-  return -1;
-}
 
 static unsigned long long routed_read(routed_counter* c) {
   unsigned long long v = 0;

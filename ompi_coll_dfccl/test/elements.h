@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mpi_pvar.h" /* test/common: find_pvar */
+
 #define CHECK_MPI(call)                                                                      \
   do {                                                                                       \
     int rc_ = (call);                                                                        \
@@ -58,6 +60,48 @@ static inline long long get(const type_t* t, const void* buf, size_t i) {
   }
 }
 
+/* The six collectives, in the order of the tests' tables whatever the form (blocking, MPI_I...,
+ * MPIX_..._init), and one call of one of them. */
+enum { COLL_ALLREDUCE, COLL_BCAST, COLL_REDUCE, COLL_ALLGATHER, COLL_RSB, COLL_RS };
+typedef struct {
+  int coll;
+  const type_t* t;
+  MPI_Op op;
+  size_t count; /* per rank for all-gather and reduce-scatter */
+  int root;     /* -1 where the collective has none */
+  int in_place;
+} coll_case_t;
+
+enum { ROUTED_CASES = 48 };
+
+/* The routed set of the nonblocking and persistent tests on `size` ranks: every collective in
+ * both buffer layouts for four (type, op, count) shapes, roots at the ends and in the middle. */
+static inline int routed_cases(coll_case_t* cs, int size) {
+  static const type_t t_int = {MPI_INT, "MPI_INT", sizeof(int), SIGNED};
+  static const type_t t_u8 = {MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", 1, UNSIGNED};
+  static const type_t t_i64 = {MPI_INT64_T, "MPI_INT64_T", 8, SIGNED};
+  static const type_t t_double = {MPI_DOUBLE, "MPI_DOUBLE", 8, FLOATING};
+  const struct {
+    const type_t* t;
+    MPI_Op op;
+    size_t count;
+  } shapes[] = {{&t_int, MPI_SUM, 1000}, {&t_i64, MPI_MAX, 1}, {&t_double, MPI_MIN, 4099}, {&t_u8, MPI_PROD, 33}};
+  int last = size - 1, mid = size > 2 ? 2 : 1, n = 0;
+  for (int s = 0; s < 4; s++)
+    for (int in_place = 0; in_place < 2; in_place++) {
+      const type_t* t = shapes[s].t;
+      MPI_Op op = shapes[s].op;
+      size_t count = shapes[s].count;
+      cs[n++] = (coll_case_t){COLL_ALLREDUCE, t, op, count, -1, in_place};
+      cs[n++] = (coll_case_t){COLL_REDUCE, t, op, count, s % 2 ? last : mid % size, in_place};
+      cs[n++] = (coll_case_t){COLL_ALLGATHER, t, MPI_SUM, count, -1, in_place};
+      cs[n++] = (coll_case_t){COLL_RSB, t, op, count, -1, in_place};
+      cs[n++] = (coll_case_t){COLL_RS, t, op, count, -1, in_place};
+      cs[n++] = (coll_case_t){COLL_BCAST, t, MPI_SUM, count, in_place ? 0 : last, 0};
+    }
+  return n;
+}
+
 /* Small integers, exact in every type; products stay within int8 on 4 ranks.  `salt` makes the
  * calls of one batch differ. */
 static inline long long value(const type_t* t, MPI_Op op, int r, size_t i, int salt) {
@@ -76,23 +120,6 @@ static inline long long expect(const type_t* t, MPI_Op op, int nranks, size_t i,
     else acc = v < acc ? v : acc;
   }
   return acc;
-}
-
-/* The index of the MPI_T performance variable `name` (the component's counters), or -1. */
-static inline int find_pvar(const char* name) {
-  int n = 0;
-  if (MPI_T_pvar_get_num(&n) != MPI_SUCCESS) return -1;
-  for (int i = 0; i < n; i++) {
-    char pname[256], desc[256];
-    int nlen = sizeof pname, dlen = sizeof desc, verb, cls, bind, ro, cont, atom;
-    MPI_Datatype dt;
-    MPI_T_enum en;
-    if (MPI_T_pvar_get_info(i, pname, &nlen, &verb, &cls, &dt, &en, desc, &dlen, &bind, &ro, &cont, &atom) ==
-            MPI_SUCCESS &&
-        strcmp(pname, name) == 0)
-      return i;
-  }
-  return -1;
 }
 
 /* The hang tests' watchdog: SIGALRM when `seconds` pass without watchdog_reset() prints WATCHDOG

@@ -30,7 +30,8 @@
 
 
 
-enum { IALLREDUCE, IBCAST, IREDUCE, IALLGATHER, IRSB, IRS, NCOLLS };
+enum { IALLREDUCE = COLL_ALLREDUCE, IBCAST = COLL_BCAST, IREDUCE = COLL_REDUCE, IALLGATHER = COLL_ALLGATHER,
+       IRSB = COLL_RSB, IRS = COLL_RS, NCOLLS };
 static const char* const coll_names[NCOLLS] = {"iallreduce", "ibcast", "ireduce", "iallgather",
                                                 "ireduce_scatter_block", "ireduce_scatter"};
 
@@ -166,32 +167,18 @@ static void run_batch(call_t* calls, int n, MPI_Comm comm, completion_t how, con
 }
 
 static const type_t T_INT = {MPI_INT, "MPI_INT", sizeof(int), SIGNED};
-static const type_t T_U8 = {MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", 1, UNSIGNED};
 static const type_t T_I64 = {MPI_INT64_T, "MPI_INT64_T", 8, SIGNED};
-static const type_t T_DOUBLE = {MPI_DOUBLE, "MPI_DOUBLE", 8, FLOATING};
 static const type_t T_FLOAT = {MPI_FLOAT, "MPI_FLOAT", 4, FLOATING};
 
 /* The routed batch: every collective, both buffer layouts, and signatures used several times. */
 static int make_batch(call_t* calls, int size) {
-  int last = size - 1, mid = size > 2 ? 2 : 1, n = 0;
-  const struct {
-    const type_t* t;
-    MPI_Op op;
-    size_t count;
-  } shapes[] = {{&T_INT, MPI_SUM, 1000}, {&T_I64, MPI_MAX, 1}, {&T_DOUBLE, MPI_MIN, 4099}, {&T_U8, MPI_PROD, 33}};
-  for (int s = 0; s < 4; s++)
-    for (int in_place = 0; in_place < 2; in_place++) {
-      const type_t* t = shapes[s].t;
-      MPI_Op op = shapes[s].op;
-      size_t count = shapes[s].count;
-      calls[n++] = (call_t){.coll = IALLREDUCE, .t = t, .op = op, .count = count, .root = -1, .in_place = in_place};
-      calls[n++] = (call_t){.coll = IREDUCE, .t = t, .op = op, .count = count, .root = s % 2 ? last : mid % size,
-                            .in_place = in_place};
-      calls[n++] = (call_t){.coll = IALLGATHER, .t = t, .op = MPI_SUM, .count = count, .root = -1, .in_place = in_place};
-      calls[n++] = (call_t){.coll = IRSB, .t = t, .op = op, .count = count, .root = -1, .in_place = in_place};
-      calls[n++] = (call_t){.coll = IRS, .t = t, .op = op, .count = count, .root = -1, .in_place = in_place};
-      calls[n++] = (call_t){.coll = IBCAST, .t = t, .op = MPI_SUM, .count = count, .root = in_place ? 0 : last};
-    }
+  int last = size - 1, n = 0;
+  coll_case_t cases[ROUTED_CASES];
+  for (int k = 0, nc = routed_cases(cases, size); k < nc; k++) {
+    const coll_case_t* c = &cases[k];
+    calls[n++] = (call_t){.coll = c->coll, .t = c->t, .op = c->op, .count = c->count, .root = c->root,
+                          .in_place = c->in_place};
+  }
   /* One signature, five calls outstanding at once: more than its pool, so runs queue. */
   for (int k = 0; k < 5; k++)
     calls[n++] = (call_t){.coll = IALLREDUCE, .t = &T_INT, .op = MPI_SUM, .count = 1000, .root = -1, .in_place = k % 2};

@@ -43,7 +43,8 @@
 #error "test_persistent needs Open MPI's pcollreq extension (MPIX_..._init)"
 #endif
 
-enum { ALLREDUCE, BCAST, REDUCE, ALLGATHER, RSB, RS, NCOLLS };
+enum { ALLREDUCE = COLL_ALLREDUCE, BCAST = COLL_BCAST, REDUCE = COLL_REDUCE, ALLGATHER = COLL_ALLGATHER,
+       RSB = COLL_RSB, RS = COLL_RS, NCOLLS };
 static const char* const coll_names[NCOLLS] = {"allreduce_init", "bcast_init", "reduce_init",
                                                 "allgather_init", "reduce_scatter_block_init", "reduce_scatter_init"};
 
@@ -157,33 +158,18 @@ static void release(pcoll_t* c) {
 }
 
 static const type_t T_INT = {MPI_INT, "MPI_INT", sizeof(int), SIGNED};
-static const type_t T_U8 = {MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", 1, UNSIGNED};
-static const type_t T_I64 = {MPI_INT64_T, "MPI_INT64_T", 8, SIGNED};
-static const type_t T_DOUBLE = {MPI_DOUBLE, "MPI_DOUBLE", 8, FLOATING};
 
 enum { SAME_SIG = 5, MAX_SET = 64 };
 
 /* Every collective with both buffer layouts, then SAME_SIG requests of one signature. */
 static int make_set(pcoll_t* cs, int size) {
-  int last = size - 1, mid = size > 2 ? 2 : 1, n = 0;
-  const struct {
-    const type_t* t;
-    MPI_Op op;
-    size_t count;
-  } shapes[] = {{&T_INT, MPI_SUM, 1000}, {&T_I64, MPI_MAX, 1}, {&T_DOUBLE, MPI_MIN, 4099}, {&T_U8, MPI_PROD, 33}};
-  for (int s = 0; s < 4; s++)
-    for (int in_place = 0; in_place < 2; in_place++) {
-      const type_t* t = shapes[s].t;
-      MPI_Op op = shapes[s].op;
-      size_t count = shapes[s].count;
-      cs[n++] = (pcoll_t){.coll = ALLREDUCE, .t = t, .op = op, .count = count, .root = -1, .in_place = in_place};
-      cs[n++] = (pcoll_t){.coll = REDUCE, .t = t, .op = op, .count = count, .root = s % 2 ? last : mid % size,
-                          .in_place = in_place};
-      cs[n++] = (pcoll_t){.coll = ALLGATHER, .t = t, .op = MPI_SUM, .count = count, .root = -1, .in_place = in_place};
-      cs[n++] = (pcoll_t){.coll = RSB, .t = t, .op = op, .count = count, .root = -1, .in_place = in_place};
-      cs[n++] = (pcoll_t){.coll = RS, .t = t, .op = op, .count = count, .root = -1, .in_place = in_place};
-      cs[n++] = (pcoll_t){.coll = BCAST, .t = t, .op = MPI_SUM, .count = count, .root = in_place ? 0 : last};
-    }
+  int n = 0;
+  coll_case_t cases[ROUTED_CASES];
+  for (int k = 0, nc = routed_cases(cases, size); k < nc; k++) {
+    const coll_case_t* c = &cases[k];
+    cs[n++] = (pcoll_t){.coll = c->coll, .t = c->t, .op = c->op, .count = c->count, .root = c->root,
+                        .in_place = c->in_place};
+  }
   for (int k = 0; k < SAME_SIG; k++)
     cs[n++] = (pcoll_t){.coll = ALLREDUCE, .t = &T_INT, .op = MPI_SUM, .count = 1000, .root = -1, .in_place = k % 2};
   return n;
