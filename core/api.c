@@ -712,6 +712,12 @@ dfcclResult_t dfcclTargetSynchronize(dfcclRankCtx_t ctx) {
   return ctx->target->synchronize(ctx);
 }
 
+dfcclResult_t dfcclHostSynchronize(int* contexts) {
+  int n = df_host_synchronize_all();
+  if (contexts != NULL) *contexts = n;
+  return dfcclSuccess;
+}
+
 dfcclResult_t dfcclGetStats(dfcclRankCtx_t ctx, dfcclStats_t* stats) {
   DF_CHECK(df_ctx_check(ctx));
   if (!stats) return df_error(dfcclInvalidArgument, "stats is NULL");

@@ -168,6 +168,12 @@ dfcclResult_t dfcclDestroy(dfcclRankCtx_t ctx);
  * synchronization waits for a running kernel.  Tests use it to build synchronization deadlocks. */
 dfcclResult_t dfcclTargetSynchronize(dfcclRankCtx_t ctx);
 
+/* The host target's cudaDeviceSynchronize, without a context: blocks until the daemon launches
+ * running in every host-target context of this process have exited; *contexts (if not NULL) says
+ * how many contexts that was.  For programs that reach DFCCL through another library (the Open MPI
+ * component in its host-target test mode) and need their GPU runs' device synchronizations. */
+dfcclResult_t dfcclHostSynchronize(int* contexts);
+
 const char* dfcclGetErrorString(dfcclResult_t result);
 /* A sentence about the last error returned to this thread (empty if none). */
 const char* dfcclGetLastErrorMessage(void);

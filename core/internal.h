@@ -91,6 +91,9 @@ typedef struct df_target_ops {
 } df_target_ops;
 
 extern const df_target_ops df_target_host;
+/* dfcclHostSynchronize: every host context's running daemon launch has ended; returns how many
+ * host contexts there are (target_host.c). */
+int df_host_synchronize_all(void);
 #ifdef DFCCL_HAVE_CUDA
 extern const df_target_ops df_target_cuda;
 #endif

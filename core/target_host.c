@@ -18,7 +18,8 @@
 #include "internal.h"
 #include "kernel/daemon_launch.h"
 
-typedef struct {
+typedef struct host_state {
+  struct host_state* next_live; /* in live_states */
   pthread_mutex_t lock;
   pthread_cond_t ended;
   pthread_t threads[DF_MAX_BLOCKS];
@@ -41,12 +42,21 @@ typedef struct {
 
 static host_state* state_of(df_ctx* ctx) { return (host_state*)ctx->target_state; }
 
+/* Every host context's state in this process, for dfcclHostSynchronize.  A synchronization holds
+ * live_states_lock while it waits, so no state leaves the list (nor is freed) under it. */
+static pthread_mutex_t live_states_lock = PTHREAD_MUTEX_INITIALIZER;
+static host_state* live_states;
+
 static dfcclResult_t host_open(df_ctx* ctx, int device) {
   (void)device;
   host_state* s = calloc(1, sizeof *s);
   if (!s) return df_error(dfcclOutOfResources, "out of memory for the host target");
   pthread_mutex_init(&s->lock, NULL);
   pthread_cond_init(&s->ended, NULL);
+  pthread_mutex_lock(&live_states_lock);
+  s->next_live = live_states;
+  live_states = s;
+  pthread_mutex_unlock(&live_states_lock);
   ctx->target_state = s;
   return dfcclSuccess;
 }
@@ -60,6 +70,13 @@ static void join_finished(host_state* s) {
 static void host_close(df_ctx* ctx) {
   host_state* s = state_of(ctx);
   if (!s) return;
+  pthread_mutex_lock(&live_states_lock);
+  for (host_state** p = &live_states; *p != NULL; p = &(*p)->next_live)
+    if (*p == s) {
+      *p = s->next_live;
+      break;
+    }
+  pthread_mutex_unlock(&live_states_lock);
   pthread_mutex_lock(&s->lock);
   while (s->live > 0) pthread_cond_wait(&s->ended, &s->lock);
   join_finished(s);
@@ -211,14 +228,29 @@ static dfcclResult_t host_daemon_running(df_ctx* ctx, bool* running) {
   return dfcclSuccess;
 }
 
-/* Like cudaDeviceSynchronize: waits for the launch running now (if any) to end. */
-static dfcclResult_t host_synchronize(df_ctx* ctx) {
-  host_state* s = state_of(ctx);
+/* Waits for the launch of s running now (if any) to end. */
+static void wait_for_running_launch(host_state* s) {
   pthread_mutex_lock(&s->lock);
   uint64_t target = s->launched;
   while (s->finished < target) pthread_cond_wait(&s->ended, &s->lock);
   pthread_mutex_unlock(&s->lock);
+}
+
+/* Like cudaDeviceSynchronize, for one context. */
+static dfcclResult_t host_synchronize(df_ctx* ctx) {
+  wait_for_running_launch(state_of(ctx));
   return dfcclSuccess;
+}
+
+/* Like cudaDeviceSynchronize, for every host context of the process: each one's launch running
+ * when it gets there.  (Launches of the contexts not reached yet that start meanwhile are waited
+ * for too: a device synchronization may wait for work issued after it from other threads.) */
+int df_host_synchronize_all(void) {
+  int contexts = 0;
+  pthread_mutex_lock(&live_states_lock);
+  for (host_state* s = live_states; s != NULL; s = s->next_live, contexts++) wait_for_running_launch(s);
+  pthread_mutex_unlock(&live_states_lock);
+  return contexts;
 }
 
 static dfcclResult_t host_check_buffer(df_ctx* ctx, const void* p, size_t bytes, const char* what) {

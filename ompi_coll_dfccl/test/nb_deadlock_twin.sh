@@ -12,6 +12,9 @@ expect_hang 4 test_nb_deadlock --mca coll_dfccl_concurrent_runs 2 -- -m queue -p
 # The cross-communicator pattern: the communicators' collectives share the process's one daemon,
 # so without preemption the ranks' different interleavings hang too.
 expect_hang 4 test_nb_deadlock -- -m cross -i 5 -w "${TWIN_WATCHDOG_S:-5}" || exit 1
+# The synchronization pattern: a device synchronization waits for a daemon whose collectives can
+# never complete (and which never gives up on them to quit).
+expect_hang 4 test_nb_deadlock -- -m sync -i 5 -w "${TWIN_WATCHDOG_S:-5}" || exit 1
 # MPI_THREAD_MULTIPLE: two threads' blocking calls on two communicators, in different orders on
 # even and odd ranks, share the daemon too.
 expect_hang 2 test_threads -- -i 5 -w "${TWIN_WATCHDOG_S:-5}" || exit 1

@@ -8,6 +8,13 @@
  *     interleaving of the communicators (each communicator's calls in the same order everywhere,
  *     as MPI requires), then one MPI_Waitall.
  *
+ *   test_nb_deadlock -m sync [-i iterations] [-w watchdog_s]
+ *     The cross pattern with a device synchronization at a random point among the twelve calls,
+ *     its own on every rank: dfcclHostSynchronize, the host target's cudaDeviceSynchronize (the
+ *     GPU's own is test_device -m sync).  It returns only once this process's daemon has exited,
+ *     which the daemon does when its collectives are stuck on ranks that have not issued them yet.
+ *     Every synchronization after iteration 0 must have reached the component's host context.
+ *
  *   test_nb_deadlock -m queue [-p concurrent_runs] [-i iterations] [-w watchdog_s] [-c]
  *     One communicator.  Every iteration: concurrent_runs + 1 all-reduces of one signature (so the
  *     last queues behind the first, in the component), then even ranks wait for the first before
@@ -21,7 +28,8 @@
  * MPI_Barrier on every communicator then sets it up; the later iterations must all be routed
  * through DFCCL (checked with the component's MPI_T counters), with exact results.  A watchdog
  * (alarm) that no iteration resets prints "WATCHDOG" and exits with 42: with DFCCL_PREEMPTION=0,
- * the queue pattern is caught hanging that way (nb_deadlock_twin.sh), and its control is not.
+ * the three patterns are caught hanging that way (nb_deadlock_twin.sh), and the queue pattern's
+ * control is not.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -32,8 +40,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elements.h"
+#include <dfccl.h> /* dfcclHostSynchronize */
 #include <unistd.h>
+
+#include "elements.h"
 
 #define NCOMMS 3
 #define CALLS_PER_COMM 4
@@ -125,30 +135,51 @@ static unsigned next_random(void) {
   return (unsigned)(rng_state >> 33);
 }
 
-/* One iteration of the cross pattern: this rank's own interleaving of the communicators. */
-static void cross_iteration(call_t* calls, int it) {
+/* The sync pattern's device synchronization: the host target's, reaching the component's
+ * context once iteration 0 has set it up. */
+static int unreached_syncs;
+static double longest_sync_s;
+
+static void device_synchronize(int it) {
+  double t0 = MPI_Wtime();
+  int contexts = 0;
+  dfcclResult_t r = dfcclHostSynchronize(&contexts);
+  if (r != dfcclSuccess) {
+    fprintf(stderr, "rank %d: dfcclHostSynchronize: %s\n", world_rank, dfcclGetLastErrorMessage());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  double dt = MPI_Wtime() - t0;
+  if (dt > longest_sync_s) longest_sync_s = dt;
+  if (it > 0 && contexts < 1) unreached_syncs++;
+}
+
+/* One iteration of the cross pattern: this rank's own interleaving of the communicators (and, for
+ * the sync pattern, its own point for the device synchronization). */
+static void cross_iteration(call_t* calls, int it, bool sync) {
   int order[NCOMMS * CALLS_PER_COMM], next[NCOMMS] = {0};
   for (int k = 0; k < NCOMMS * CALLS_PER_COMM; k++) order[k] = k / CALLS_PER_COMM;
   for (int k = NCOMMS * CALLS_PER_COMM - 1; k > 0; k--) { /* Fisher-Yates */
     int j = (int)(next_random() % (unsigned)(k + 1)), t = order[k];
     order[k] = order[j], order[j] = t;
   }
+  int sync_after = sync ? 1 + (int)(next_random() % (NCOMMS * CALLS_PER_COMM)) : -1; /* after this many calls */
   MPI_Request reqs[NCOMMS * CALLS_PER_COMM];
   for (int k = 0; k < NCOMMS * CALLS_PER_COMM; k++) {
     int c = order[k], j = next[c]++; /* communicator c's j-th call: the same order on every rank */
     reqs[k] = call_start(&calls[c * CALLS_PER_COMM + j], it * 31 + c * CALLS_PER_COMM + j);
+    if (k + 1 == sync_after) device_synchronize(it);
   }
   CHECK_MPI(MPI_Waitall(NCOMMS * CALLS_PER_COMM, reqs, MPI_STATUSES_IGNORE));
   for (int k = 0; k < NCOMMS * CALLS_PER_COMM; k++) call_check(&calls[k], it);
 }
 
-static int cross(int iterations, MPI_Comm* comms) {
+static int cross(int iterations, MPI_Comm* comms, bool sync) {
   call_t calls[NCOMMS * CALLS_PER_COMM];
   static const int counts[NCOMMS] = {1024, 300, 4097};
   for (int c = 0; c < NCOMMS; c++)
     for (int j = 0; j < CALLS_PER_COMM; j++) call_init(&calls[c * CALLS_PER_COMM + j], comms[c], j, counts[c] + j);
   for (int it = 0; it < iterations; it++) {
-    cross_iteration(calls, it);
+    cross_iteration(calls, it, sync);
     if (it == 0) /* set-up points, in the same order everywhere */
       for (int c = 0; c < NCOMMS; c++) CHECK_MPI(MPI_Barrier(comms[c]));
     watchdog_reset();
@@ -197,8 +228,10 @@ int main(int argc, char** argv) {
     else if (opt == 'p') pool = atoi(optarg);
     else if (opt == 'w') watchdog_s = (unsigned)atoi(optarg);
   }
-  if (iterations < 2 || pool < 1 || pool > MAX_CALLS - 2 || (strcmp(mode, "cross") && strcmp(mode, "queue"))) {
-    if (world_rank == 0) fprintf(stderr, "usage: test_nb_deadlock -m cross|queue [-i N>=2] [-p 1..30] [-w s] [-c]\n");
+  bool is_sync = strcmp(mode, "sync") == 0, is_cross = is_sync || strcmp(mode, "cross") == 0;
+  if (iterations < 2 || pool < 1 || pool > MAX_CALLS - 2 || (!is_cross && strcmp(mode, "queue"))) {
+    if (world_rank == 0)
+      fprintf(stderr, "usage: test_nb_deadlock -m cross|sync|queue [-i N>=2] [-p 1..30] [-w s] [-c]\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   rng_state = 0x9E3779B97F4A7C15ull * (unsigned long long)(world_rank + 1); /* a different order per rank */
@@ -206,7 +239,6 @@ int main(int argc, char** argv) {
   watchdog_start(watchdog_s);
 
   /* Created before counting: Open MPI's own nonblocking calls that agree on their ids may be routed. */
-  bool is_cross = strcmp(mode, "cross") == 0;
   MPI_Comm comms[NCOMMS] = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL};
   CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comms[0]));
   if (is_cross) {
@@ -214,11 +246,16 @@ int main(int argc, char** argv) {
     CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, 0, world_size - world_rank, &comms[2]));
   }
   unsigned long long before = counters_sum(&routed_counters);
-  int per_iteration = is_cross ? cross(iterations, comms) : queue(iterations, pool, comms);
+  int per_iteration = is_cross ? cross(iterations, comms, is_sync) : queue(iterations, pool, comms);
   unsigned long long routed = counters_sum(&routed_counters) - before;
   unsigned long long want = (unsigned long long)(iterations - 1) * per_iteration;
   if (routed != want) { /* iteration 0 falls back, every later call is routed */
     fprintf(stderr, "rank %d: %llu calls routed through DFCCL, expected %llu\n", world_rank, routed, want);
+    failures++;
+  }
+  if (unreached_syncs > 0) { /* then the pattern would not test the synchronization */
+    fprintf(stderr, "rank %d: %d device synchronizations found no host context of DFCCL\n", world_rank,
+            unreached_syncs);
     failures++;
   }
   alarm(0);
@@ -226,10 +263,14 @@ int main(int argc, char** argv) {
     if (comms[c] != MPI_COMM_NULL) CHECK_MPI(MPI_Comm_free(&comms[c]));
   counters_close(&routed_counters);
   int all = 0;
+  double longest = 0;
   CHECK_MPI(MPI_Reduce(&failures, &all, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD));
+  CHECK_MPI(MPI_Reduce(&longest_sync_s, &longest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
+  char extra[80] = "";
+  if (is_sync) snprintf(extra, sizeof extra, ", longest device synchronization %.1f ms", longest * 1e3);
   if (world_rank == 0)
-    printf("%s pattern: %d iterations x %d nonblocking calls on %d ranks, %llu routed through DFCCL: %s\n", mode,
-           iterations, per_iteration, world_size, routed, all ? "FAIL" : "PASS");
+    printf("%s pattern: %d iterations x %d nonblocking calls on %d ranks, %llu routed through DFCCL%s: %s\n", mode,
+           iterations, per_iteration, world_size, routed, extra, all ? "FAIL" : "PASS");
   CHECK_MPI(MPI_Finalize());
   return all ? 1 : 0;
 }

@@ -34,7 +34,9 @@ static void disordered(int* order, int rank, uint64_t seed) {
   for (int i = 0; i < NCOLLS; i++) order[i] = perm[(i + rank) % NCOLLS];
 }
 
-static void device_sync(harness* h, bool use_free) {
+/* On the host target every other synchronization is the process-wide one (dfcclHostSynchronize,
+ * what the Open MPI component's tests use), which must find this rank's one host context. */
+static void device_sync(harness* h, bool use_free, bool process_wide) {
 #ifdef DFCCL_HAVE_CUDA
   if (h->gpu && use_free) { /* cudaFree synchronizes the device implicitly */
     void* p = harness_alloc(h, 1 << 20);
@@ -43,7 +45,16 @@ static void device_sync(harness* h, bool use_free) {
   }
 #endif
   (void)use_free;
-  CHECK_DFCCL(dfcclTargetSynchronize(h->ctx));
+  if (h->gpu || !process_wide) {
+    CHECK_DFCCL(dfcclTargetSynchronize(h->ctx));
+    return;
+  }
+  int contexts = 0;
+  CHECK_DFCCL(dfcclHostSynchronize(&contexts));
+  if (contexts != 1) {
+    fprintf(stderr, "rank %d: dfcclHostSynchronize found %d host contexts, expected 1\n", h->rank, contexts);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
 }
 
 int main(int argc, char** argv) {
@@ -76,7 +87,7 @@ int main(int argc, char** argv) {
     disordered(order, h.rank, seed * 7777u + (uint64_t)it);
     for (int k = 0; k < NCOLLS; k++) {
       CHECK_DFCCL(dfcclRunAllReduce(h.ctx, buf[order[k]], buf[order[k]], order[k], harness_on_complete, &done));
-      device_sync(&h, use_free);
+      device_sync(&h, use_free, k % 2 == 1);
       harness_progress();
     }
     harness_wait(&done, (it + 1) * NCOLLS);
