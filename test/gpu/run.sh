@@ -17,11 +17,14 @@ summary="$out/gpu-summary.txt"
 repo=$(pwd)
 
 note() { echo "$*" | tee -a "$summary"; }
-# After a preemption-off twin: did its watchdog catch the hang?
+# After a preemption-off twin: did its watchdog catch the hang?  Under MPS, the server reports the
+# GPU "busy or unavailable" for a while after the twin's hung daemons were killed: restart it, so
+# that the next step starts on a clean server.
 twin_verdict() {
   [ "$ran" = 1 ] || return 0
   if grep -qE "WATCHDOG|Exit code: *42" "$out/step.out"; then note "  twin: watchdog fired (hang shown)"
   else note "  twin: NO HANG SEEN"; fi
+  if [ -n "${CUDA_MPS_PIPE_DIRECTORY:-}" ]; then mps_stop && mps_start; fi
 }
 # After a step that ran: keep its output as $out/FILE; put its lines matching PATTERN (the last N,
 # default all) in the summary.
