@@ -149,16 +149,6 @@ static inline void watchdog_start(unsigned seconds) {
 
 static inline void watchdog_reset(void) { alarm(watchdog_seconds); }
 
-/* Some of the component's MPI_T counters, summed, through one pvar session (counters report the
- * increase since the session started them).  Close before MPI_Finalize: the reverse order crashes
- * Open MPI 4.1.4. */
-#define COUNTERS_MAX 16
-typedef struct {
-  MPI_T_pvar_session session;
-  MPI_T_pvar_handle handles[COUNTERS_MAX];
-  int n;
-} counters_t;
-
 /* A handle of the component's counter `name` in session (aborts if there is none: the component
  * was not loaded). */
 static inline MPI_T_pvar_handle counter_open(MPI_T_pvar_session session, const char* name) {
@@ -171,25 +161,6 @@ static inline MPI_T_pvar_handle counter_open(MPI_T_pvar_session session, const c
   }
   CHECK_MPI(MPI_T_pvar_handle_alloc(session, index, NULL, &h, &count));
   return h;
-}
-
-static inline void counters_open(counters_t* c, const char* const* names, int n) {
-  int provided;
-  if (n > COUNTERS_MAX) MPI_Abort(MPI_COMM_WORLD, 2);
-  CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
-  CHECK_MPI(MPI_T_pvar_session_create(&c->session));
-  c->n = n;
-  for (int k = 0; k < n; k++) c->handles[k] = counter_open(c->session, names[k]);
-}
-
-static inline unsigned long long counters_sum(counters_t* c) {
-  unsigned long long total = 0;
-  for (int k = 0; k < c->n; k++) {
-    unsigned long long v = 0;
-    CHECK_MPI(MPI_T_pvar_read(c->session, c->handles[k], &v));
-    total += v;
-  }
-  return total;
 }
 
 /* The routed and fallen-back counters of up to ENTRY_POINTS_MAX of the component's entry points
@@ -230,15 +201,19 @@ static inline counts_t entry_counters_read(entry_counters_t* c) {
   return now;
 }
 
+/* Calls routed through DFCCL so far, over the entry points of c. */
+static inline unsigned long long entry_counters_routed(entry_counters_t* c) {
+  counts_t now = entry_counters_read(c);
+  unsigned long long total = 0;
+  for (int k = 0; k < c->n; k++) total += now.routed[k];
+  return total;
+}
+
 /* Before MPI_Finalize: the reverse order crashes Open MPI 4.1.4. */
 static inline void entry_counters_close(entry_counters_t* c) {
   CHECK_MPI(MPI_T_pvar_session_free(&c->session));
   CHECK_MPI(MPI_T_finalize());
 }
 
-static inline void counters_close(counters_t* c) {
-  CHECK_MPI(MPI_T_pvar_session_free(&c->session));
-  CHECK_MPI(MPI_T_finalize());
-}
 
 #endif /* COLL_DFCCL_TEST_ELEMENTS_H */

@@ -122,10 +122,9 @@ static void call_fini(call_t* c) { free(c->send), free(c->recv); }
 
 /* ---- MPI_T: calls routed through DFCCL ---------------------------------------------------------- */
 
-static const char* const counters[] = {"coll_dfccl_iallreduce_routed", "coll_dfccl_ibcast_routed",
-                                       "coll_dfccl_iallgather_routed", "coll_dfccl_ireduce_scatter_block_routed"};
-enum { NCOUNTERS = sizeof counters / sizeof counters[0] };
-static counters_t routed_counters;
+static const char* const entry_points[] = {"iallreduce", "ibcast", "iallgather", "ireduce_scatter_block"};
+enum { NENTRY_POINTS = sizeof entry_points / sizeof entry_points[0] };
+static entry_counters_t routed_counters;
 
 /* ---- the patterns ------------------------------------------------------------------------------- */
 
@@ -235,7 +234,7 @@ int main(int argc, char** argv) {
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   rng_state = 0x9E3779B97F4A7C15ull * (unsigned long long)(world_rank + 1); /* a different order per rank */
-  counters_open(&routed_counters, counters, NCOUNTERS);
+  entry_counters_open(&routed_counters, entry_points, NENTRY_POINTS);
   watchdog_start(watchdog_s);
 
   /* Created before counting: Open MPI's own nonblocking calls that agree on their ids may be routed. */
@@ -245,9 +244,9 @@ int main(int argc, char** argv) {
     CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comms[1]));
     CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, 0, world_size - world_rank, &comms[2]));
   }
-  unsigned long long before = counters_sum(&routed_counters);
+  unsigned long long before = entry_counters_routed(&routed_counters);
   int per_iteration = is_cross ? cross(iterations, comms, is_sync) : queue(iterations, pool, comms);
-  unsigned long long routed = counters_sum(&routed_counters) - before;
+  unsigned long long routed = entry_counters_routed(&routed_counters) - before;
   unsigned long long want = (unsigned long long)(iterations - 1) * per_iteration;
   if (routed != want) { /* iteration 0 falls back, every later call is routed */
     fprintf(stderr, "rank %d: %llu calls routed through DFCCL, expected %llu\n", world_rank, routed, want);
@@ -261,7 +260,7 @@ int main(int argc, char** argv) {
   alarm(0);
   for (int c = 0; c < NCOMMS; c++)
     if (comms[c] != MPI_COMM_NULL) CHECK_MPI(MPI_Comm_free(&comms[c]));
-  counters_close(&routed_counters);
+  entry_counters_close(&routed_counters);
   int all = 0;
   double longest = 0;
   CHECK_MPI(MPI_Reduce(&failures, &all, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD));

@@ -168,10 +168,9 @@ int main(int argc, char** argv) {
     if (world_rank == 0) fprintf(stderr, "usage: test_threads [-i rounds>=2] [-d delay_us] [-w watchdog_s]\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
-  static const char* const names[] = {"coll_dfccl_allreduce_routed", "coll_dfccl_bcast_routed",
-                                      "coll_dfccl_allgather_routed"};
-  counters_t routed;
-  counters_open(&routed, names, 3);
+  static const char* const names[] = {"allreduce", "bcast", "allgather"};
+  entry_counters_t routed;
+  entry_counters_open(&routed, names, 3);
   watchdog_start(watchdog_s);
 
   thread_t threads[NTHREADS];
@@ -180,7 +179,7 @@ int main(int argc, char** argv) {
     threads[k] = (thread_t){.index = k};
     CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &threads[k].comm));
   }
-  unsigned long long before = counters_sum(&routed);
+  unsigned long long before = entry_counters_routed(&routed);
   if (pthread_barrier_init(&round_start, NULL, NTHREADS) != 0) MPI_Abort(MPI_COMM_WORLD, 1);
   for (int k = 0; k < NTHREADS; k++)
     if (pthread_create(&ids[k], NULL, thread_main, &threads[k]) != 0) MPI_Abort(MPI_COMM_WORLD, 1);
@@ -190,7 +189,7 @@ int main(int argc, char** argv) {
     failures += threads[k].failures;
   }
   alarm(0);
-  unsigned long long got = counters_sum(&routed) - before;
+  unsigned long long got = entry_counters_routed(&routed) - before;
   unsigned long long want = (unsigned long long)NTHREADS * rounds * CALLS_PER_ROUND;
   if (got != want) {
     fprintf(stderr, "rank %d: %llu calls routed through DFCCL, expected %llu\n", world_rank, got, want);
@@ -198,7 +197,7 @@ int main(int argc, char** argv) {
   }
   for (int k = 0; k < NTHREADS; k++) CHECK_MPI(MPI_Comm_free(&threads[k].comm));
   pthread_barrier_destroy(&round_start);
-  counters_close(&routed);
+  entry_counters_close(&routed);
   int all = 0;
   CHECK_MPI(MPI_Reduce(&failures, &all, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD));
   if (world_rank == 0)
