@@ -81,11 +81,14 @@ static dfcclResult_t alloc_tables(df_ctx* ctx) {
   a->blocks = p;
   DF_CHECK(t->alloc(ctx, (size_t)DF_MAX_BLOCKS * DF_MAX_COLLS * sizeof(uint16_t), &p));
   a->saved_tasks = p;
+  /* One mapped line: the host's quit request (word 0) and the daemon's launch report (word 1). */
   void *host, *daemon;
   DF_CHECK(t->alloc_mapped(ctx, 64, &host, &daemon));
   ctx->quit_request_host = host;
+  ctx->launch_report_host = (volatile uint64_t*)host + 1;
   a->quit_request = daemon;
-  DF_CHECK(t->alloc(ctx, sizeof(uint64_t), &p));
+  a->launch_report = (uint64_t*)daemon + 1;
+  DF_CHECK(t->alloc(ctx, 2 * sizeof(uint64_t), &p));
   a->quit_votes = p;
   DF_CHECK(df_sq_host_init(ctx, &ctx->sq, ctx->cfg.sq_entries));
   DF_CHECK(df_cq_host_init(ctx, &ctx->cq, ctx->cfg.cq_slots));
@@ -304,6 +307,7 @@ static dfcclResult_t register_collective(df_ctx* ctx, df_coll_kind kind, size_t 
   df_coll_links links;
   r = df_links_create(ctx, g, collId, &st, slot, prior, &links);
   st.links = links.dev;
+  if (links.timesliced_peer && ctx->cfg.timeslice_yield) st.flags |= DF_COLL_TIMESLICED_PEER;
   if (r == dfcclSuccess) r = install(ctx, index, &st);
   if (r != dfcclSuccess) df_links_free(ctx, &links);
   pthread_mutex_lock(&ctx->lock);
@@ -312,8 +316,11 @@ static dfcclResult_t register_collective(df_ctx* ctx, df_coll_kind kind, size_t 
   else df_group_put(ctx, g);
   pthread_mutex_unlock(&ctx->lock);
   if (r != dfcclSuccess) return r;
-  df_debug(ctx, "registered collective %d as #%d: %zu elements, %u channels, ring position %u of %u",
-           collId, index, count, st.nchannels, st.rank, st.nranks);
+  df_debug(ctx, "registered collective %d as #%d: %zu elements, %u channels, ring position %u of %u%s",
+           collId, index, count, st.nchannels, st.rank, st.nranks,
+           links.timesliced_peer ? (ctx->cfg.timeslice_yield ? ", a neighbour time-slices our GPU: yielding to it"
+                                                             : ", a neighbour time-slices our GPU (not yielding)")
+                                 : "");
   return dfcclSuccess;
 }
 
@@ -403,6 +410,8 @@ static dfcclResult_t submit(df_ctx* ctx, df_coll_kind kind, const void* sendbuff
   buffer_bytes(&stat, &send_bytes, &recv_bytes);
   dfcclResult_t r = ctx->target->check_buffer(ctx, sendbuff, send_bytes, "sendbuff");
   if (r == dfcclSuccess) r = ctx->target->check_buffer(ctx, recvbuff, recv_bytes, "recvbuff");
+  /* The daemon may read sendbuff as soon as the SQE exists: the caller's work on it comes first. */
+  if (r == dfcclSuccess && ctx->target->wait_caller) r = ctx->target->wait_caller(ctx);
   if (r != dfcclSuccess) return r;
 
   pthread_mutex_lock(&ctx->lock);

@@ -31,9 +31,16 @@ static dfcclResult_t env_u32(const char* name, uint32_t min, uint32_t max, uint3
   return dfcclSuccess;
 }
 
+dfcclResult_t df_env_stream_order(bool* on) {
+  uint32_t v = 1;
+  DF_CHECK(env_u32("DFCCL_STREAM_ORDER", 0, 1, &v));
+  *on = v != 0;
+  return dfcclSuccess;
+}
+
 static bool is_power_of_two(uint64_t v) { return v && !(v & (v - 1)); }
 
-static dfcclResult_t choose_target(dfcclTarget_t requested, dfcclTarget_t* target) {
+dfcclResult_t df_config_target(dfcclTarget_t requested, dfcclTarget_t* target) {
   if (requested == dfcclTargetCuda || requested == dfcclTargetHost) {
     *target = requested;
     return dfcclSuccess;
@@ -49,7 +56,7 @@ static dfcclResult_t choose_target(dfcclTarget_t requested, dfcclTarget_t* targe
 
 dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   memset(cfg, 0, sizeof *cfg);
-  DF_CHECK(choose_target(requested, &cfg->target));
+  DF_CHECK(df_config_target(requested, &cfg->target));
   bool gpu = cfg->target == dfcclTargetCuda;
   /* A GPU block moves ~10-20 GB/s, so big collectives want many channels and deep FIFOs (2x H200,
    * 1 GiB all-reduce: 24 channels 0.88x NCCL, 32 0.93x, 48 0.99x -- docs/performance.md; 32 leaves
@@ -97,6 +104,10 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   DF_CHECK(env_u64("DFCCL_QUIT_PERIOD_US", 1, 3600ull * 1000000, &quit_us));
   DF_CHECK(env_u32("DFCCL_PREEMPTION", 0, 1, &preemption));
   DF_CHECK(env_u32("DFCCL_DEBUG", 0, 9, &debug));
+  DF_CHECK(df_env_stream_order(&cfg->stream_order));
+  uint32_t timeslice_yield = 1;
+  DF_CHECK(env_u32("DFCCL_TIMESLICE_YIELD", 0, 1, &timeslice_yield));
+  cfg->timeslice_yield = timeslice_yield != 0;
   cfg->spin.quit_period_ns = quit_us * 1000;
   cfg->spin.preemption = preemption;
   cfg->debug = (int)debug;

@@ -27,7 +27,8 @@ typedef struct {
   uint32_t nchannels, slot_bytes, target;
   uint64_t count;
   uint32_t failed; /* this rank cannot register it: everyone gives up together */
-  uint32_t pad;
+  uint32_t timesliced; /* its GPU time-slices between processes (see uuid) */
+  uint8_t uuid[16];    /* its daemon's GPU (zero on the host target)       */
 } registration_card;
 
 static dfcclResult_t allgather(df_ctx* ctx, const df_group* g, const void* send, void* recv, size_t bytes) {
@@ -58,6 +59,13 @@ static dfcclResult_t check_card(const df_ctx* ctx, const df_group* g, int i, con
                     ctx->rank, g->ranks[i], mine->nchannels, c->nchannels, mine->slot_bytes, c->slot_bytes,
                     mine->target, c->target);
   return dfcclSuccess;
+}
+
+/* Does the peer's daemon run on our GPU, which time-slices between processes? */
+static bool shares_gpu_timesliced(const registration_card* mine, const registration_card* peer) {
+  static const uint8_t none[16];
+  return mine->timesliced && peer->timesliced && memcmp(mine->uuid, none, sizeof none) != 0 &&
+         memcmp(mine->uuid, peer->uuid, sizeof mine->uuid) == 0;
 }
 
 /* Connector tables as this rank's daemon sees them, copied to daemon memory. */
@@ -122,6 +130,8 @@ dfcclResult_t df_links_create(df_ctx* ctx, const df_group* g, int id, const df_c
   mine.nchannels = nch;
   mine.slot_bytes = slot_bytes;
   mine.target = (uint32_t)ctx->cfg.target;
+  mine.timesliced = ctx->timesliced;
+  memcpy(mine.uuid, ctx->device_uuid, sizeof mine.uuid);
 
   registration_card* cards = calloc((size_t)g->nranks, sizeof *cards);
   if (!cards) return df_error(dfcclOutOfResources, "out of memory");
@@ -129,6 +139,8 @@ dfcclResult_t df_links_create(df_ctx* ctx, const df_group* g, int id, const df_c
   if (r == dfcclSuccess && local != dfcclSuccess) r = local;
   for (int i = 0; r == dfcclSuccess && i < g->nranks; i++) r = check_card(ctx, g, i, &mine, &cards[i]);
   int next = (g->position + 1) % g->nranks, prev = (g->position + g->nranks - 1) % g->nranks;
+  if (r == dfcclSuccess) cl->timesliced_peer = shares_gpu_timesliced(&mine, &cards[next]) ||
+                                               shares_gpu_timesliced(&mine, &cards[prev]);
   if (r == dfcclSuccess)
     r = ctx->target->map_peer(ctx, &cards[next].recv, cards[next].recv_bytes, &cl->next_recv_region);
   if (r == dfcclSuccess)

@@ -46,10 +46,15 @@ typedef enum {
 typedef enum {
   dfcclInt8 = 0, dfcclUint8, dfcclInt32, dfcclUint32, dfcclInt64, dfcclUint64,
   dfcclFloat16, dfcclBfloat16, dfcclFloat32, dfcclFloat64,
+  dfcclInt16, dfcclUint16, /* interim: not yet in the data path */
   dfcclNumTypes
 } dfcclDataType_t;
 
-typedef enum { dfcclSum = 0, dfcclProd, dfcclMax, dfcclMin, dfcclNumOps } dfcclRedOp_t;
+typedef enum {
+  dfcclSum = 0, dfcclProd, dfcclMax, dfcclMin,
+  dfcclBand, dfcclBor, dfcclBxor, dfcclLand, dfcclLor, dfcclLxor, /* interim: not yet in the data path */
+  dfcclNumOps
+} dfcclRedOp_t;
 
 typedef enum {
   dfcclTargetDefault = 0, /* DFCCL_TARGET from the environment ("cuda" or "host"), else cuda */
@@ -136,10 +141,12 @@ dfcclResult_t dfcclRegisterReduce(dfcclRankCtx_t ctx, size_t count, dfcclDataTyp
  */
 dfcclResult_t dfcclDeregister(dfcclRankCtx_t ctx, const int* collIds, int n);
 
-/* Submits one run of a registered all-reduce.  sendbuff == recvbuff is in place.  The daemon may
- * read sendbuff at once and is not ordered after the caller's CUDA streams: whatever produces
- * sendbuff must be complete first (synchronize its stream), and recvbuff is ready when the
- * callback runs. */
+/* Submits one run of a registered all-reduce.  sendbuff == recvbuff is in place.  The run sees
+ * the buffers as the calling thread does when it calls: it first waits for the work this thread
+ * has issued to its CUDA default streams (the legacy stream 0 and its per-thread default stream:
+ * a cudaMemcpy from pageable memory, a kernel on stream 0), which is free when they are idle (see
+ * dfcclWaitDefaultStreams).  Work on streams the caller created must be complete first
+ * (synchronize them).  recvbuff is ready when the callback runs. */
 dfcclResult_t dfcclRunAllReduce(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
                                 dfcclCallback_t callback, void* callbackArg);
 
@@ -209,15 +216,32 @@ size_t dfcclTypeSize(dfcclDataType_t dtype);
 
 typedef enum { dfcclMemoryHost = 0, dfcclMemoryDevice, dfcclMemoryManaged } dfcclMemoryKind_t;
 
-/* Where p points: device or managed memory of *device, or host memory (pageable, pinned, NULL,
- * or anything when this build or machine has no CUDA; *device is then -1).  Creates no CUDA
- * context of its own. */
+/* The "device" of the host execution target's device memory (see dfcclMemAlloc). */
+#define DFCCL_HOST_DEVICE (-2)
+
+/* Where p points: device or managed memory of *device (a GPU, or DFCCL_HOST_DEVICE), or host
+ * memory (pageable, pinned, NULL, or anything when this build or machine has no CUDA; *device is
+ * then -1).  Creates no CUDA context of its own. */
 dfcclResult_t dfcclPointerGetKind(const void* p, dfcclMemoryKind_t* kind, int* device);
+/* Device memory for runs of `target` (dfcclTargetDefault: DFCCL_TARGET): cudaMalloc on GPU `device`
+ * (-1: the current one; the caller's current device is left as it was), or, for the host target,
+ * host memory that dfcclPointerGetKind reports as device memory of DFCCL_HOST_DEVICE -- with which
+ * programs on machines without GPUs pass "device buffers" and take the decisions they take on a GPU
+ * machine.  Free it with dfcclMemFree. */
+dfcclResult_t dfcclMemAlloc(dfcclTarget_t target, int device, size_t bytes, void** ptr);
+dfcclResult_t dfcclMemFree(void* ptr);
 /* GPUs this process can use: 0 without CUDA, a driver or a device.  Initialises the driver but
  * creates no context. */
 int dfcclDeviceCount(void);
-/* A synchronous copy between any host and device memory (memmove without CUDA). */
+/* A copy between any host and device memory, complete when it returns (memmove without CUDA);
+ * ordered after the caller's work on the default streams, like a cudaMemcpy. */
 dfcclResult_t dfcclCopy(void* dst, const void* src, size_t bytes);
+/* Returns once the work the calling thread has issued to its CUDA default streams (legacy and
+ * per-thread) is complete: what dfcclRun* does first.  For glue code that hands a user's call to
+ * DFCCL later or from another thread (a queued run): call it at the time of the user's call.  Free
+ * when the streams are idle, and when the thread has no CUDA context.  DFCCL_STREAM_ORDER=0 turns
+ * the wait off here and in dfcclRun* (only for tests that show what it prevents). */
+dfcclResult_t dfcclWaitDefaultStreams(void);
 
 #ifdef __cplusplus
 }

@@ -44,11 +44,17 @@ typedef struct {
   df_spin_policy spin;
   bool spin_set[3];           /* front, floor, ceiling came from the environment       */
   double poll_ns;             /* measured cost of one poll (0: not measured)           */
+  bool stream_order;          /* runs wait for the caller's default streams (DFCCL_STREAM_ORDER) */
+  bool timeslice_yield;       /* yield the GPU to daemons that time-slice with ours (DFCCL_TIMESLICE_YIELD) */
   int debug;
 } df_config;
 
+/* The execution target that `requested` means (dfcclTargetDefault: DFCCL_TARGET, else cuda). */
+dfcclResult_t df_config_target(dfcclTarget_t requested, dfcclTarget_t* target);
 /* Defaults for the target, then DFCCL_* environment overrides.  Errors name the variable. */
 dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested);
+/* DFCCL_STREAM_ORDER (default 1; 0 only for the tests that show what the ordering prevents). */
+dfcclResult_t df_env_stream_order(bool* on);
 /* Spin thresholds from the measured cost of a poll: the waits the defaults intend, in polls of
  * this device (thresholds given in the environment stay as given). */
 void df_config_calibrate(df_config* cfg, double poll_ns);
@@ -88,9 +94,20 @@ typedef struct df_target_ops {
   dfcclResult_t (*measure_poll)(df_ctx* ctx, double* ns);
   /* Is [p, p+bytes) memory the daemon can use as a user buffer? */
   dfcclResult_t (*check_buffer)(df_ctx* ctx, const void* p, size_t bytes, const char* what);
+  /* Optional: returns once the work the calling thread has issued to its default streams is
+   * complete (a run reads its buffers as the caller sees them; memory.c). */
+  dfcclResult_t (*wait_caller)(df_ctx* ctx);
 } df_target_ops;
 
 extern const df_target_ops df_target_host;
+/* The host target's device memory (host_memory.c): host memory reported as DFCCL_HOST_DEVICE. */
+dfcclResult_t df_host_memory_alloc(size_t bytes, void** ptr);
+bool df_host_memory_free(void* ptr); /* false: not such memory */
+bool df_host_memory_contains(const void* p);
+#ifdef DFCCL_HAVE_CUDA
+/* The calling thread's legacy and per-thread default streams are idle (memory.c). */
+dfcclResult_t df_cuda_wait_default_streams(void);
+#endif
 /* dfcclHostSynchronize: every host context's running daemon launch has ended; returns how many
  * host contexts there are (target_host.c). */
 int df_host_synchronize_all(void);
@@ -126,6 +143,7 @@ typedef struct {
   void* next_recv_region; /* the successor's, mapped                          */
   void* prev_send_region; /* the predecessor's, mapped                        */
   df_links* dev;          /* the daemon's view, in daemon memory              */
+  bool timesliced_peer;   /* a ring neighbour's daemon time-slices our GPU with ours */
 } df_coll_links;
 
 /* Collective over the group: allocates, exchanges (with the signature) and maps.  A rank whose
@@ -232,6 +250,8 @@ struct dfcclRankCtx {
   const df_target_ops* target;
   void* target_state;
   int device;
+  uint8_t device_uuid[16];  /* the GPU's (cuda target), to tell which peers share it   */
+  bool timesliced;          /* the GPU time-slices between processes (no MPS)           */
   int rank, nranks;
   dfcclBootstrap_t bootstrap;
 
@@ -252,6 +272,7 @@ struct dfcclRankCtx {
   df_daemon_args* dev_args;
   df_coll_static* dev_colls;
   volatile uint32_t* quit_request_host;
+  volatile uint64_t* launch_report_host; /* DF_LAUNCH_* of the launch that ran last */
   atomic_uint grid;     /* blocks of the next launch: the most any collective needs */
   uint32_t grid_launched;
   uint32_t grid_ever;   /* blocks whose state has been initialised                 */

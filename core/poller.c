@@ -70,9 +70,10 @@ void df_poller_fail_outstanding(df_ctx* ctx, dfcclResult_t error) {
 
 dfcclResult_t df_daemon_launch(df_ctx* ctx) {
   *ctx->quit_request_host = 0;
+  *ctx->launch_report_host = 0;
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
-  uint64_t no_votes = 0;
-  DF_CHECK(ctx->target->copy_in(ctx, ctx->args.quit_votes, &no_votes, sizeof no_votes));
+  uint64_t no_votes[2] = {0, 0};
+  DF_CHECK(ctx->target->copy_in(ctx, ctx->args.quit_votes, no_votes, sizeof no_votes));
   ctx->submitted_at_launch = atomic_load(&ctx->submitted);
   ctx->grid_launched = atomic_load(&ctx->grid);
   DF_CHECK(ctx->target->launch(ctx, ctx->dev_args, (int)ctx->grid_launched));
@@ -83,6 +84,7 @@ dfcclResult_t df_daemon_launch(df_ctx* ctx) {
 
 typedef struct {
   bool was_running;
+  bool launched;     /* by the last manage_daemon */
   uint64_t ended_us;
   uint64_t delay_us;
 } daemon_watch;
@@ -103,12 +105,19 @@ static bool manage_daemon(df_ctx* ctx, daemon_watch* w) {
   if (w->was_running) { /* it just ended (a voluntary quit) */
     w->was_running = false;
     w->ended_us = now;
+    uint64_t report = *ctx->launch_report_host;
+    /* It left the GPU to a daemon that time-slices with it, after progress: back at once, since
+     * the peer's answer is all it waits for.  Any progress resets the backoff, which is for
+     * launches that only wait (maybe for a device synchronization to return). */
+    if ((report & DF_LAUNCH_YIELDED) && (report & DF_LAUNCH_PROGRESSED)) w->delay_us = 0;
+    else if (report & DF_LAUNCH_PROGRESSED) w->delay_us = ctx->cfg.relaunch_delay_us;
   }
   bool new_sqes = atomic_load(&ctx->submitted) > ctx->submitted_at_launch;
   bool outstanding = atomic_load(&ctx->outstanding) > 0;
   if (!new_sqes && !(outstanding && now - w->ended_us >= w->delay_us)) return outstanding;
   if (!new_sqes) { /* relaunching for stalled runs only: back off, a synchronization may wait */
-    w->delay_us = w->delay_us * 2 > MAX_RELAUNCH_DELAY_US ? MAX_RELAUNCH_DELAY_US : w->delay_us * 2;
+    uint64_t next = w->delay_us ? w->delay_us * 2 : ctx->cfg.relaunch_delay_us;
+    w->delay_us = next > MAX_RELAUNCH_DELAY_US ? MAX_RELAUNCH_DELAY_US : next;
   }
   r = df_daemon_launch(ctx);
   if (r != dfcclSuccess) {
@@ -116,6 +125,7 @@ static bool manage_daemon(df_ctx* ctx, daemon_watch* w) {
     return false;
   }
   w->was_running = true;
+  w->launched = true;
   return true;
 }
 
@@ -155,7 +165,9 @@ static void* poller_main(void* arg) {
       idle = 0;
       watch.delay_us = ctx->cfg.relaunch_delay_us;
     }
+    watch.launched = false;
     bool needed = atomic_load(&ctx->fatal) == dfcclSuccess && manage_daemon(ctx, &watch);
+    if (watch.launched) idle = 0; /* its end is near when it yields: keep watching closely */
     if (n == 0) idle_wait(ctx, idle++, needed);
   }
   df_cq_host_reap(&ctx->cq, on_completion, ctx);

@@ -38,6 +38,25 @@ static dfcclResult_t use_device(df_ctx* ctx) {
   return dfcclSuccess;
 }
 
+/* Which GPU the daemon runs on, and whether the GPU time-slices between processes: without MPS,
+ * kernels of different processes never run at the same time (connectors.c tells ring neighbours
+ * on the same GPU apart with this). */
+static dfcclResult_t identify(df_ctx* ctx) {
+  struct cudaDeviceProp prop;
+  CUDA_TRY(cudaGetDeviceProperties(&prop, ctx->device));
+  _Static_assert(sizeof prop.uuid == sizeof ctx->device_uuid, "GPU UUID size");
+  memcpy(ctx->device_uuid, &prop.uuid, sizeof ctx->device_uuid);
+  int mps = 0;
+#if CUDART_VERSION >= 12030
+  if (cudaDeviceGetAttribute(&mps, cudaDevAttrMpsEnabled, ctx->device) != cudaSuccess) {
+    cudaGetLastError(); /* an older driver: take the GPU for time-sliced, which is only slower if wrong */
+    mps = 0;
+  }
+#endif
+  ctx->timesliced = !mps;
+  return dfcclSuccess;
+}
+
 static dfcclResult_t cuda_open(df_ctx* ctx, int device) {
   int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
@@ -52,6 +71,7 @@ static dfcclResult_t cuda_open(df_ctx* ctx, int device) {
   int unified = 0;
   CUDA_TRY(cudaDeviceGetAttribute(&unified, cudaDevAttrUnifiedAddressing, device));
   if (!unified) return df_error(dfcclUnsupported, "device %d lacks unified addressing", device);
+  DF_CHECK(identify(ctx));
   cuda_state* s = calloc(1, sizeof *s);
   if (!s) return df_error(dfcclOutOfResources, "out of memory for the CUDA target");
   ctx->target_state = s;
@@ -223,6 +243,10 @@ static dfcclResult_t cuda_check_buffer(df_ctx* ctx, const void* p, size_t bytes,
   return dfcclSuccess;
 }
 
+static dfcclResult_t cuda_wait_caller(df_ctx* ctx) {
+  return ctx->cfg.stream_order ? df_cuda_wait_default_streams() : dfcclSuccess;
+}
+
 const df_target_ops df_target_cuda = {
     .name = "cuda",
     .open = cuda_open,
@@ -243,4 +267,5 @@ const df_target_ops df_target_cuda = {
     .synchronize = cuda_synchronize,
     .measure_poll = cuda_measure_poll,
     .check_buffer = cuda_check_buffer,
+    .wait_caller = cuda_wait_caller,
 };

@@ -2,17 +2,23 @@
  * Open MPI 4.1 coll component `dfccl`: MPI collectives through DFCCL.
  *
  * component (coll_dfccl_component.c)  MCA parameters, MPI_T counters, comm_query
- * module    (coll_dfccl_module.c)     enable (saves the previous functions), the DFCCL context of a
- *                                      communicator: created on first use, destroyed on free/finalize;
- *                                      its registry of DFCCL collectives; the set-up points
+ * module    (coll_dfccl_module.c)     enable (saves the previous functions); the communicator's
+ *                                      signatures, each with the route agreed for it, and the
+ *                                      set-up points
+ * context   (coll_dfccl_context.c)    the process's DFCCL contexts; a communicator's share of one:
+ *                                      created on first use, gone on free/finalize
+ * buffers   (coll_dfccl_buffers.c)    where a call's buffers are, and scratch copies in the route's
+ *                                      memory for a rank whose buffers are elsewhere
  * requests  (coll_dfccl_request.c)    runs of registered collectives: queued per collective,
  *                                      completed from Open MPI's progress engine
  * persistent (coll_dfccl_persistent.c) persistent requests (MPIX_..._init, MPI_Start), and the
  *                                      op/datatype retention of fallen-back ones
+ * local     (coll_dfccl_local.c)      communicators of one rank: local copies, every form
  * collectives (coll_dfccl_<coll>.c)   one per collective, blocking, nonblocking and persistent:
  *                                      check -> route -> fall back
  * entry     (coll_dfccl_entry.c)      what those entry points share: set-up point, routed end,
  *                                      fallen-back end
+ * staging   (coll_dfccl_staging.c)    fallbacks with device buffers run on host copies
  * tables    (coll_dfccl_dtypes.h)     MPI datatypes and ops -> DFCCL
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
@@ -38,9 +44,9 @@
 BEGIN_C_DECLS
 
 /* The MPI collectives that coll/dfccl takes over (X(name, MPI name) per collective): each has an
- * enable parameter coll_dfccl_<name>_enable, counters coll_dfccl_<name>_routed/_fallback, the saved
- * previous function, and mca_coll_dfccl_<name> in coll_dfccl_<coll>.c (the nonblocking and
- * persistent forms beside the blocking one).  A persistent entry counts inits, not starts. */
+ * enable parameter coll_dfccl_<name>_enable, counters coll_dfccl_<name>_routed/_fallback/_local,
+ * the saved previous function, and mca_coll_dfccl_<name> in coll_dfccl_<coll>.c (the nonblocking
+ * and persistent forms beside the blocking one).  A persistent entry counts inits, not starts. */
 #define DFCCL_COLLS(X)                                                                             \
   X(allreduce, "MPI_Allreduce") X(bcast, "MPI_Bcast") X(reduce, "MPI_Reduce")                      \
   X(allgather, "MPI_Allgather") X(reduce_scatter_block, "MPI_Reduce_scatter_block")                \
@@ -59,31 +65,56 @@ typedef struct {
   int output;               /* opal_output stream                                         */
   int max_colls;            /* signatures registered per communicator at most             */
   int concurrent_runs;      /* DFCCL collectives registered per signature (the pool)      */
-  bool host_target;         /* test mode: host buffers through DFCCL's host execution target */
+  int host_target;          /* dfccl_host_target_t: a test mode on DFCCL's host execution target */
 #define DFCCL_COMPONENT_FIELDS(name, mpi)                                                         \
   bool name##_enable;                                                                             \
   unsigned long long name##_routed; /* MPI_T counters (read through the pvar context) */          \
-  unsigned long long name##_fallback;
+  unsigned long long name##_fallback;                                                             \
+  unsigned long long name##_local;  /* on a communicator of one rank: a local copy */
   DFCCL_COLLS(DFCCL_COMPONENT_FIELDS)
 } mca_coll_dfccl_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_dfccl_component_t mca_coll_dfccl_component;
+/* This process's rank in MPI_COMM_WORLD (known from the first communicator query on). */
+extern int mca_coll_dfccl_world_rank;
+
+/* coll_dfccl_host_target: which buffers run on DFCCL's host execution target (test modes). */
+typedef enum {
+  DFCCL_HOST_TARGET_OFF = 0,   /* none: host buffers go to the previous component              */
+  DFCCL_HOST_TARGET_HOST,      /* host memory (CI's way of running everything on DFCCL)         */
+  DFCCL_HOST_TARGET_SIMULATED  /* the host target's device memory only (dfcclMemAlloc): a GPU
+                                * machine's decisions, simulated on a machine without GPUs       */
+} dfccl_host_target_t;
+
+/* Where the calls of a signature run.  Decided once per signature, at its first set-up point, by
+ * an agreement among the ranks (coll_dfccl_module.c), so the same on every rank. */
+typedef enum {
+  DFCCL_ROUTE_PREVIOUS = 0, /* the previous component; device buffers staged through host memory */
+  DFCCL_ROUTE_HOST,         /* DFCCL's host execution target (test modes)                          */
+  DFCCL_ROUTE_CUDA          /* DFCCL's GPU daemon                                                 */
+} dfccl_route_t;
 
 /* The DFCCL collectives (MPI_Reduce_scatter and MPI_Reduce_scatter_block share one). */
 typedef enum { DFCCL_ALLREDUCE, DFCCL_BROADCAST, DFCCL_REDUCE, DFCCL_ALLGATHER, DFCCL_REDUCE_SCATTER } dfccl_kind_t;
 
 /* What a DFCCL collective is registered for: (kind, count, dtype, op, root); op is dfcclSum and
- * root -1 where the collective has none.  Every rank passes the same, so it names the collective
- * alike everywhere. */
+ * root -1 where the collective has none; broadcast and all-gather count bytes (dfcclUint8).  Every
+ * rank passes the same, so it names the collective alike everywhere. */
 typedef struct {
   dfccl_kind_t kind;
   int root;
   size_t count;             /* DFCCL's count: per rank for all-gather and reduce-scatter      */
   dfcclDataType_t dtype;
   dfcclRedOp_t op;
-  dfcclTarget_t target;     /* where the buffers are: dfcclTargetCuda, or dfcclTargetHost (test mode) */
-  int device;               /* the buffers' GPU (cuda target); not part of the identity       */
 } dfccl_sig_t;
+
+/* Where this rank's buffers of a call would run without a copy (coll_dfccl_buffers.c): its wish
+ * in the agreement on a new signature's route. */
+typedef struct {
+  dfccl_route_t route;
+  int device;               /* DFCCL_ROUTE_CUDA: the buffers' GPU                              */
+  const char* why;          /* DFCCL_ROUTE_PREVIOUS: why                                        */
+} dfccl_memory_t;
 
 struct mca_coll_dfccl_request_t;
 
@@ -108,7 +139,9 @@ typedef struct {
 typedef struct dfccl_coll {
   struct dfccl_coll* next;
   dfccl_sig_t sig;
-  dfcclRankCtx_t ctx;       /* the process's context of sig.target (NULL: none here)       */
+  dfccl_route_t route;      /* DFCCL_ROUTE_HOST or DFCCL_ROUTE_CUDA                        */
+  int device;               /* the GPU of the context (cuda route)                        */
+  dfcclRankCtx_t ctx;       /* the process's context of the route's target                 */
   bool usable;              /* false: registration failed on some rank, always fall back   */
   unsigned long long calls; /* routed calls so far                                         */
   int nslots;
@@ -138,8 +171,17 @@ typedef struct dfccl_comm {
 typedef struct dfccl_wanted {
   struct dfccl_wanted* next;
   dfccl_sig_t sig;
+  dfccl_memory_t memory;        /* of that call's buffers: this rank's wish for the route    */
   bool is_new;                  /* not registered yet (else: its pool is to grow)            */
 } dfccl_wanted_t;
+
+/* A signature whose calls go to the previous component: decided, and remembered so that its
+ * later calls need no agreement. */
+typedef struct dfccl_decided {
+  struct dfccl_decided* next;
+  dfccl_sig_t sig;
+  const char* why;
+} dfccl_decided_t;
 
 typedef struct mca_coll_dfccl_module_t {
   mca_coll_base_module_t super;
@@ -155,6 +197,8 @@ typedef struct mca_coll_dfccl_module_t {
   dfccl_wanted_t* wanted;       /* in the order the nonblocking calls asked               */
   dfccl_wanted_t* wanted_last;
   int nwanted_new;              /* of them, signatures not registered yet                    */
+  dfccl_decided_t* previous;    /* signatures routed to the previous component             */
+  int nprevious;
 } mca_coll_dfccl_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_dfccl_module_t);
@@ -190,24 +234,48 @@ void* mca_coll_dfccl_alloc_or_abort(size_t bytes, ompi_communicator_t* comm);
  */
 typedef enum { DFCCL_BLOCKING, DFCCL_NONBLOCKING, DFCCL_PERSISTENT } dfccl_form_t;
 
-/* The communicator's collective for `sig`.  Blocking: sets up on first use.  Nonblocking: only
- * what is set up already.  Persistent (MPIX_..._init, a set-up point like a blocking call): sets up
- * on first use with the full pool of coll_dfccl_concurrent_runs collectives.  NULL, with *why
- * set, when the call must fall back; the decision is the same on every rank. */
+/* The communicator's collective for `sig`, whose route is agreed at its first set-up point from
+ * every rank's wish (`memory`, of this call's buffers).  Blocking: sets up on first use.
+ * Nonblocking: only what is set up already.  Persistent (MPIX_..._init, a set-up point like a
+ * blocking call): sets up on first use with the full pool of coll_dfccl_concurrent_runs
+ * collectives.  NULL, with *why set, when the call goes to the previous component; the decision is
+ * the same on every rank. */
 dfccl_coll_t* mca_coll_dfccl_coll_get(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_form_t form,
-                                      const dfccl_sig_t* sig, const char** why);
+                                      const dfccl_sig_t* sig, dfccl_memory_t memory, const char** why);
 
-/* What every plan checks first: a positive count, a datatype DFCCL supports -- with an op it
- * supports too for a reduction (op != NULL), or any type that moves as its bytes when op is NULL --
- * then the communicator's collective for *sig (kind and root set by the caller; count, dtype and op
- * filled in here).  NULL, with *why set, when the call must fall back. */
-dfccl_coll_t* mca_coll_dfccl_coll_for(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_form_t form,
-                                      dfccl_sig_t* sig, const void* send, const void* recv, int count,
-                                      struct ompi_datatype_t* dtype, struct ompi_op_t* op, const char** why);
+/* What every plan checks first: for a reduction, a positive count and a datatype and op DFCCL
+ * reduces, with *memory the wish of this rank's buffers send and recv (NULL and MPI_IN_PLACE
+ * ignored); for data movement, a positive number of bytes, with the wish `memory` -- then the
+ * communicator's collective for *sig (kind and root set by the caller; count, dtype and op filled
+ * in here).  NULL, with *why set, when the call falls back. */
+dfccl_coll_t* mca_coll_dfccl_coll_for_reduction(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm,
+                                                dfccl_form_t form, dfccl_sig_t* sig, const void* send,
+                                                const void* recv, int count, struct ompi_datatype_t* dtype,
+                                                struct ompi_op_t* op, dfccl_memory_t* memory, const char** why);
+dfccl_coll_t* mca_coll_dfccl_coll_for_bytes(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm,
+                                            dfccl_form_t form, dfccl_sig_t* sig, size_t bytes,
+                                            dfccl_memory_t memory, const char** why);
+/* The wish of `count` elements of dtype at buf for data movement: a datatype with gaps wishes for
+ * the previous component (it would need packing).  memory_both: the wish of two such buffers. */
+dfccl_memory_t mca_coll_dfccl_memory_of_layout(const void* buf, struct ompi_datatype_t* dtype, size_t count);
+dfccl_memory_t mca_coll_dfccl_memory_both(dfccl_memory_t a, dfccl_memory_t b);
 
 /* A set-up point: sets up what nonblocking calls asked for.  Collective over comm: call it where
  * every rank makes the same blocking call. */
 void mca_coll_dfccl_set_up_wanted(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm);
+
+/* A buffer of the caller's that DFCCL uses through a copy in the route's memory
+ * (coll_dfccl_buffers.c): copied in before each run (in), back after it (out). */
+typedef struct {
+  void* user;                    /* its elements (dtype != NULL: element 0 of the datatype)   */
+  char* copy;                    /* NULL: no copy                                             */
+  size_t bytes;                  /* of the copy: the elements, packed                         */
+  struct ompi_datatype_t* dtype; /* a datatype with gaps: count of them are packed; else NULL */
+  size_t count;
+  size_t span;                   /* dtype: the bytes the elements reach, holes included ...   */
+  ptrdiff_t gap;                 /* ... from user + gap                                       */
+  bool in, out;
+} dfccl_span_t;
 
 /* One run of a DFCCL collective as a collective function plans it. */
 typedef struct {
@@ -218,18 +286,31 @@ typedef struct {
   void* move_to;
   const void* move_from;
   size_t move_bytes;
-  /* Before each run, when `from` is set: this rank's send block, described differently from the
-   * receive side, copied into place (all-gather) with ompi_datatype_sndrcv.  Done when the run
-   * starts, so that every MPI_Start of a persistent request copies what the user put there. */
-  struct {
-    const void* from;
-    int count;
-    struct ompi_datatype_t* type;
-    void* to;
-    int to_count;
-    struct ompi_datatype_t* to_type;
-  } copy_in;
+  /* Buffers DFCCL runs on through copies (mca_coll_dfccl_span): copied in when each run starts, so
+   * that every MPI_Start of a persistent request takes what the user put there, and back when it
+   * completes. */
+  dfccl_span_t scratch[2];
 } dfccl_call_t;
+
+/* ---- buffers (coll_dfccl_buffers.c) ---- */
+
+/* The execution target of a DFCCL route. */
+dfcclTarget_t mca_coll_dfccl_route_target(dfccl_route_t route);
+/* This rank's wish for a call's route, from its buffers a and b (NULL and MPI_IN_PLACE ignored). */
+dfccl_memory_t mca_coll_dfccl_memory_of(const void* a, const void* b);
+/* A DFCCL wish becomes the previous component where this process has no context for it. */
+void mca_coll_dfccl_memory_available(dfccl_memory_t* wish);
+/* Can c run on buffers of that memory as they are? */
+bool mca_coll_dfccl_memory_fits(const dfccl_memory_t* memory, const dfccl_coll_t* c);
+/* DFCCL's view of `count` elements of dtype at `user`: the user's memory where the elements lie
+ * contiguously in memory of call->coll's route, else a copy in that memory (packed, for a datatype
+ * with gaps), copied in before each run (in) and back after it (out).  Aborts the job if there is
+ * no memory for a copy (the other ranks are entering DFCCL). */
+void* mca_coll_dfccl_span(dfccl_call_t* call, ompi_communicator_t* comm, void* user, size_t count,
+                          struct ompi_datatype_t* dtype, bool in, bool out);
+/* Copies the caller's input into the copies (in) or the result back (out); false on a CUDA error. */
+bool mca_coll_dfccl_scratch_copy(const dfccl_call_t* call, bool in);
+void mca_coll_dfccl_scratch_free(dfccl_call_t* call);
 
 /* The op and datatypes that a persistent request holds until it is freed: MPI lets the user free
  * them right after the init, and Open MPI 4.1's ompi_coll_base_retain_op/_datatypes skip persistent
@@ -419,13 +500,14 @@ int mca_coll_dfccl_staged_init(ompi_communicator_t* comm, dfccl_staging_t* s, in
 typedef struct {
   const char* name;
   dfccl_form_t form;
-  unsigned long long *routed, *fallback;
+  unsigned long long *routed, *fallback, *local;
   ompi_request_t** request;
   dfccl_kept_t kept;
 } dfccl_entry_t;
-#define DFCCL_ENTRY(entry, entry_form, entry_request, entry_kept)                                     \
+#define DFCCL_ENTRY(entry, entry_form, entry_request, entry_kept)                                      \
   ((dfccl_entry_t){.name = #entry, .form = (entry_form), .routed = &mca_coll_dfccl_component.entry##_routed, \
-                   .fallback = &mca_coll_dfccl_component.entry##_fallback, .request = (entry_request),      \
+                   .fallback = &mca_coll_dfccl_component.entry##_fallback,                                 \
+                   .local = &mca_coll_dfccl_component.entry##_local, .request = (entry_request),           \
                    .kept = (entry_kept)})
 #define DFCCL_KEEP_NOTHING DFCCL_KEEP(NULL, NULL)
 
@@ -439,6 +521,14 @@ int mca_coll_dfccl_routed(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, om
 /* Counts a call that falls back and says why at verbosity 10 (root < 0: the collective has none). */
 void mca_coll_dfccl_fell_back(const dfccl_entry_t* e, ompi_communicator_t* comm, int count, int root,
                               const char* why);
+/* A call on a communicator of one rank (coll_dfccl_local.c): `from_count` elements of from_type at
+ * `from` (NULL or MPI_IN_PLACE: nothing) copied to `to` (to_count of to_type), counted as local;
+ * *rc is the blocking call's result, or the request's (nonblocking: complete at once; persistent:
+ * each MPI_Start copies).  False, having done nothing, when a layout is not contiguous: the call
+ * then falls back. */
+bool mca_coll_dfccl_local(const dfccl_entry_t* e, ompi_communicator_t* comm, const void* from,
+                          struct ompi_datatype_t* from_type, size_t from_count, void* to,
+                          struct ompi_datatype_t* to_type, size_t to_count, int* rc);
 /* The end of a fallback on st, whose previous component returned rc: staged_finish, staged_begin or
  * staged_init, by form. */
 int mca_coll_dfccl_staged_end(const dfccl_entry_t* e, ompi_communicator_t* comm, dfccl_staging_t* st, int rc);

@@ -1,11 +1,12 @@
 /*
  * MPI_Allgather, MPI_Iallgather and MPIX_Allgather_init through DFCCL: check -> route -> fall back.
  *
- * Routing depends only on the receive count and datatype (MPI_IN_PLACE, when used, is used on
- * every rank), on the calls made on the communicator before, and on coll_dfccl_host_target.  The
- * send side may be described differently (same type signature): then this rank's block is copied
- * into place when each run starts (MPI lets the send buffer be read any time before completion)
- * and DFCCL runs in place, whose layout (sendbuff == recvbuff + rank x count) is MPI_IN_PLACE's.
+ * All-gather moves bytes: the signature is the number of bytes each rank contributes, alike on
+ * every rank (MPI lets ranks and the two sides describe them with different datatypes of the same
+ * type signature); the route is the one its ranks agreed at the signature's first set-up point
+ * (MPI_IN_PLACE, when used, is used on every rank).  A rank whose buffers are not in the route's
+ * memory, or whose datatypes have gaps, runs on copies of them.  DFCCL's in place
+ * (sendbuff == recvbuff + rank x block) is MPI_IN_PLACE's layout.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -15,34 +16,31 @@ static bool plan(const void* sbuf, int scount, struct ompi_datatype_t* sdtype, v
                  struct ompi_datatype_t* rdtype, struct ompi_communicator_t* comm, mca_coll_dfccl_module_t* m,
                  dfccl_form_t form, dfccl_call_t* call, const char** why) {
   dfccl_sig_t sig = {.kind = DFCCL_ALLGATHER, .root = -1};
-  *call = (dfccl_call_t){.coll = mca_coll_dfccl_coll_for(m, comm, form, &sig, sbuf, rbuf, rcount, rdtype, NULL, why)};
+  size_t n = (size_t)ompi_comm_size(comm), position = (size_t)ompi_comm_rank(comm), rsize;
+  ompi_datatype_type_size(rdtype, &rsize);
+  size_t count = (size_t)(rcount > 0 ? rcount : 0), block = rsize * count; /* block: alike on every rank */
+  bool in_place = sbuf == MPI_IN_PLACE;
+  dfccl_memory_t memory = mca_coll_dfccl_memory_of_layout(rbuf, rdtype, n * count);
+  if (!in_place) memory = mca_coll_dfccl_memory_both(memory, mca_coll_dfccl_memory_of_layout(sbuf, sdtype, (size_t)scount));
+  *call = (dfccl_call_t){.coll = mca_coll_dfccl_coll_for_bytes(m, comm, form, &sig, block, memory, why)};
   if (call->coll == NULL) return false;
-
-  char* mine = (char*)rbuf + (size_t)ompi_comm_rank(comm) * (size_t)rcount * dfcclTypeSize(sig.dtype);
-  call->send = sbuf;
-  call->recv = rbuf;
-  if (sbuf == MPI_IN_PLACE) call->send = mine;
-  else if (sdtype != rdtype || scount != rcount) { /* same signature, other description */
-    call->copy_in.from = sbuf;
-    call->copy_in.count = scount;
-    call->copy_in.type = sdtype;
-    call->copy_in.to = mine;
-    call->copy_in.to_count = rcount;
-    call->copy_in.to_type = rdtype;
-    call->send = mine;
-  }
+  call->recv = mca_coll_dfccl_span(call, comm, rbuf, n * count, rdtype, in_place, true);
+  call->send = in_place ? (char*)call->recv + position * block
+                        : mca_coll_dfccl_span(call, comm, (void*)sbuf, (size_t)scount, sdtype, true, false);
   return true;
 }
 
-/* Every form's way in: routed through DFCCL (true, *rc its result), or ready to fall back (false):
- * counted, said, and device buffers staged through host copies in *st. */
+/* Every form's way in: a local copy on one rank, routed through DFCCL (true, *rc its result), or
+ * ready to fall back (false): counted, said, and device buffers staged through host copies in *st. */
 static bool route(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, const void* sbuf, int scount,
                   struct ompi_datatype_t* sdtype, void* rbuf, int rcount, struct ompi_datatype_t* rdtype,
                   struct ompi_communicator_t* comm, dfccl_staging_t* st, int* rc) {
   dfccl_call_t call;
-  const char* why;
+  const char* why = "a layout that is not contiguous, on one rank";
   mca_coll_dfccl_enter(e, m, comm);
-  if (plan(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m, e->form, &call, &why)) {
+  if (ompi_comm_size(comm) == 1) {
+    if (mca_coll_dfccl_local(e, comm, sbuf, sdtype, (size_t)scount, rbuf, rdtype, (size_t)rcount, rc)) return true;
+  } else if (plan(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m, e->form, &call, &why)) {
     *rc = mca_coll_dfccl_routed(e, m, comm, &call);
     return true;
   }

@@ -2,9 +2,9 @@
  * MPI_Allreduce, MPI_Iallreduce and MPIX_Allreduce_init through DFCCL: check -> route -> fall back.
  *
  * Routing depends only on what every rank passes alike (communicator, count, datatype, op), on the
- * calls made on the communicator before (for a nonblocking call: whether its signature is set up)
- * and on coll_dfccl_host_target, which must be set alike on every rank; so all ranks take the same
- * route.
+ * calls made on the communicator before and on the route its ranks agreed for the signature at its
+ * first set-up point; so all ranks take the same route.  A rank whose buffers are not in the
+ * route's memory runs on copies of them.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -14,23 +14,29 @@ static bool plan(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t
                  struct ompi_communicator_t* comm, mca_coll_dfccl_module_t* m, dfccl_form_t form, dfccl_call_t* call,
                  const char** why) {
   dfccl_sig_t sig = {.kind = DFCCL_ALLREDUCE, .root = -1};
-  *call = (dfccl_call_t){.coll = mca_coll_dfccl_coll_for(m, comm, form, &sig, sbuf, rbuf, count, dtype, op, why)};
+  dfccl_memory_t memory;
+  *call = (dfccl_call_t){
+      .coll = mca_coll_dfccl_coll_for_reduction(m, comm, form, &sig, sbuf, rbuf, count, dtype, op, &memory, why)};
   if (call->coll == NULL) return false;
   /* MPI_IN_PLACE: the input is in rbuf, DFCCL's in place is sendbuff == recvbuff. */
-  call->send = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-  call->recv = rbuf;
+  call->recv = mca_coll_dfccl_span(call, comm, rbuf, (size_t)count, dtype, sbuf == MPI_IN_PLACE, true);
+  call->send = sbuf == MPI_IN_PLACE
+                   ? call->recv
+                   : mca_coll_dfccl_span(call, comm, (void*)sbuf, (size_t)count, dtype, true, false);
   return true;
 }
 
-/* Every form's way in: routed through DFCCL (true, *rc its result), or ready to fall back (false):
- * counted, said, and device buffers staged through host copies in *st. */
+/* Every form's way in: a local copy on one rank, routed through DFCCL (true, *rc its result), or
+ * ready to fall back (false): counted, said, and device buffers staged through host copies in *st. */
 static bool route(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, const void* sbuf, void* rbuf, int count,
                   struct ompi_datatype_t* dtype, struct ompi_op_t* op, struct ompi_communicator_t* comm,
                   dfccl_staging_t* st, int* rc) {
   dfccl_call_t call;
-  const char* why;
+  const char* why = "a layout that is not contiguous, on one rank";
   mca_coll_dfccl_enter(e, m, comm);
-  if (plan(sbuf, rbuf, count, dtype, op, comm, m, e->form, &call, &why)) {
+  if (ompi_comm_size(comm) == 1) {
+    if (mca_coll_dfccl_local(e, comm, sbuf, dtype, (size_t)count, rbuf, dtype, (size_t)count, rc)) return true;
+  } else if (plan(sbuf, rbuf, count, dtype, op, comm, m, e->form, &call, &why)) {
     *rc = mca_coll_dfccl_routed(e, m, comm, &call);
     return true;
   }

@@ -1,9 +1,10 @@
 /*
  * MPI_Bcast, MPI_Ibcast and MPIX_Bcast_init through DFCCL: check -> route -> fall back.
  *
- * Routing depends only on count, datatype and root, which every rank passes alike (non-roots
- * cannot know anything about the root's buffer), on the calls made on the communicator before, and
- * on coll_dfccl_host_target.
+ * Broadcast moves bytes: the signature is the number of bytes, which every rank has alike (MPI
+ * lets ranks describe them with different datatypes of the same type signature), with the root;
+ * the route is the one its ranks agreed at the signature's first set-up point.  A rank whose
+ * buffer is not in the route's memory, or whose datatype has gaps, runs on a copy of it.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -13,22 +14,28 @@ static bool plan(void* buf, int count, struct ompi_datatype_t* dtype, int root, 
                  mca_coll_dfccl_module_t* m, dfccl_form_t form, dfccl_call_t* call, const char** why) {
   /* root: the communicator's rank = DFCCL's bootstrap rank */
   dfccl_sig_t sig = {.kind = DFCCL_BROADCAST, .root = root};
-  *call = (dfccl_call_t){.coll = mca_coll_dfccl_coll_for(m, comm, form, &sig, buf, NULL, count, dtype, NULL, why)};
+  size_t size;
+  ompi_datatype_type_size(dtype, &size);
+  dfccl_memory_t memory = mca_coll_dfccl_memory_of_layout(buf, dtype, (size_t)count);
+  size_t bytes = size * (size_t)(count > 0 ? count : 0); /* alike on every rank */
+  *call = (dfccl_call_t){.coll = mca_coll_dfccl_coll_for_bytes(m, comm, form, &sig, bytes, memory, why)};
   if (call->coll == NULL) return false;
-  call->send = buf;
-  call->recv = buf;
+  bool is_root = ompi_comm_rank(comm) == root;
+  call->send = call->recv = mca_coll_dfccl_span(call, comm, buf, (size_t)count, dtype, is_root, !is_root);
   return true;
 }
 
-/* Every form's way in: routed through DFCCL (true, *rc its result), or ready to fall back (false):
- * counted, said, and device buffers staged through host copies in *st. */
+/* Every form's way in: a local copy on one rank, routed through DFCCL (true, *rc its result), or
+ * ready to fall back (false): counted, said, and device buffers staged through host copies in *st. */
 static bool route(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, void* buf, int count,
                   struct ompi_datatype_t* dtype, int root, struct ompi_communicator_t* comm, dfccl_staging_t* st,
                   int* rc) {
   dfccl_call_t call;
-  const char* why;
+  const char* why = "a layout that is not contiguous, on one rank";
   mca_coll_dfccl_enter(e, m, comm);
-  if (plan(buf, count, dtype, root, comm, m, e->form, &call, &why)) {
+  if (ompi_comm_size(comm) == 1) {
+    if (mca_coll_dfccl_local(e, comm, NULL, dtype, 0, buf, dtype, (size_t)count, rc)) return true;
+  } else if (plan(buf, count, dtype, root, comm, m, e->form, &call, &why)) {
     *rc = mca_coll_dfccl_routed(e, m, comm, &call);
     return true;
   }

@@ -1,7 +1,7 @@
 /*
- * coll/dfccl module: selection, the saved previous functions, the communicator's registry of DFCCL
- * collectives (signatures and their pools), and the set-up points.  The DFCCL context behind it is
- * in coll_dfccl_context.c.
+ * coll/dfccl module: selection, the saved previous functions, the communicator's registry of
+ * signatures (each with the route its ranks agreed on, and for DFCCL routes its pool of DFCCL
+ * collectives), and the set-up points.  The DFCCL context behind it is in coll_dfccl_context.c.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -46,12 +46,14 @@ static int dfccl_module_enable(mca_coll_base_module_t* module, ompi_communicator
 
 mca_coll_base_module_t* mca_coll_dfccl_comm_query(ompi_communicator_t* comm, int* priority) {
   const mca_coll_dfccl_component_t* c = &mca_coll_dfccl_component;
+  if (mca_coll_dfccl_world_rank < 0) mca_coll_dfccl_world_rank = ompi_comm_rank(&ompi_mpi_comm_world.comm);
   const char* no = NULL;
   bool any = false;
 #define DFCCL_ANY_ENABLED(name, mpi) any = any || c->name##_enable;
   DFCCL_COLLS(DFCCL_ANY_ENABLED)
+  /* Communicators of one rank too: the previous component there (coll/self) would copy device
+   * buffers with memcpy; coll_dfccl_local.c copies them right. */
   if (OMPI_COMM_IS_INTER(comm)) no = "an intercommunicator";
-  else if (ompi_comm_size(comm) < 2) no = "a single rank";
   else if (mca_coll_dfccl_is_boot_duplicate(comm)) no = "DFCCL's own bootstrap duplicate";
   else if (!c->host_target && dfcclDeviceCount() == 0) no = "no GPU here (and coll_dfccl_host_target is off)";
   else if (!any) no = "no collective enabled";
@@ -73,15 +75,38 @@ mca_coll_base_module_t* mca_coll_dfccl_comm_query(ompi_communicator_t* comm, int
 
 /* ---- the registry ------------------------------------------------------------------------------ */
 
+/* Signatures routed to the previous component that a communicator remembers at most; later new
+ * ones fall back without an agreement (alike on every rank: the count is). */
+#define DFCCL_MAX_PREVIOUS 1024
+
 static bool sig_equal(const dfccl_sig_t* a, const dfccl_sig_t* b) {
   return a->kind == b->kind && a->count == b->count && a->dtype == b->dtype && a->op == b->op &&
-         a->root == b->root && a->target == b->target;
+         a->root == b->root;
 }
 
 static dfccl_coll_t* find_coll(const dfccl_comm_t* dc, const dfccl_sig_t* sig) {
   dfccl_coll_t* c = dc != NULL ? dc->colls : NULL;
   while (c != NULL && !sig_equal(&c->sig, sig)) c = c->next;
   return c;
+}
+
+static const dfccl_decided_t* find_previous(const mca_coll_dfccl_module_t* m, const dfccl_sig_t* sig) {
+  const dfccl_decided_t* d = m->previous;
+  while (d != NULL && !sig_equal(&d->sig, sig)) d = d->next;
+  return d;
+}
+
+/* The signature goes to the previous component from now on; NULL (the call falls back) with *why. */
+static dfccl_coll_t* route_to_previous(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_sig_t* sig,
+                                       const char* reason, const char** why) {
+  dfccl_decided_t* d = mca_coll_dfccl_alloc_or_abort(sizeof *d, comm);
+  d->sig = *sig;
+  d->why = reason;
+  d->next = m->previous;
+  m->previous = d;
+  m->nprevious++;
+  *why = reason;
+  return NULL;
 }
 
 static int pool_size(void) {
@@ -118,39 +143,75 @@ static bool grow_coll(dfccl_comm_t* dc, dfccl_coll_t* c, int nslots) {
   return ok;
 }
 
-/* Registers `sig` with `nslots` slots: collective over the communicator. */
-static dfccl_coll_t* register_coll(dfccl_comm_t* dc, const dfccl_sig_t* sig, int nslots) {
+/* Registers `sig` on the route's context with `nslots` slots: collective over the communicator. */
+static dfccl_coll_t* register_coll(dfccl_comm_t* dc, const dfccl_sig_t* sig, dfccl_route_t route, int device,
+                                   int nslots) {
   dfccl_coll_t* c = mca_coll_dfccl_alloc_or_abort(sizeof *c, dc->comm);
   c->sig = *sig;
-  /* Its target's context may be missing on some member (dfcclInit failed, another GPU): then
-   * nobody registers it, and it falls back everywhere. */
-  c->ctx = mca_coll_dfccl_process_context(sig->target, sig->device);
-  c->usable = mca_coll_dfccl_all_ranks(dc, c->ctx != NULL) && grow_coll(dc, c, nslots);
+  c->route = route;
+  c->device = device;
+  /* Every rank wished for this route only with a context of its own for it (coll_dfccl_buffers.c). */
+  c->ctx = mca_coll_dfccl_process_context(mca_coll_dfccl_route_target(route), device);
+  c->usable = grow_coll(dc, c, nslots);
   c->next = dc->colls;
   dc->colls = c;
   dc->ncolls++;
   return c;
 }
 
-/* Blocking: the context and the signature's collectives (at least `nslots` of them), set up on
- * first use. */
+/* The route of a new signature, agreed among the ranks from their wishes: a DFCCL route when every
+ * rank wishes for it, else the previous component (where each rank stages its device buffers).
+ * One allreduce over the communicator with the previous component's allreduce on host memory: a
+ * set-up point is a blocking collective that every rank makes, so they all make this one too, in
+ * the same order.  Deciding on each rank's own buffers instead would send ranks that pass device
+ * memory to DFCCL and ranks that pass host memory to the previous component: each would wait for
+ * the others forever. */
+static dfccl_route_t agree_route(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_route_t wish) {
+  int mine[2] = {(int)wish, -(int)wish}, all[2];
+  mca_coll_base_module_allreduce_fn_t allreduce = m->prev_allreduce;
+  mca_coll_base_module_t* module = m->prev_allreduce_module;
+  if (allreduce == NULL) { /* our MPI_Allreduce is disabled: the communicator's is another's */
+    allreduce = comm->c_coll->coll_allreduce;
+    module = comm->c_coll->coll_allreduce_module;
+  }
+  if (allreduce(mine, all, 2, MPI_INT, MPI_MIN, comm, module) != OMPI_SUCCESS) {
+    opal_output(0, "coll:dfccl: comm '%s': agreeing on a collective's route failed", comm->c_name);
+    ompi_mpi_abort(comm, 1); /* the ranks could not tell whether they agree: no consistent way on */
+  }
+  return all[0] == -all[1] ? (dfccl_route_t)all[0] : DFCCL_ROUTE_PREVIOUS;
+}
+
+/* Blocking: the signature's route, agreed on first use (and its DFCCL collectives, at least
+ * `nslots` of them, when it is a DFCCL route).  NULL, with *why, for the previous component. */
 static dfccl_coll_t* set_up_coll(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_sig_t* sig,
-                                 int nslots, const char** why) {
-  dfccl_comm_t* dc = mca_coll_dfccl_comm_context(m, comm);
-  if (dc == NULL) {
-    *why = "no DFCCL context";
+                                 dfccl_memory_t memory, int nslots, const char** why) {
+  dfccl_coll_t* c = find_coll(m->dc, sig);
+  if (c != NULL) {
+    if (c->usable && c->nslots < nslots) (void)grow_coll(m->dc, c, nslots); /* if it fails, the pool stays */
+    return c;
+  }
+  const dfccl_decided_t* d = find_previous(m, sig);
+  if (d != NULL) {
+    *why = d->why;
     return NULL;
   }
-  dfccl_coll_t* c = find_coll(dc, sig);
-  if (c == NULL) {
-    if (dc->ncolls >= mca_coll_dfccl_component.max_colls) { /* alike on every rank */
-      *why = "coll_dfccl_max_colls reached";
-      return NULL;
-    }
-    return register_coll(dc, sig, nslots);
+  if (m->nprevious >= DFCCL_MAX_PREVIOUS) {
+    *why = "too many signatures on this communicator";
+    return NULL;
   }
-  if (c->usable && c->nslots < nslots) (void)grow_coll(dc, c, nslots); /* if it fails, the pool stays */
-  return c;
+  mca_coll_dfccl_memory_available(&memory);
+  dfccl_route_t route = agree_route(m, comm, memory.route);
+  if (route == DFCCL_ROUTE_PREVIOUS) {
+    const char* reason = memory.route == DFCCL_ROUTE_PREVIOUS
+                             ? memory.why
+                             : "the ranks' buffers are in different kinds of memory (decided at its first use)";
+    return route_to_previous(m, comm, sig, reason, why);
+  }
+  dfccl_comm_t* dc = mca_coll_dfccl_comm_context(m, comm);
+  if (dc == NULL) return route_to_previous(m, comm, sig, "no DFCCL context for the communicator", why);
+  if (dc->ncolls >= mca_coll_dfccl_component.max_colls) /* alike on every rank */
+    return route_to_previous(m, comm, sig, "coll_dfccl_max_colls reached", why);
+  return register_coll(dc, sig, route, memory.device, nslots);
 }
 
 static bool is_wanted(const mca_coll_dfccl_module_t* m, const dfccl_sig_t* sig) {
@@ -159,9 +220,11 @@ static bool is_wanted(const mca_coll_dfccl_module_t* m, const dfccl_sig_t* sig) 
   return false;
 }
 
-static void want(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_sig_t* sig, bool is_new) {
+static void want(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_sig_t* sig,
+                 dfccl_memory_t memory, bool is_new) {
   dfccl_wanted_t* w = mca_coll_dfccl_alloc_or_abort(sizeof *w, comm);
   w->sig = *sig;
+  w->memory = memory;
   w->is_new = is_new;
   if (m->wanted_last != NULL) m->wanted_last->next = w;
   else m->wanted = w;
@@ -169,11 +232,11 @@ static void want(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const df
   m->nwanted_new += is_new;
 }
 
-/* Nonblocking: what is set up already; asks the next set-up point for the rest (and for a full
+/* Nonblocking: what is decided already; asks the next set-up point for the rest (and for a full
  * pool).  Everything here depends on the calls made on the communicator so far, in MPI order, so
  * it is alike on every rank. */
 static dfccl_coll_t* ready_coll(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_sig_t* sig,
-                                const char** why) {
+                                dfccl_memory_t memory, const char** why) {
   if (atomic_load(&m->duplicating)) { /* Open MPI agreeing on our duplicate's id: nothing of the user's */
     *why = "DFCCL's set-up is running";
     return NULL;
@@ -181,84 +244,61 @@ static dfccl_coll_t* ready_coll(mca_coll_dfccl_module_t* m, ompi_communicator_t*
   dfccl_coll_t* c = find_coll(m->dc, sig);
   bool wanted = is_wanted(m, sig);
   if (c != NULL) {
-    if (c->usable && c->nslots < pool_size() && !wanted) want(m, comm, sig, false);
+    if (c->usable && c->nslots < pool_size() && !wanted) want(m, comm, sig, memory, false);
     return c;
   }
-  if (m->unusable) {
+  const dfccl_decided_t* d = find_previous(m, sig);
+  if (d != NULL) {
+    *why = d->why;
+  } else if (m->unusable) {
     *why = "no DFCCL context";
   } else if (wanted) {
     *why = "not set up yet (the next blocking collective on the communicator does it)";
-  } else if ((m->dc != NULL ? m->dc->ncolls : 0) + m->nwanted_new >= mca_coll_dfccl_component.max_colls) {
-    *why = "coll_dfccl_max_colls reached";
+  } else if (m->nprevious + m->nwanted_new >= DFCCL_MAX_PREVIOUS) {
+    *why = "too many signatures on this communicator";
   } else {
-    want(m, comm, sig, true);
+    want(m, comm, sig, memory, true);
     *why = "not set up yet (asked for: the next blocking collective on the communicator does it)";
   }
   return NULL;
 }
 
-/* Where a call's buffers are (NULL and MPI_IN_PLACE aside): the cuda target when they are all
- * device (or managed) memory of one GPU, the host target in the test mode when they are all host
- * memory; otherwise the call falls back.  MPI lets each rank pass its own kind of memory: the rule
- * that every rank passes the same kind (all device, or all host) is the user's to keep, as with
- * every CUDA-aware MPI collective (README). */
-static bool buffers_target(const void* a, const void* b, dfccl_sig_t* sig, const char** why) {
-  const void* bufs[2] = {a, b};
-  int device = -1, ndevice = 0, nhost = 0;
-  for (int i = 0; i < 2; i++) {
-    if (bufs[i] == NULL || bufs[i] == MPI_IN_PLACE) continue;
-    dfcclMemoryKind_t kind;
-    int dev = -1;
-    if (dfcclPointerGetKind(bufs[i], &kind, &dev) != dfcclSuccess) {
-      *why = "the buffer's memory could not be told";
-      return false;
-    }
-    if (kind == dfcclMemoryHost) { nhost++; continue; }
-    if (ndevice++ > 0 && dev != device) { *why = "buffers on two GPUs"; return false; }
-    device = dev;
-  }
-  if (ndevice > 0 && nhost > 0) { *why = "host and device buffers mixed"; return false; }
-  if (ndevice > 0) {
-    sig->target = dfcclTargetCuda;
-    sig->device = device;
-    return true;
-  }
-  if (!mca_coll_dfccl_component.host_target) {
-    *why = "host buffers (coll_dfccl_host_target is off)";
-    return false;
-  }
-  sig->target = dfcclTargetHost;
-  sig->device = -1;
-  return true;
-}
-
-dfccl_coll_t* mca_coll_dfccl_coll_for(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_form_t form,
-                                      dfccl_sig_t* sig, const void* send, const void* recv, int count,
-                                      struct ompi_datatype_t* dtype, struct ompi_op_t* op, const char** why) {
-  /* Count 0 reaches us from MPI_Iallgather and some persistent inits (the 4.1 MPI layer answers the
-   * others itself): the previous component handles it. */
-  if (count <= 0) { *why = "count"; return NULL; }
-  sig->count = (size_t)count;
-  if (op == NULL) {
-    sig->op = dfcclSum; /* unused by data movement; fixed, so that signatures compare equal */
-    if (!dfccl_move_dtype_of(dtype, &sig->dtype)) { *why = "datatype"; return NULL; }
-  } else {
-    if (!dfccl_dtype_of(dtype, &sig->dtype)) { *why = "datatype"; return NULL; }
-    if (!dfccl_op_of(op, &sig->op)) { *why = "op"; return NULL; }
-  }
-  if (!buffers_target(send, recv, sig, why)) return NULL;
-  return mca_coll_dfccl_coll_get(m, comm, form, sig, why);
-}
-
 dfccl_coll_t* mca_coll_dfccl_coll_get(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_form_t form,
-                                      const dfccl_sig_t* sig, const char** why) {
+                                      const dfccl_sig_t* sig, dfccl_memory_t memory, const char** why) {
   int nslots = form == DFCCL_PERSISTENT ? pool_size() : 1;
-  dfccl_coll_t* c = form == DFCCL_NONBLOCKING ? ready_coll(m, comm, sig, why) : set_up_coll(m, comm, sig, nslots, why);
+  dfccl_coll_t* c = form == DFCCL_NONBLOCKING ? ready_coll(m, comm, sig, memory, why)
+                                              : set_up_coll(m, comm, sig, memory, nslots, why);
   if (c != NULL && !c->usable) {
     *why = "registration failed";
     return NULL;
   }
   return c;
+}
+
+dfccl_coll_t* mca_coll_dfccl_coll_for_reduction(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm,
+                                                dfccl_form_t form, dfccl_sig_t* sig, const void* send,
+                                                const void* recv, int count, struct ompi_datatype_t* dtype,
+                                                struct ompi_op_t* op, dfccl_memory_t* memory, const char** why) {
+  /* Count 0 reaches us from MPI_Iallgather and some persistent inits (the 4.1 MPI layer answers the
+   * others itself): the previous component handles it. */
+  if (count <= 0) { *why = "count"; return NULL; }
+  dfccl_reduction_t red;
+  if (!dfccl_reduction_of(dtype, op, &red, why)) return NULL;
+  sig->count = (size_t)count * red.per_element;
+  sig->dtype = red.dtype;
+  sig->op = red.op;
+  *memory = mca_coll_dfccl_memory_of(send, recv);
+  return mca_coll_dfccl_coll_get(m, comm, form, sig, *memory, why);
+}
+
+dfccl_coll_t* mca_coll_dfccl_coll_for_bytes(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm,
+                                            dfccl_form_t form, dfccl_sig_t* sig, size_t bytes,
+                                            dfccl_memory_t memory, const char** why) {
+  if (bytes == 0) { *why = "count"; return NULL; }
+  sig->count = bytes;
+  sig->dtype = dfcclUint8;
+  sig->op = dfcclSum; /* unused by data movement; fixed, so that signatures compare equal */
+  return mca_coll_dfccl_coll_get(m, comm, form, sig, memory, why);
 }
 
 /* ---- set-up points ------------------------------------------------------------------------------ */
@@ -270,7 +310,7 @@ void mca_coll_dfccl_set_up_wanted(mca_coll_dfccl_module_t* m, ompi_communicator_
     if (m->wanted == NULL) m->wanted_last = NULL;
     m->nwanted_new -= w->is_new;
     const char* why = NULL;
-    if (set_up_coll(m, comm, &w->sig, pool_size(), &why) == NULL)
+    if (set_up_coll(m, comm, &w->sig, w->memory, pool_size(), &why) == NULL)
       DFCCL_VERBOSE(10, "comm '%s': %s (count %zu) asked for by a nonblocking call is not set up: %s", comm->c_name,
                     mca_coll_dfccl_kind_name[w->sig.kind], w->sig.count, why);
     free(w);
@@ -294,6 +334,8 @@ static void module_construct(mca_coll_dfccl_module_t* m) {
   atomic_init(&m->duplicating, false);
   m->wanted = m->wanted_last = NULL;
   m->nwanted_new = 0;
+  m->previous = NULL;
+  m->nprevious = 0;
 }
 
 static void module_destruct(mca_coll_dfccl_module_t* m) {
@@ -307,6 +349,11 @@ static void module_destruct(mca_coll_dfccl_module_t* m) {
     dfccl_wanted_t* next = m->wanted->next;
     free(m->wanted);
     m->wanted = next;
+  }
+  while (m->previous != NULL) {
+    dfccl_decided_t* next = m->previous->next;
+    free(m->previous);
+    m->previous = next;
   }
 #define DFCCL_RELEASE_PREV(name, mpi) \
   if (m->prev_##name##_module != NULL) OBJ_RELEASE(m->prev_##name##_module);

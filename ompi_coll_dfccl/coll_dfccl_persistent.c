@@ -93,6 +93,7 @@ static int persistent_free(ompi_request_t** rptr) {
   mca_coll_dfccl_request_t* req = (mca_coll_dfccl_request_t*)r;
   ompi_communicator_t* comm = r->req_mpi_object.comm;
   release_kept(&req->kept);
+  mca_coll_dfccl_scratch_free(&req->call);
   OMPI_REQUEST_FINI(r);
   OBJ_RELEASE(req);
   OBJ_RELEASE(comm); /* the last holder of a communicator the user freed destroys it */

@@ -2,9 +2,9 @@
  * MPI_Reduce, MPI_Ireduce and MPIX_Reduce_init through DFCCL: check -> route -> fall back.
  *
  * Routing depends only on count, datatype, op and root, which every rank passes alike, on the
- * calls made on the communicator before, and on coll_dfccl_host_target.  MPI_IN_PLACE (at the
- * root) is DFCCL's sendbuff == recvbuff; non-roots pass no recvbuff to DFCCL (MPI does not define
- * theirs).
+ * calls made on the communicator before and on the route its ranks agreed for the signature.
+ * MPI_IN_PLACE (at the root) is DFCCL's sendbuff == recvbuff; non-roots pass no recvbuff to DFCCL
+ * (MPI does not define theirs).  A rank whose buffers are not in the route's memory runs on copies.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -15,24 +15,30 @@ static bool plan(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t
                  dfccl_call_t* call, const char** why) {
   dfccl_sig_t sig = {.kind = DFCCL_REDUCE, .root = root};
   /* recvbuf is significant at the root only: elsewhere it may be anything, and must not decide. */
-  const void* significant_recv = ompi_comm_rank(comm) == root ? rbuf : NULL;
-  *call = (dfccl_call_t){.coll = mca_coll_dfccl_coll_for(m, comm, form, &sig, sbuf, significant_recv, count, dtype,
-                                                         op, why)};
+  bool is_root = ompi_comm_rank(comm) == root;
+  dfccl_memory_t memory;
+  *call = (dfccl_call_t){.coll = mca_coll_dfccl_coll_for_reduction(m, comm, form, &sig, sbuf, is_root ? rbuf : NULL,
+                                                                   count, dtype, op, &memory, why)};
   if (call->coll == NULL) return false;
-  call->send = sbuf == MPI_IN_PLACE ? rbuf : sbuf; /* MPI_IN_PLACE is valid at the root only */
-  call->recv = ompi_comm_rank(comm) == root ? rbuf : NULL;
+  size_t n = (size_t)count;
+  call->recv = is_root ? mca_coll_dfccl_span(call, comm, rbuf, n, dtype, sbuf == MPI_IN_PLACE, true) : NULL;
+  call->send = sbuf == MPI_IN_PLACE /* valid at the root only */
+                   ? call->recv
+                   : mca_coll_dfccl_span(call, comm, (void*)sbuf, n, dtype, true, false);
   return true;
 }
 
-/* Every form's way in: routed through DFCCL (true, *rc its result), or ready to fall back (false):
- * counted, said, and device buffers staged through host copies in *st. */
+/* Every form's way in: a local copy on one rank, routed through DFCCL (true, *rc its result), or
+ * ready to fall back (false): counted, said, and device buffers staged through host copies in *st. */
 static bool route(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, const void* sbuf, void* rbuf, int count,
                   struct ompi_datatype_t* dtype, struct ompi_op_t* op, int root, struct ompi_communicator_t* comm,
                   dfccl_staging_t* st, int* rc) {
   dfccl_call_t call;
-  const char* why;
+  const char* why = "a layout that is not contiguous, on one rank";
   mca_coll_dfccl_enter(e, m, comm);
-  if (plan(sbuf, rbuf, count, dtype, op, root, comm, m, e->form, &call, &why)) {
+  if (ompi_comm_size(comm) == 1) {
+    if (mca_coll_dfccl_local(e, comm, sbuf, dtype, (size_t)count, rbuf, dtype, (size_t)count, rc)) return true;
+  } else if (plan(sbuf, rbuf, count, dtype, op, root, comm, m, e->form, &call, &why)) {
     *rc = mca_coll_dfccl_routed(e, m, comm, &call);
     return true;
   }

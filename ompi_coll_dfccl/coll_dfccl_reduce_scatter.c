@@ -3,7 +3,8 @@
  * route -> fall back.
  *
  * Routed as (I)Reduce_scatter_block (and its _init) when every recvcount is equal (recvcounts is
- * the same array on every rank, so the decision is too); uneven counts fall back.
+ * the same array on every rank, so the decision is too); uneven counts fall back.  On one rank, a
+ * local copy.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -18,17 +19,20 @@ static bool plan(const void* sbuf, void* rbuf, const int* rcounts, struct ompi_d
   return mca_coll_dfccl_reduce_scatter_plan(sbuf, rbuf, rcounts[0], dtype, op, comm, m, form, call, why);
 }
 
-/* Every form's way in: routed through DFCCL (true, *rc its result), or ready to fall back (false):
- * counted, said, and device buffers staged through host copies in *st.  The fallback's input is the
- * sum of the recvcounts; its output this rank's recvcount (all of the input in place, where the
- * result is read from the front of it). */
+/* Every form's way in: a local copy on one rank, routed through DFCCL (true, *rc its result), or
+ * ready to fall back (false): counted, said, and device buffers staged through host copies in *st.
+ * The fallback's input is the sum of the recvcounts; its output this rank's recvcount (all of the
+ * input in place, where the result is read from the front of it). */
 static bool route(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, const void* sbuf, void* rbuf,
                   const int* rcounts, struct ompi_datatype_t* dtype, struct ompi_op_t* op,
                   struct ompi_communicator_t* comm, dfccl_staging_t* st, int* rc) {
   dfccl_call_t call;
-  const char* why;
+  const char* why = "a layout that is not contiguous, on one rank";
   mca_coll_dfccl_enter(e, m, comm);
-  if (plan(sbuf, rbuf, rcounts, dtype, op, comm, m, e->form, &call, &why)) {
+  if (ompi_comm_size(comm) == 1) {
+    size_t count = (size_t)rcounts[0];
+    if (mca_coll_dfccl_local(e, comm, sbuf, dtype, count, rbuf, dtype, count, rc)) return true;
+  } else if (plan(sbuf, rbuf, rcounts, dtype, op, comm, m, e->form, &call, &why)) {
     *rc = mca_coll_dfccl_routed(e, m, comm, &call);
     return true;
   }

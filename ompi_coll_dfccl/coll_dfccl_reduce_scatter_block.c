@@ -3,9 +3,10 @@
  * DFCCL: check -> route -> fall back.
  *
  * Routing depends only on recvcount, datatype and op, which every rank passes alike, on the calls
- * made on the communicator before, and on coll_dfccl_host_target.  MPI_IN_PLACE (on every rank when
- * used) takes the input from recvbuf and leaves the result at its start; DFCCL's in place leaves it
- * at recvbuf + rank x recvcount, so it is moved to the start after the run.
+ * made on the communicator before and on the route its ranks agreed for the signature.  A rank
+ * whose buffers are not in the route's memory runs on copies.  MPI_IN_PLACE (on every rank when
+ * used) takes the input from recvbuf and leaves the result at its start; DFCCL's in place leaves
+ * it at recvbuf + rank x recvcount, so it is moved to the start after the run.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -16,31 +17,38 @@ bool mca_coll_dfccl_reduce_scatter_plan(const void* sbuf, void* rbuf, int rcount
                                         mca_coll_dfccl_module_t* m, dfccl_form_t form, dfccl_call_t* call,
                                         const char** why) {
   dfccl_sig_t sig = {.kind = DFCCL_REDUCE_SCATTER, .root = -1};
-  *call = (dfccl_call_t){.coll = mca_coll_dfccl_coll_for(m, comm, form, &sig, sbuf, rbuf, rcount, dtype, op, why)};
+  dfccl_memory_t memory;
+  *call = (dfccl_call_t){
+      .coll = mca_coll_dfccl_coll_for_reduction(m, comm, form, &sig, sbuf, rbuf, rcount, dtype, op, &memory, why)};
   if (call->coll == NULL) return false;
-
-  call->send = sbuf;
-  call->recv = rbuf;
-  if (sbuf != MPI_IN_PLACE) return true;
-  size_t bytes = (size_t)rcount * dfcclTypeSize(sig.dtype);
-  char* mine = (char*)rbuf + (size_t)ompi_comm_rank(comm) * bytes;
-  call->send = rbuf; /* the input */
+  size_t n = (size_t)ompi_comm_size(comm), count = (size_t)rcount;
+  size_t bytes = sig.count * dfcclTypeSize(sig.dtype);
+  if (sbuf != MPI_IN_PLACE) {
+    call->send = mca_coll_dfccl_span(call, comm, (void*)sbuf, n * count, dtype, true, false);
+    call->recv = mca_coll_dfccl_span(call, comm, rbuf, count, dtype, false, true);
+    return true;
+  }
+  char* all = mca_coll_dfccl_span(call, comm, rbuf, n * count, dtype, true, true);
+  char* mine = all + (size_t)ompi_comm_rank(comm) * bytes;
+  call->send = all; /* the input */
   call->recv = mine; /* DFCCL's in place */
-  call->move_to = rbuf;
+  call->move_to = all;
   call->move_from = mine;
-  call->move_bytes = mine != rbuf ? bytes : 0;
+  call->move_bytes = mine != all ? bytes : 0;
   return true;
 }
 
-/* Every form's way in: routed through DFCCL (true, *rc its result), or ready to fall back (false):
- * counted, said, and device buffers staged through host copies in *st. */
+/* Every form's way in: a local copy on one rank, routed through DFCCL (true, *rc its result), or
+ * ready to fall back (false): counted, said, and device buffers staged through host copies in *st. */
 static bool route(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, const void* sbuf, void* rbuf, int rcount,
                   struct ompi_datatype_t* dtype, struct ompi_op_t* op, struct ompi_communicator_t* comm,
                   dfccl_staging_t* st, int* rc) {
   dfccl_call_t call;
-  const char* why;
+  const char* why = "a layout that is not contiguous, on one rank";
   mca_coll_dfccl_enter(e, m, comm);
-  if (mca_coll_dfccl_reduce_scatter_plan(sbuf, rbuf, rcount, dtype, op, comm, m, e->form, &call, &why)) {
+  if (ompi_comm_size(comm) == 1) {
+    if (mca_coll_dfccl_local(e, comm, sbuf, dtype, (size_t)rcount, rbuf, dtype, (size_t)rcount, rc)) return true;
+  } else if (mca_coll_dfccl_reduce_scatter_plan(sbuf, rbuf, rcount, dtype, op, comm, m, e->form, &call, &why)) {
     *rc = mca_coll_dfccl_routed(e, m, comm, &call);
     return true;
   }

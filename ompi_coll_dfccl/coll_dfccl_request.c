@@ -138,13 +138,15 @@ static void start_next(dfccl_comm_t* dc, dfccl_slot_t* slot) {
 static void complete(mca_coll_dfccl_request_t* req) {
   dfccl_comm_t* dc = req->dc;
   start_next(dc, req->slot);
-  const dfccl_call_t* c = &req->call;
+  dfccl_call_t* c = &req->call;
   if (req->status != dfcclSuccess) report(req, req->status);
   else if (c->move_bytes > 0 && dfcclCopy(c->move_to, c->move_from, c->move_bytes) != dfcclSuccess) {
     /* device memory, or host memory: dfcclCopy handles both (no overlap: see the plan) */
     opal_output(0, "coll:dfccl: moving the in-place result: %s", dfcclGetLastErrorMessage());
     req->status = dfcclCudaError;
   }
+  if (req->status == dfcclSuccess && !mca_coll_dfccl_scratch_copy(c, false)) req->status = dfcclCudaError;
+  if (!mpi_request(req)->req_persistent) mca_coll_dfccl_scratch_free(c); /* a persistent one's stay */
   ompi_request_t* r = mpi_request(req);
   r->req_status.MPI_ERROR = req->status == dfcclSuccess ? MPI_SUCCESS : MPI_ERR_INTERN;
   /* Completing never releases the request: MPI_Wait/Test free a nonblocking one (or set a
@@ -193,28 +195,14 @@ void mca_coll_dfccl_progress_unregister(void) {
   pthread_mutex_unlock(&progress_lock);
 }
 
-/* All-gather with a send side described differently from the receive side: this rank's block goes
- * into place first (MPI lets the send buffer be read any time before completion). */
-static void copy_send_block_in(const mca_coll_dfccl_request_t* req) {
-  const dfccl_call_t* c = &req->call;
-  if (c->copy_in.from == NULL) return;
-  /* Device memory: through host copies (the datatype engine of this Open MPI reads host memory). */
-  dfccl_staging_t st;
-  mca_coll_dfccl_stage_in(&st, req->dc->comm, c->copy_in.from, c->copy_in.type, (size_t)c->copy_in.count,
-                          c->copy_in.to, c->copy_in.to_type, (size_t)c->copy_in.to_count);
-  int rc = ompi_datatype_sndrcv(st.send.host, c->copy_in.count, c->copy_in.type, st.recv.host, c->copy_in.to_count,
-                                c->copy_in.to_type);
-  if (mca_coll_dfccl_staged_finish(&st, rc) != OMPI_SUCCESS) {
-    opal_output(0, "coll:dfccl: %s on comm '%s': copying the send block failed",
-                mca_coll_dfccl_kind_name[c->coll->sig.kind], req->dc->comm->c_name);
-    ompi_mpi_abort(req->dc->comm, 1); /* the other ranks are about to enter DFCCL: no way back */
-  }
-}
-
 void mca_coll_dfccl_launch(mca_coll_dfccl_request_t* req) {
   dfccl_comm_t* dc = req->dc;
   dfccl_coll_t* coll = req->call.coll;
-  copy_send_block_in(req);
+  if (!mca_coll_dfccl_scratch_copy(&req->call, true)) { /* the other ranks are entering DFCCL */
+    opal_output(0, "coll:dfccl: %s on comm '%s': copying the input failed", mca_coll_dfccl_kind_name[coll->sig.kind],
+                dc->comm->c_name);
+    ompi_mpi_abort(dc->comm, 1);
+  }
   req->next = NULL; /* a persistent request's link is left over from its previous run */
   req->status = dfcclSuccess;
   atomic_fetch_add_explicit(&dc->pending, 1, memory_order_relaxed);
@@ -225,6 +213,10 @@ void mca_coll_dfccl_launch(mca_coll_dfccl_request_t* req) {
   if (idle) {
     slot->running = req;
   } else {
+    /* DFCCL orders a run after the caller's CUDA default streams when it is submitted; a queued
+     * run is submitted later, maybe from another thread: order it now, at the user's call (under
+     * the lock, before the run before it can hand the slot over). */
+    if (dfcclWaitDefaultStreams() != dfcclSuccess) opal_output(0, "coll:dfccl: %s", dfcclGetLastErrorMessage());
     if (slot->waiting_last != NULL) slot->waiting_last->next = req;
     else slot->waiting = req;
     slot->waiting_last = req;

@@ -29,7 +29,8 @@ typedef struct {
   char* in_slot;                /* FIFO slot to read                                       */
   char* out_slot;               /* FIFO slot to write                                      */
   uint64_t last_progress_ns;
-  uint64_t cq_hint_pad;
+  uint32_t reported;            /* DF_LAUNCH_* bits this block has written to launch_report */
+  uint32_t pad;
 } df_block_shared;
 
 /* The run being executed: a collective on one block, from load to completion or preemption. */
@@ -40,6 +41,7 @@ typedef struct {
   df_context_slot* ctx;
   uint64_t threshold; /* polls a wait may take before the run is preempted (leader's) */
   bool progressed;    /* a primitive completed during this run                       */
+  bool timesliced;    /* its peers cannot run while it waits (DF_COLL_TIMESLICED_PEER) */
 } df_run;
 
 #endif /* DFCCL_KERNEL_BLOCK_H */

@@ -82,8 +82,16 @@ typedef struct {
   int32_t priority;
   uint64_t count;          /* elements: all-gather and reduce-scatter, per rank   */
   const df_links* links;   /* NULL when the collective has one participant      */
-  uint64_t pad[2];
+  uint32_t flags;          /* DF_COLL_*                                           */
+  uint32_t pad32;
+  uint64_t pad;
 } df_coll_static;          /* 64 bytes */
+
+/* A ring neighbour of this rank shares its GPU without MPS: the GPU time-slices between their
+ * daemons, so nothing the neighbour sends can arrive while this daemon spins -- waiting for it
+ * only burns the time slice the neighbour needs.  Such a collective waits briefly and the daemon
+ * yields the GPU (quits) as soon as a pass over its queue progresses nothing. */
+#define DF_COLL_TIMESLICED_PEER 1u
 
 typedef enum { DF_RUN_IDLE = 0, DF_RUN_QUEUED = 1 } df_run_state;
 
@@ -128,6 +136,12 @@ typedef struct {
   df_block_counters counters;
 } df_block_state;
 
+/* What a launch tells the host in its launch_report (host memory): whether it progressed, and
+ * whether it quit to yield the GPU to a daemon that time-slices with it (then the host relaunches
+ * it at once: the quit was not for a device synchronization). */
+#define DF_LAUNCH_PROGRESSED 1u
+#define DF_LAUNCH_YIELDED 2u
+
 /* Spin thresholds (paper §4.3): the run at the front of a task queue waits longest, later ones
  * progressively less, and a run that just made progress waits `growth` times longer. */
 typedef struct {
@@ -152,7 +166,9 @@ typedef struct {
   df_block_state* blocks;        /* [block]                                       */
   uint16_t* saved_tasks;         /* [block * DF_MAX_COLLS + i]                    */
   const volatile uint32_t* quit_request; /* host asks the blocks to quit soon (block 0 reads it) */
-  uint64_t* quit_votes;          /* bit b: block b offers to quit (zeroed per launch) */
+  uint64_t* launch_report;       /* DF_LAUNCH_*, in host memory: zeroed by the host per launch */
+  uint64_t* quit_votes;          /* [0] bit b: block b offers to quit; [1] nonzero: a block asks
+                                  * to yield the GPU (DF_COLL_TIMESLICED_PEER); zeroed per launch */
   df_spin_policy spin;
 } df_daemon_args;
 

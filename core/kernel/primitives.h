@@ -105,7 +105,7 @@ DF_FN df_prim_result df_prim(df_run* run, unsigned flags, const void* user_src, 
     df_post(run, flags);
     /* A received slot shows that the predecessor is running this collective now: stay with it
      * longer (paper §4.3).  A send proves nothing -- it only needed a free slot. */
-    if (flags & DF_RECV) {
+    if ((flags & DF_RECV) && !run->timesliced) {
       uint64_t grown = run->threshold * run->args->spin.growth;
       run->threshold = grown > run->args->spin.ceiling ? run->args->spin.ceiling : grown;
     }

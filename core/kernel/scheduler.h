@@ -82,9 +82,10 @@ DF_FN void df_complete_run(const df_daemon_args* a, const df_block* blk, df_cont
   for (uint64_t i = 0; !df_cq_try_write(a->cq, &bs->cq_hint, cqe); i++) df_spin_pause(i);
 }
 
-/* Runs the task at queue position i.  Returns true when it progressed.  All threads. */
+/* Runs the task at queue position i.  Returns true when it progressed; *timesliced tells whether
+ * its peers can only run once this daemon leaves the GPU.  All threads. */
 DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_shared* sh,
-                       uint32_t position, bool* completed) {
+                       uint32_t position, bool* completed, bool* timesliced) {
   if (df_is_leader(blk)) sh->current = df_context_acquire(a, blk, sh, sh->tasks[position]);
   df_block_sync();
   df_run run;
@@ -92,8 +93,11 @@ DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_sh
   run.blk = blk;
   run.sh = sh;
   run.ctx = &sh->slots[sh->current];
-  run.threshold = df_initial_threshold(&a->spin, position);
+  run.timesliced = (run.ctx->stat.flags & DF_COLL_TIMESLICED_PEER) != 0;
+  /* Waiting for a peer that cannot run meanwhile only delays it: a brief look, then yield. */
+  run.threshold = run.timesliced ? a->spin.floor : df_initial_threshold(&a->spin, position);
   run.progressed = false;
+  *timesliced = run.timesliced;
 
   df_prim_result r = df_execute(&run);
   df_block_sync(); /* every thread is done with the slot before the leader changes it */
@@ -139,17 +143,37 @@ DF_FN bool df_quit_vote(const df_daemon_args* a, const df_block* blk, bool offer
   }
 }
 
-/* Leader: quit or go on after a traversal of the task queue. */
-DF_FN uint32_t df_decide(const df_daemon_args* a, const df_block* blk, df_block_shared* sh,
-                         bool active) {
+/* Leader: tells the host what this launch did (each bit once per block and launch: the word is
+ * host memory). */
+DF_FN void df_report(const df_daemon_args* a, df_block_shared* sh, uint32_t bits) {
+  if ((sh->reported & bits) == bits) return;
+  sh->reported |= bits;
+  df_atomic_or_u64(a->launch_report, bits);
+}
+
+/* Leader: quit or go on after a traversal of the task queue.  `yield`: every task of the queue is
+ * blocked on peers that share the GPU without MPS (DF_COLL_TIMESLICED_PEER) -- they run only once
+ * this daemon leaves the GPU, so it asks to quit at once rather than after the quit period, and
+ * blocks with nothing to do join in. */
+DF_FN uint32_t df_decide(const df_daemon_args* a, const df_block* blk, df_block_shared* sh, bool active,
+                         bool yield) {
   df_block_state* bs = &a->blocks[blk->bid];
   if (bs->exited && sh->ntasks == 0) return DF_FINAL_EXIT;
   /* The host wants a relaunch (e.g. a larger grid): block 0, the one block that reads host memory,
    * casts every vote, and the others see the decision below. */
   if (blk->bid == 0 && *a->quit_request) df_atomic_or_u64(a->quit_votes, df_all_blocks(blk));
   uint64_t now = df_time_ns();
-  if (active) sh->last_progress_ns = now;
-  bool offer = !active && now - sh->last_progress_ns >= a->spin.quit_period_ns;
+  if (active) {
+    sh->last_progress_ns = now;
+    df_report(a, sh, DF_LAUNCH_PROGRESSED);
+  }
+  uint64_t* yield_requested = a->quit_votes + 1;
+  if (!active && yield) {
+    df_atomic_or_u64(yield_requested, 1);
+    df_report(a, sh, DF_LAUNCH_YIELDED);
+  }
+  bool idle = sh->ntasks == 0 && df_load_acquire_u64(yield_requested) != 0;
+  bool offer = !active && (yield || idle || now - sh->last_progress_ns >= a->spin.quit_period_ns);
   return df_quit_vote(a, blk, offer) ? DF_VOLUNTARY_QUIT : DF_CONTINUE;
 }
 
@@ -158,6 +182,7 @@ DF_FN void df_daemon_block_main(const df_daemon_args* a, const df_block* blk, df
     df_context_block_start(a, blk, sh);
     sh->last_progress_ns = df_time_ns();
     sh->quit = DF_CONTINUE;
+    sh->reported = 0;
   }
   df_block_sync();
   while (sh->quit == DF_CONTINUE) {
@@ -165,14 +190,16 @@ DF_FN void df_daemon_block_main(const df_daemon_args* a, const df_block* blk, df
     df_block_sync();
     bool active = sh->sqe_fetched > 0;
     uint32_t ntasks = sh->ntasks;
+    bool yield = ntasks > 0; /* every task waits for peers that cannot run meanwhile */
     for (uint32_t i = 0; i < ntasks; i++) {
-      bool completed = false;
-      if (df_run_task(a, blk, sh, i, &completed)) active = true;
+      bool completed = false, timesliced = false;
+      if (df_run_task(a, blk, sh, i, &completed, &timesliced)) active = true;
       if (completed && df_is_leader(blk)) sh->tasks[i] = 0xFFFFu;
+      yield = yield && timesliced;
     }
     if (df_is_leader(blk)) {
       df_task_queue_compact(sh);
-      sh->quit = df_decide(a, blk, sh, active);
+      sh->quit = df_decide(a, blk, sh, active, yield);
     }
     df_block_sync();
   }
