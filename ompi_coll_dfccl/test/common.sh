@@ -11,7 +11,7 @@ test -f "$sodir/mca_coll_dfccl.so" || { echo "no $sodir/mca_coll_dfccl.so"; exit
 export OMPI_MCA_mca_base_component_path="$sodir:SYS_DEFAULT"
 
 # run_dfccl NP PROGRAM [MPIRUN OPTIONS...] -- [ARGS...]: $testdir/PROGRAM through coll/dfccl in the
-# host-target test mode, oversubscribed.
+# host-target test mode ($HOST_TARGET: coll_dfccl_host_target, default host), oversubscribed.
 run_dfccl() {
   np=$1
   prog=$2
@@ -21,7 +21,7 @@ run_dfccl() {
   [ $# -gt 0 ] && shift
   test -x "$testdir/$prog" || { echo "no $testdir/$prog"; return 1; }
   # shellcheck disable=SC2086 # opts are separate words on purpose
-  timeout "${TEST_TIMEOUT_S:-300}" sh "$mpirun_sh" "$np" --mca coll_dfccl_host_target 1 \
+  timeout "${TEST_TIMEOUT_S:-300}" sh "$mpirun_sh" "$np" --mca coll_dfccl_host_target "${HOST_TARGET:-host}" \
     --mca coll_dfccl_priority 90 $opts "$testdir/$prog" "$@"
 }
 

@@ -163,17 +163,18 @@ static inline MPI_T_pvar_handle counter_open(MPI_T_pvar_session session, const c
   return h;
 }
 
-/* The routed and fallen-back counters of up to ENTRY_POINTS_MAX of the component's entry points
- * (names as in coll_dfccl_<name>_routed: "allreduce", "iallreduce", "allreduce_init", ...), in one
- * pvar session; read them together, each k < n as counts.routed[k] and counts.fallback[k]. */
+/* The routed, fallen-back and local (one-rank communicator) counters of up to ENTRY_POINTS_MAX of
+ * the component's entry points (names as in coll_dfccl_<name>_routed: "allreduce", "iallreduce",
+ * "allreduce_init", ...), in one pvar session; read them together, each k < n as
+ * counts.routed[k], counts.fallback[k] and counts.local[k]. */
 #define ENTRY_POINTS_MAX 18
 typedef struct {
-  unsigned long long routed[ENTRY_POINTS_MAX], fallback[ENTRY_POINTS_MAX];
+  unsigned long long routed[ENTRY_POINTS_MAX], fallback[ENTRY_POINTS_MAX], local[ENTRY_POINTS_MAX];
 } counts_t;
 
 typedef struct {
   MPI_T_pvar_session session;
-  MPI_T_pvar_handle routed[ENTRY_POINTS_MAX], fallback[ENTRY_POINTS_MAX];
+  MPI_T_pvar_handle routed[ENTRY_POINTS_MAX], fallback[ENTRY_POINTS_MAX], local[ENTRY_POINTS_MAX];
   int n;
 } entry_counters_t;
 
@@ -189,14 +190,17 @@ static inline void entry_counters_open(entry_counters_t* c, const char* const* n
     c->routed[k] = counter_open(c->session, name);
     snprintf(name, sizeof name, "coll_dfccl_%s_fallback", names[k]);
     c->fallback[k] = counter_open(c->session, name);
+    snprintf(name, sizeof name, "coll_dfccl_%s_local", names[k]);
+    c->local[k] = counter_open(c->session, name);
   }
 }
 
 static inline counts_t entry_counters_read(entry_counters_t* c) {
-  counts_t now = {{0}, {0}};
+  counts_t now = {{0}, {0}, {0}};
   for (int k = 0; k < c->n; k++) {
     CHECK_MPI(MPI_T_pvar_read(c->session, c->routed[k], &now.routed[k]));
     CHECK_MPI(MPI_T_pvar_read(c->session, c->fallback[k], &now.fallback[k]));
+    CHECK_MPI(MPI_T_pvar_read(c->session, c->local[k], &now.local[k]));
   }
   return now;
 }

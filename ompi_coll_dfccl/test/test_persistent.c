@@ -207,7 +207,7 @@ static void cycles_and_startall(MPI_Comm comm, const char* name) {
   pcoll_t cs[MAX_SET];
   int n = make_set(cs, size);
   char pass[128];
-  counts_t before = read_counts(), want = {{0}, {0}};
+  counts_t before = read_counts(), want = {{0}, {0}, {0}};
   for (int i = 0; i < n; i++) init(&cs[i], comm), want.routed[cs[i].coll]++;
   snprintf(pass, sizeof pass, "%s: inits", name);
   expect_counts(&before, &want, pass);
@@ -267,7 +267,7 @@ static void start_wait(MPI_Request* req) {
 /* The op and datatypes of an init freed right after it, then the request started several times. */
 static void kept_objects(MPI_Comm comm) {
   const char* pass = "op/datatype freed after the init";
-  counts_t before = read_counts(), want = {{0}, {0}};
+  counts_t before = read_counts(), want = {{0}, {0}, {0}};
   int size, rank;
   CHECK_MPI(MPI_Comm_size(comm, &size));
   CHECK_MPI(MPI_Comm_rank(comm, &rank));
@@ -341,7 +341,7 @@ static void kept_objects(MPI_Comm comm) {
 /* MPI_Request_free: of a request never started, of a completed one, and refused while active. */
 static void request_free(MPI_Comm comm) {
   const char* pass = "MPI_Request_free";
-  counts_t before = read_counts(), want = {{0}, {0}};
+  counts_t before = read_counts(), want = {{0}, {0}, {0}};
   int v[8], w[8];
   MPI_Request never, done, active;
   CHECK_MPI(MPIX_Allreduce_init(v, w, 8, MPI_INT, MPI_MAX, comm, MPI_INFO_NULL, &never));
@@ -377,7 +377,7 @@ static void request_free(MPI_Comm comm) {
 /* Inits that always fall back, started CYCLES times; then count 0. */
 static void fallbacks(MPI_Comm comm) {
   const char* pass = "fallbacks";
-  counts_t before = read_counts(), want = {{0}, {0}};
+  counts_t before = read_counts(), want = {{0}, {0}, {0}};
   int size, rank, last;
   CHECK_MPI(MPI_Comm_size(comm, &size));
   CHECK_MPI(MPI_Comm_rank(comm, &rank));
@@ -442,7 +442,7 @@ static void fallbacks(MPI_Comm comm) {
    * (all counts 0) answer with a no-op request themselves; MPIX_Bcast_init, MPIX_Allgather_init and
    * MPIX_Reduce_scatter_block_init reach the component, which hands them to libnbc. */
   before = read_counts();
-  want = (counts_t){{0}, {0}};
+  want = (counts_t){{0}, {0}, {0}};
   int zero = 42, zeros = 43, *zcounts = calloc((size_t)size, sizeof *zcounts);
   MPI_Request z[6];
   CHECK_MPI(MPIX_Allreduce_init(&zero, &zeros, 0, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &z[0]));
@@ -465,7 +465,7 @@ static void fallbacks(MPI_Comm comm) {
 /* MPI_Comm_free with persistent requests: one running, one inactive. */
 static void comm_freed(void) {
   const char* pass = "MPI_Comm_free";
-  counts_t before = read_counts(), want = {{0}, {0}};
+  counts_t before = read_counts(), want = {{0}, {0}, {0}};
   MPI_Comm comm;
   CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
   CHECK_MPI(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN)); /* the requests report through it */
