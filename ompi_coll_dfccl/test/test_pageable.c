@@ -11,7 +11,7 @@
  * previous contents (pageable.sh's twin).
  *
  *   test_pageable [-s legacy|per-thread|kernel] [-i iterations] [-m max_bytes] [-S seed]
- *                 [-d delay_bytes] [-w watchdog_s]
+ *                 [-d delay_bytes] [-e wrong_calls] [-t seconds] [-w watchdog_s]
  *     -s legacy      (default) cudaMemcpy(dev, host, n, cudaMemcpyHostToDevice) from malloc'd memory
  *     -s per-thread  cudaMemcpyAsync(..., cudaStreamPerThread) from malloc'd memory, never
  *                    synchronized: what a program built with --default-stream per-thread does
@@ -19,7 +19,9 @@
  *                    delay_bytes (default 64 MiB) of scratch on the same stream: work queued
  *                    like a kernel's, still running when MPI is called
  *     -i  calls (default 1000); -m  largest buffer in bytes (default 16 MiB, at least 4096);
- *     -S  seed of the call sequence (default 1); -w  watchdog seconds (default 120)
+ *     -S  seed of the call sequence (default 1); -w  watchdog seconds (default 120);
+ *     -e  end early once this many calls were wrong, -t  once this many seconds passed (default 0:
+ *         never; the ranks agree every 50 calls, on host memory, so they stop at the same call)
  *
  * Each iteration is one blocking collective on a duplicate of MPI_COMM_WORLD: MPI_Allreduce,
  * MPI_Bcast, MPI_Allgather, MPI_Reduce_scatter_block or MPI_Reduce (MPI_UINT32_T, MPI_SUM), its
@@ -80,7 +82,7 @@ static void usage(const char* why) {
   if (rank == 0)
     fprintf(stderr,
             "test_pageable: %s\nusage (2 or more ranks): test_pageable [-s legacy|per-thread|kernel] [-i iterations] "
-            "[-m max_bytes] [-S seed] [-d delay_bytes] [-w watchdog_s]\n",
+            "[-m max_bytes] [-S seed] [-d delay_bytes] [-e wrong_calls] [-t seconds] [-w watchdog_s]\n",
             why);
 }
 
@@ -271,9 +273,10 @@ int main(int argc, char** argv) {
   CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &nranks));
   long iterations = 1000, max_bytes = 16l << 20, seed = 1, watchdog_s = 120, delay = (long)delay_bytes;
+  long end_wrong = 0, end_s = 0;
   const char* bad = NULL;
   opterr = 0;
-  for (int opt; bad == NULL && (opt = getopt(argc, argv, ":s:i:m:S:d:w:")) != -1;) {
+  for (int opt; bad == NULL && (opt = getopt(argc, argv, ":s:i:m:S:d:e:t:w:")) != -1;) {
     switch (opt) {
       case 's':
         if (strcmp(optarg, "legacy") == 0) mode = MODE_LEGACY;
@@ -285,6 +288,8 @@ int main(int argc, char** argv) {
       case 'm': if (!parse_long(optarg, 4096, 1l << 30, &max_bytes)) bad = "-m takes an integer in [4096, 2^30]"; break;
       case 'S': if (!parse_long(optarg, 0, 1l << 62, &seed)) bad = "-S takes an integer >= 0"; break;
       case 'd': if (!parse_long(optarg, 0, 1l << 32, &delay)) bad = "-d takes an integer in [0, 2^32]"; break;
+      case 'e': if (!parse_long(optarg, 0, 100000000, &end_wrong)) bad = "-e takes an integer >= 0"; break;
+      case 't': if (!parse_long(optarg, 0, 86400 * 365, &end_s)) bad = "-t takes an integer >= 0"; break;
       case 'w': if (!parse_long(optarg, 1, 86400, &watchdog_s)) bad = "-w takes an integer in [1, 86400]"; break;
       case ':': bad = "an option lacks its value"; break;
       default: bad = "unknown option"; break;
@@ -346,8 +351,11 @@ int main(int argc, char** argv) {
   watchdog_start((unsigned)watchdog_s);
   rng_state = (uint64_t)seed;
   unsigned long long wrong_elements = 0, not_routed = 0;
+  long done = 0, wrong_here = 0;
+  const char* ended = NULL; /* why the calls ended before -i */
   double t0 = MPI_Wtime();
-  for (int it = 0; it < iterations; it++) {
+  while (done < iterations && ended == NULL) {
+    int it = (int)done++;
     call_t c = draw_call(cap);
     counts_t before = entry_counters_read(&counters);
     fill(&c, it);
@@ -356,6 +364,7 @@ int main(int argc, char** argv) {
     size_t wrong = check(&c, it);
     wrong_elements += wrong;
     wrong_at[it] = wrong > 0;
+    wrong_here += wrong > 0;
     unsigned long long routed = after.routed[c.coll] - before.routed[c.coll];
     unsigned long long fell = after.fallback[c.coll] - before.fallback[c.coll];
     if (routed != 1 || fell != 0) {
@@ -367,6 +376,13 @@ int main(int argc, char** argv) {
       }
     }
     watchdog_reset();
+    if ((end_wrong > 0 || end_s > 0) && done % 50 == 0 && done < iterations) {
+      /* Every rank the same verdict (host memory: Open MPI's own path, not one of the checked calls). */
+      long mine[2] = {wrong_here, end_s > 0 && MPI_Wtime() - t0 >= (double)end_s}, all[2];
+      CHECK_MPI(MPI_Allreduce(mine, all, 2, MPI_LONG, MPI_MAX, MPI_COMM_WORLD));
+      if (end_wrong > 0 && all[0] >= end_wrong) ended = "-e: wrong calls seen";
+      else if (all[1]) ended = "-t: time is up";
+    }
   }
   double elapsed = MPI_Wtime() - t0;
   alarm(0);
@@ -374,18 +390,19 @@ int main(int argc, char** argv) {
 
   /* A call is wrong when it is wrong on any rank (host buffers: Open MPI's own path). */
   unsigned long long all_elements = 0, all_not_routed = 0;
-  CHECK_MPI(MPI_Allreduce(wrong_at, wrong_any, (int)iterations, MPI_UNSIGNED_CHAR, MPI_MAX, MPI_COMM_WORLD));
+  CHECK_MPI(MPI_Allreduce(wrong_at, wrong_any, (int)done, MPI_UNSIGNED_CHAR, MPI_MAX, MPI_COMM_WORLD));
   CHECK_MPI(MPI_Reduce(&wrong_elements, &all_elements, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD));
   CHECK_MPI(MPI_Reduce(&not_routed, &all_not_routed, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD));
   long wrong_calls = 0;
-  for (long it = 0; it < iterations; it++) wrong_calls += wrong_any[it];
+  for (long it = 0; it < done; it++) wrong_calls += wrong_any[it];
   bool ok = wrong_calls == 0 && all_not_routed == 0;
   if (rank == 0) {
     printf("pageable %s: %ld calls in %.1f s, %llu wrong elements, %llu rank-calls not routed through DFCCL\n",
-           mode_names[mode], iterations, elapsed, all_elements, all_not_routed);
-    if (ok) printf("PASS: %ld calls, 0 wrong\n", iterations);
-    else if (wrong_calls > 0) printf("FAIL: %ld wrong of %ld\n", wrong_calls, iterations);
-    else printf("FAIL: 0 wrong of %ld, but %llu rank-calls not routed\n", iterations, all_not_routed);
+           mode_names[mode], done, elapsed, all_elements, all_not_routed);
+    if (ended != NULL) printf("pageable %s: ended after %ld of %ld calls (%s)\n", mode_names[mode], done, iterations, ended);
+    if (ok) printf("PASS: %ld calls, 0 wrong\n", done);
+    else if (wrong_calls > 0) printf("FAIL: %ld wrong of %ld\n", wrong_calls, done);
+    else printf("FAIL: 0 wrong of %ld, but %llu rank-calls not routed\n", done, all_not_routed);
     fflush(stdout);
   }
   CHECK_MPI(MPI_Comm_free(&comm));

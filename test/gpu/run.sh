@@ -209,7 +209,7 @@ fi
 users_named() { named users || named "users-$1"; }
 users_pass() { # SUFFIX: the steps of PART=users, their names ending in SUFFIX
   if users_named pageable; then
-    step "pageable-2ranks$1" "${PAGEABLE_LIMIT:-540}" env LD_LIBRARY_PATH="$PWD/.libs:${LD_LIBRARY_PATH:-}" \
+    step "pageable-2ranks$1" "${PAGEABLE_LIMIT:-600}" env LD_LIBRARY_PATH="$PWD/.libs:${LD_LIBRARY_PATH:-}" \
       ITERATIONS="${PAGEABLE_ITERS:-1000}" sh ompi_coll_dfccl/test/pageable.sh 2
     summarize "np=2: |^pageable:"
   fi
