@@ -21,8 +21,9 @@
 # lines: a table, then "osu: N PASS, N FAIL, N N/A, N MISSING"; exit status 1 when one failed.
 # Without a GPU (nvidia-smi lists none): "osu: SKIP (no GPU)", exit status 0.
 # Environment: OSU_DIR (default /tmp/osu-build), OSU_NPS, OSU_BENCHMARKS (default the ten above),
-#   OSU_TYPES (default "mpi_float mpi_int"), OSU_SIZES (default 1:67108864), OSU_ITERS (default 10:
-#   -i, every size), OSU_WARMUP (default 2: -x), OSU_ARGS (more options for every run, e.g. "-u 1"),
+#   OSU_TYPES (default "mpi_float mpi_int"), OSU_SIZES (default 1:67108864), OSU_ITERS (default 5:
+#   -i, every size), OSU_WARMUP (default 1: -x), OSU_VWARMUP (default 1: -u, OSU's unchecked calls
+#   before each checked one; OSU's own default is 5), OSU_ARGS (more options for every run),
 #   OSU_CHAR (default 1; 0 leaves the MPI_CHAR run out), OSU_DEVICE (default cuda; none runs on host
 #   buffers, for checking this script without a GPU in coll_dfccl_host_target mode through
 #   MPIRUN_ARGS), OSU_TIMEOUT_S (default 300) per run, MPIRUN_ARGS (more mpirun options), LOG_DIR
@@ -101,9 +102,9 @@ run() {
   fi
   dir=$logs/$name
   rm -rf "$dir"
-  args=(-m "${OSU_SIZES:-1:67108864}" -i "${OSU_ITERS:-10}" -x "${OSU_WARMUP:-2}" -T "$t")
+  args=(-m "${OSU_SIZES:-1:67108864}" -i "${OSU_ITERS:-5}" -x "${OSU_WARMUP:-1}" -T "$t")
   [ "$device" = none ] || args+=(-d "$device")
-  [ "$checked" = 1 ] && args+=(-c)
+  [ "$checked" = 1 ] && args+=(-c -u "${OSU_VWARMUP:-1}")
   start=$(date +%s)
   # shellcheck disable=SC2086 # MPIRUN_ARGS, OSU_ARGS: separate words on purpose
   timeout "$limit" sh "$mpirun_sh" "$np" --output-filename "$dir" --mca coll_dfccl_priority 90 \
