@@ -18,7 +18,7 @@
  *     -s kernel      cudaMemsetAsync on stream 0 (the legacy default stream), behind a memset of
  *                    delay_bytes (default 64 MiB) of scratch on the same stream: work queued
  *                    like a kernel's, still running when MPI is called
- *     -i  calls (default 1000); -m  largest buffer in bytes (default 16 MiB, at least 4096);
+ *     -i  calls (default 1000); -m  largest buffer in bytes (default 16 MiB; 4 KiB .. 64 MiB used);
  *     -S  seed of the call sequence (default 1); -w  watchdog seconds (default 120);
  *     -e  end early once this many calls were wrong, -t  once this many seconds passed (default 0:
  *         never; the ranks agree every 50 calls, on host memory, so they stop at the same call)
@@ -29,10 +29,10 @@
  * MPI allows it, a quarter of the time) and which buffer is filled last, drawn from one random
  * sequence that is the same on every rank.  The inputs change every iteration; the receive buffer
  * holds 0xFFFFFFFF wherever no input goes, filled before or after the send buffer as drawn (a late
- * copy landing over the result shows too).  The
- * result is copied back and checked exactly, and the component's MPI_T counters must show the
- * call routed through DFCCL (coll_dfccl_<collective>_routed one higher, nothing fallen back): a
- * fallback, which stages through host memory and is ordered, would hide the defect.
+ * copy landing over the result shows too).  The result is copied back and checked exactly, and
+ * the component's MPI_T counters must show the call routed through DFCCL
+ * (coll_dfccl_<collective>_routed one higher, nothing fallen back): a fallback, which stages
+ * through host memory and is ordered, would hide the defect.
  *
  * Each rank prints its first mismatches (collective, iteration, element, got, expected).  The
  * last line on rank 0 is "PASS: N calls, 0 wrong" or "FAIL: K wrong of N" (K calls with a wrong
