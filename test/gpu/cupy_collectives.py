@@ -82,7 +82,7 @@ comm = MPI.COMM_WORLD
 rank, size = comm.Get_rank(), comm.Get_size()
 
 
-def on_device(a):
+def to_host(a):
     return a if args.host else xp.asnumpy(a)
 
 
@@ -175,7 +175,7 @@ class Call:
         want = self.expected()
         if want is None:
             return 0
-        got = on_device(self.recv)[:len(want)]  # in-place reduce-scatters: the first n elements
+        got = to_host(self.recv)[:len(want)]  # in-place reduce-scatters: the first n elements
         wrong = np.flatnonzero(got != want)
         if len(wrong) > 0:
             global mismatches
