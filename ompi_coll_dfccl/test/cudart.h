@@ -52,4 +52,37 @@ static inline void* dev_copy_of(const void* host, size_t bytes) {
   return d;
 }
 
+/* ---- stream-ordered work (test_pageable) --------------------------------------------------------- */
+
+/* cudaStream_t handles: stream 0 is the legacy default stream (these programs call the runtime's
+ * plain symbols, not the _ptsz ones of --default-stream per-thread); cudaStreamPerThread is the
+ * calling thread's per-thread default stream. */
+#define CUDA_STREAM_0 ((void*)0)
+#define CUDA_STREAM_PER_THREAD ((void*)0x2)
+
+/* The runtime's stream-ordered copies and sets, looked up in the libcudart that cuda_load() opened. */
+static struct {
+  cuda_status_t (*memcpy_async)(void*, const void*, size_t, int, void*);
+  cuda_status_t (*memset_async)(void*, int, size_t, void*);
+} cuda_async __attribute__((unused));
+
+/* After cuda_load() succeeded: true when the functions above are there; otherwise why[0..len) says
+ * which is missing. */
+static inline bool cuda_async_load(char* why, size_t len) {
+  void* lib = cuda.soname != NULL ? dlopen(cuda.soname, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD) : NULL;
+  if (lib == NULL) {
+    snprintf(why, len, "the CUDA runtime is not loaded");
+    return false;
+  }
+  cuda_async.memcpy_async = (cuda_status_t(*)(void*, const void*, size_t, int, void*))dlsym(lib, "cudaMemcpyAsync");
+  cuda_async.memset_async = (cuda_status_t(*)(void*, int, size_t, void*))dlsym(lib, "cudaMemsetAsync");
+  dlclose(lib); /* RTLD_NOLOAD took one more reference: cuda_load()'s keeps the library */
+  if (cuda_async.memcpy_async == NULL || cuda_async.memset_async == NULL) {
+    snprintf(why, len, "%s not in %s", cuda_async.memcpy_async == NULL ? "cudaMemcpyAsync" : "cudaMemsetAsync",
+             cuda.soname);
+    return false;
+  }
+  return true;
+}
+
 #endif /* COLL_DFCCL_TEST_CUDART_H */

@@ -101,7 +101,8 @@ mps_stop() {
 
 # PART=1: data path and the deadlock programs at one rank per GPU; PART=2: oversubscribed runs,
 # the random mix and performance; unset: both (more than one 600 s device call).  PART=oversub
-# PART=explore and PART=component are only run when named; PART may name several ("1 oversub").
+# PART=explore, PART=component and PART=users (or users-pageable, users-osu, users-cupy) are only
+# run when named; PART may name several ("1 oversub").
 part=${PART:-all}
 named() { case " $part " in *" $1 "*) return 0 ;; esac; return 1; }
 in_part() { [ "$part" = all ] || named "$1"; }
@@ -196,6 +197,54 @@ if named component; then
   step component-sync-twin-no-preemption 90 env DFCCL_PREEMPTION=0 DFCCL_TARGET=cuda \
     LD_LIBRARY_PATH="$PWD/.libs:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}" \
     sh -c 'cd ompi_coll_dfccl/test && . ./common.sh && expect_hang 2 test_device -- -m sync -i 20 -w 15'
+fi
+
+# PART=users: DFCCL as users meet it, through a CUDA-aware MPI: test_pageable (device buffers
+# filled without synchronization, each call routed and checked, and its DFCCL_STREAM_ORDER=0 twin,
+# which must see stale inputs), the OSU micro-benchmarks' collectives on device buffers (built from
+# .osu/ in the repository root: a release tarball and its build.sh, git-ignored, carried
+# separately), and mpi4py + CuPy on 2 and 4 ranks.  On a machine of one GPU once without MPS and,
+# with MPS=1, once more under MPS (steps named ...-mps).  PART=users-pageable, users-osu or
+# users-cupy runs one of the three (PART=users may not fit one 10-minute slot).
+users_named() { named users || named "users-$1"; }
+users_pass() { # SUFFIX: the steps of PART=users, their names ending in SUFFIX
+  if users_named pageable; then
+    step "pageable-2ranks$1" "${PAGEABLE_LIMIT:-600}" env LD_LIBRARY_PATH="$PWD/.libs:${LD_LIBRARY_PATH:-}" \
+      ITERATIONS="${PAGEABLE_ITERS:-1000}" sh ompi_coll_dfccl/test/pageable.sh 2
+    summarize "np=2: |^pageable:"
+  fi
+  if users_named osu; then
+    if [ -x "$repo/.osu/build.sh" ] && [ "${osu_built:-0}" = 0 ]; then
+      step osu-build 300 sh "$repo/.osu/build.sh" /tmp/osu-build && osu_built=1
+    fi
+    if [ -d /tmp/osu-build ]; then
+      step "osu$1" "${OSU_LIMIT:-560}" env LD_LIBRARY_PATH="$PWD/.libs:${LD_LIBRARY_PATH:-}" OSU_DIR=/tmp/osu-build \
+        bash test/gpu/osu.sh
+      keep_output "osu$1.txt"
+      summarize "^(FAIL|MISSING) |^np=|^osu:"
+    else
+      note "SKIP osu$1: no OSU build (carry .osu/ with the OSU tarball and build.sh into the repository root)"
+    fi
+  fi
+  if users_named cupy; then
+    step "cupy-collectives$1" "${CUPY_LIMIT:-500}" bash test/gpu/cupy_collectives.sh 2 4
+    summarize "^(PASS|FAIL|SKIP) cupy"
+  fi
+}
+if users_named pageable || users_named osu || users_named cupy; then
+  gpus=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU')
+  mps_at_entry=${CUDA_MPS_PIPE_DIRECTORY:+1}
+  if [ "$gpus" -eq 1 ]; then
+    [ -z "$mps_at_entry" ] || mps_stop
+    note "PART=users on one GPU: ranks share it; first without MPS"
+    users_pass ""
+    if [ "${MPS:-0}" = 1 ] && mps_start; then
+      users_pass -mps
+      [ -n "$mps_at_entry" ] || mps_stop
+    fi
+  else
+    users_pass ""
+  fi
 fi
 
 # PART=explore: what the knobs do, for tuning the defaults (not part of the acceptance runs).
