@@ -16,7 +16,8 @@
 #   loader path with the build's .libs (libdfccl); DFCCL_COMPONENT_DIR (default
 #   ompi_coll_dfccl/.libs, where mca_coll_dfccl.so is); BUILD_DIR (default this script's ..: where
 #   benchmarks/dfccl_bench and benchmarks/mpi_allreduce_bench were built); MPIRUN (see
-#   test/mpi/mpirun.sh); BENCH_TIMEOUT_S (default 300) per program; LOG_DIR (default a new
+#   test/mpi/mpirun.sh); CORE_BENCH_ARGS, more options for dfccl_bench (e.g. "-N 0": no NCCL, which
+#   refuses two ranks on one GPU); BENCH_TIMEOUT_S (default 300) per program; LOG_DIR (default a new
 #   temporary directory) for the two programs' outputs.
 # Exit status: 0 when both programs ran and every result was right, whether or not the targets
 #   were met, and when there is no GPU ("no GPU: nothing to measure"); 1 on any error (a program
@@ -87,7 +88,7 @@ run() {
 
 echo "== (i) core API (a) and NCCL (b): dfccl_bench -C allreduce $sizes"
 # shellcheck disable=SC2086 # $sizes: separate words on purpose
-run core "$core_bench" -C allreduce $sizes
+run core "$core_bench" -C allreduce $sizes ${CORE_BENCH_ARGS:-}
 
 echo "== (ii) MPI_Allreduce through coll/dfccl, and staged through host memory (c): mpi_allreduce_bench $sizes -r"
 cuda_lib=${CUDA_HOME:-/usr/local/cuda}/lib64

@@ -7,12 +7,13 @@
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
+#include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
 
 #ifdef DFCCL_HAVE_CUDA
-#include <pthread.h>
 
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -200,11 +201,24 @@ dfcclResult_t dfcclCopy(void* dst, const void* src, size_t bytes) {
 #endif
 }
 
+/* DFCCL_STREAM_ORDER, read once (the wait is on every call's path). */
+static pthread_once_t stream_order_once = PTHREAD_ONCE_INIT;
+static bool stream_order_on = true;
+static dfcclResult_t stream_order_error = dfcclSuccess;
+static char stream_order_message[256];
+
+static void read_stream_order(void) {
+  stream_order_error = df_env_stream_order(&stream_order_on);
+  if (stream_order_error != dfcclSuccess)
+    snprintf(stream_order_message, sizeof stream_order_message, "%s", dfcclGetLastErrorMessage());
+}
+
 dfcclResult_t dfcclWaitDefaultStreams(void) {
-  bool on = true;
-  DF_CHECK(df_env_stream_order(&on)); /* a malformed variable is an error even without CUDA */
+  pthread_once(&stream_order_once, read_stream_order);
+  if (stream_order_error != dfcclSuccess) /* a malformed variable is an error even without CUDA */
+    return df_error(stream_order_error, "%s", stream_order_message);
 #ifdef DFCCL_HAVE_CUDA
-  return on ? df_cuda_wait_default_streams() : dfcclSuccess;
+  return stream_order_on ? df_cuda_wait_default_streams() : dfcclSuccess;
 #else
   return dfcclSuccess;
 #endif

@@ -247,6 +247,41 @@ if users_named pageable || users_named osu || users_named cupy; then
   fi
 fi
 
+# PART=coverage: coll/dfccl under ordinary programs (issue 12) -- test_coverage on device buffers
+# (every datatype and op, layouts, one-rank communicators, host memory on one rank), what ordering
+# runs after the caller's default streams costs, and two ranks sharing one GPU: small all-reduce
+# latency without MPS with and without the daemons yielding to each other (DFCCL_TIMESLICE_YIELD),
+# and under MPS, through the core API (dfccl_bench) and through MPI_Allreduce (mpi_allreduce_bench).
+if named coverage; then
+  for mode in ${COVERAGE_MODES:-types layouts single mixed}; do
+    step "coverage-$mode-2ranks" ${COVERAGE_LIMIT:-200} env LD_LIBRARY_PATH="$PWD/.libs:${LD_LIBRARY_PATH:-}" \
+      sh -c "cd ompi_coll_dfccl/test && . ./common.sh && HOST_TARGET=off run_dfccl 2 test_coverage \
+        --mca coll_dfccl_max_colls 512 -- -m $mode -d device"
+    summarize "^(types|layouts|single|mixed):|PASS|FAIL" 8
+  done
+  step stream-order-cost 60 benchmarks/stream_order_cost
+  summarize "per call|waited"
+  mps_was_on=${CUDA_MPS_PIPE_DIRECTORY:+1}
+  [ -z "$mps_was_on" ] || mps_stop
+  for y in 1 0; do
+    step "shared-gpu-latency-yield$y" 120 env CUDA_VISIBLE_DEVICES=0 DFCCL_TIMESLICE_YIELD=$y \
+      $mpi 2 benchmarks/dfccl_bench -C allreduce -b 8 -e 64K -f 8 -n ${SHARED_ITERS:-50} -w 5 -c 1 -N 0
+    keep_output "shared-gpu-latency-yield$y.txt"
+    summarize "^ +[0-9]"
+  done
+  step shared-gpu-mpi-allreduce 200 env CUDA_VISIBLE_DEVICES=0 CORE_BENCH_ARGS="-N 0" sh benchmarks/mpi_allreduce_bench.sh -b 8 -e 64K -f 8 \
+    -n ${SHARED_ITERS:-50} -w 5
+  keep_output shared-gpu-mpi-allreduce.txt
+  summarize "^ *[0-9]"
+  if mps_start; then
+    step shared-gpu-latency-mps 120 env CUDA_VISIBLE_DEVICES=0 $mpi 2 benchmarks/dfccl_bench -C allreduce -b 8 -e 64K \
+      -f 8 -n ${SHARED_ITERS:-50} -w 5 -c 1 -N 0
+    keep_output shared-gpu-latency-mps.txt
+    summarize "^ +[0-9]"
+    [ -n "$mps_was_on" ] || mps_stop
+  fi
+fi
+
 # PART=explore: what the knobs do, for tuning the defaults (not part of the acceptance runs).
 if named explore; then
 step latency-all 200 $mpi 2 benchmarks/dfccl_bench -C all -b 16 -e 16M -f 16 -n 20 -w 5 -c 1 -S
