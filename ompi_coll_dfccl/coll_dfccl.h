@@ -52,6 +52,13 @@ BEGIN_C_DECLS
   X(reduce_scatter_block_init, "MPIX_Reduce_scatter_block_init")                                   \
   X(reduce_scatter_init, "MPIX_Reduce_scatter_init")
 
+/* coll_dfccl_host_target: the test modes, where host memory runs on DFCCL's host execution target. */
+typedef enum {
+  DFCCL_HOST_TARGET_OFF = 0,       /* host buffers go to the previous component                   */
+  DFCCL_HOST_TARGET_HOST = 1,      /* all host buffers run on the host target                      */
+  DFCCL_HOST_TARGET_SIMULATED = 2  /* only simulated device memory does; other host memory falls back */
+} dfccl_host_target_t;
+
 typedef struct {
   mca_coll_base_component_2_0_0_t super;
   int priority;
@@ -59,7 +66,7 @@ typedef struct {
   int output;               /* opal_output stream                                         */
   int max_colls;            /* signatures registered per communicator at most             */
   int concurrent_runs;      /* DFCCL collectives registered per signature (the pool)      */
-  bool host_target;         /* test mode: host buffers through DFCCL's host execution target */
+  int host_target;          /* dfccl_host_target_t; != 0: a test mode is on               */
 #define DFCCL_COMPONENT_FIELDS(name, mpi)                                                         \
   bool name##_enable;                                                                             \
   unsigned long long name##_routed; /* MPI_T counters (read through the pvar context) */          \

@@ -84,10 +84,8 @@ static dfccl_coll_t* find_coll(const dfccl_comm_t* dc, const dfccl_sig_t* sig) {
   return c;
 }
 
-static int pool_size(void) {
-  int n = mca_coll_dfccl_component.concurrent_runs;
-  return n < 1 ? 1 : n > DFCCL_MAX_CONCURRENT_RUNS ? DFCCL_MAX_CONCURRENT_RUNS : n;
-}
+/* 1..DFCCL_MAX_CONCURRENT_RUNS: the component refuses any other coll_dfccl_concurrent_runs. */
+static int pool_size(void) { return mca_coll_dfccl_component.concurrent_runs; }
 
 /* Registers slots [c->nslots, nslots) of c: collective over the communicator.  They are used only
  * if every rank registered them all. */
