@@ -127,7 +127,8 @@ typedef struct {
   int root;                /* world rank: root of broadcast and reduce */
 } bench_opts;
 
-/* 0: run; 1: help was printed, exit 0; 2: bad options (rank 0 printed why), exit 1. */
+/* 0: run; 1: help was printed, exit 0.  A bad option ends the program with exit status 2 (rank 0
+ * says why; test/common/options.h). */
 int bench_parse_args(int argc, char** argv, int nranks, bench_opts* opts);
 
 const char* bench_type_name(dfcclDataType_t dtype);

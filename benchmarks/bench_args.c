@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "bench_parse.h"
+#include "mpi_options.h" /* test/common */
 
 #ifdef DFCCL_HAVE_NCCL
 #define BENCH_NCCL_DEFAULT 1
@@ -88,14 +88,16 @@ static int parse_colls(const char* s, int* colls) {
   return found ? 0 : -1;
 }
 
-/* ---- numbers ---- */
-
 /* ---- usage ---- */
+
+#define TYPE_NAMES "int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double"
+#define OP_NAMES "sum prod max min"
+#define COLL_NAMES "allreduce allgather reducescatter broadcast reduce, or all"
 
 static void usage(const char* prog) {
   printf("Usage: mpirun -np N %s [options]\n"
          "Collective benchmark of DFCCL%s, one process per GPU (or per rank with -t host).\n"
-         "  -C COLL   allreduce allgather reducescatter broadcast reduce, or all (one after the\n"
+         "  -C COLL   " COLL_NAMES " (one after the\n"
          "            other) (default allreduce)\n"
          "  -r ROOT   root rank of broadcast and reduce (default 0)\n"
          "  -b SIZE   smallest message in bytes, K/M/G suffixes (default 8); all-gather and\n"
@@ -105,8 +107,8 @@ static void usage(const char* prog) {
          "  -n N      timed iterations per size (default 20)\n"
          "  -w N      warmup iterations per size (default 5)\n"
          "  -c 0|1    check results (default 1)\n"
-         "  -d TYPE   int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double (default float)\n"
-         "  -o OP     sum prod max min (default sum)\n"
+         "  -d TYPE   " TYPE_NAMES " (default float)\n"
+         "  -o OP     " OP_NAMES " (default sum)\n"
          "  -t T      execution target: cuda or host (default %s); host keeps buffers in host\n"
          "            memory and uses no CUDA and no NCCL\n"
          "  -N 0|1    also run NCCL (default %d; needs a build with -DDFCCL_HAVE_NCCL)\n"
@@ -119,10 +121,10 @@ static void usage(const char* prog) {
 
 /* ---- parsing ---- */
 
-static int check_consistency(bench_opts* o, int ncclGiven, int rank, int nranks) {
+/* What no single option says is wrong: ends the program like a bad option. */
+static void check_consistency(const options* op, bench_opts* o, int ncclGiven) {
   const char* why = NULL;
   if (o->minBytes == 0 || o->maxBytes < o->minBytes) why = "need 0 < minbytes (-b) <= maxbytes (-e)";
-  else if (o->root >= nranks) why = "the root (-r) must be a rank, below the number of ranks";
   else if (o->factor <= 1.0) why = "the size factor (-f) must be greater than 1";
 #ifndef DFCCL_HAVE_CUDA
   else if (o->target == BENCH_TARGET_CUDA) why = "-t cuda: this build has no CUDA (-DDFCCL_HAVE_CUDA)";
@@ -131,12 +133,8 @@ static int check_consistency(bench_opts* o, int ncclGiven, int rank, int nranks)
   else if (o->runNccl) why = "-N 1: this build has no NCCL (-DDFCCL_HAVE_NCCL)";
 #endif
   else if (o->runNccl && o->target == BENCH_TARGET_HOST && ncclGiven) why = "-N 1 needs -t cuda";
-  if (why != NULL) {
-    if (rank == 0) fprintf(stderr, "dfccl_bench: %s\n", why);
-    return 2;
-  }
+  if (why != NULL) options_fail(op, "%s", why);
   if (o->target == BENCH_TARGET_HOST) o->runNccl = 0; /* host target: no CUDA, no NCCL */
-  return 0;
 }
 
 int bench_parse_args(int argc, char** argv, int nranks, bench_opts* o) {
@@ -155,49 +153,38 @@ int bench_parse_args(int argc, char** argv, int nranks, bench_opts* o) {
   for (int c = 0; c < BENCH_NCOLLS; c++) o->colls[c] = c == BENCH_ALLREDUCE;
   o->root = 0;
 
-  int ncclGiven = 0, bad = 0, opt;
-  const char* badArg = NULL;
-  opterr = 0;
-  while (!bad && (opt = getopt(argc, argv, "b:e:f:n:w:c:d:o:t:N:ST:C:r:h")) != -1) {
+  static const char* const targets[] = {"cuda", "host", NULL};
+  int ncclGiven = 0;
+  options op = mpi_options("dfccl_bench", "Try 'dfccl_bench -h'.", argc, argv, "b:e:f:n:w:c:d:o:t:N:ST:C:r:h");
+  for (int opt; (opt = options_next(&op)) != -1;) {
     switch (opt) {
-      case 'b': bad = parse_bytes(optarg, &o->minBytes); break;
-      case 'e': bad = parse_bytes(optarg, &o->maxBytes); break;
-      case 'f': bad = parse_double(optarg, 1.0, &o->factor); break;
-      case 'n': bad = parse_int(optarg, 1, 1 << 30, &o->iters); break;
-      case 'w': bad = parse_int(optarg, 0, 1 << 30, &o->warmup); break;
-      case 'c': bad = parse_int(optarg, 0, 1, &o->check); break;
-      case 'd': bad = parse_type(optarg, &o->dtype); break;
-      case 'o': bad = parse_op(optarg, &o->op); break;
-      case 't':
-        if (same(optarg, "cuda")) o->target = BENCH_TARGET_CUDA;
-        else if (same(optarg, "host")) o->target = BENCH_TARGET_HOST;
-        else bad = -1;
+      case 'b': o->minBytes = option_bytes(&op); break;
+      case 'e': o->maxBytes = option_bytes(&op); break;
+      case 'f': o->factor = option_double(&op, 1.0); break;
+      case 'n': o->iters = option_int(&op, 1, 1 << 30); break;
+      case 'w': o->warmup = option_int(&op, 0, 1 << 30); break;
+      case 'c': o->check = option_int(&op, 0, 1); break;
+      case 'd':
+        if (parse_type(op.value, &o->dtype) != 0)
+          options_fail(&op, "-d: expected one of " TYPE_NAMES ", got '%s'", op.value);
         break;
-      case 'N': bad = parse_int(optarg, 0, 1, &o->runNccl); ncclGiven = 1; break;
+      case 'o':
+        if (parse_op(op.value, &o->op) != 0) options_fail(&op, "-o: expected one of " OP_NAMES ", got '%s'", op.value);
+        break;
+      case 't': o->target = option_choice(&op, targets) == 0 ? BENCH_TARGET_CUDA : BENCH_TARGET_HOST; break;
+      case 'N': o->runNccl = option_int(&op, 0, 1); ncclGiven = 1; break;
       case 'S': o->printStats = 1; break;
-      case 'T': bad = parse_double(optarg, 0.001, &o->timeoutSec); break;
-      case 'C': bad = parse_colls(optarg, o->colls); break;
-      case 'r': bad = parse_int(optarg, 0, 1 << 30, &o->root); break;
+      case 'T': o->timeoutSec = option_double(&op, 0.001); break;
+      case 'C':
+        if (parse_colls(op.value, o->colls) != 0)
+          options_fail(&op, "-C: expected one of " COLL_NAMES ", got '%s'", op.value);
+        break;
+      case 'r': o->root = option_int(&op, 0, nranks - 1); break;
       case 'h':
         if (bench_rank == 0) usage(argv[0]);
         return 1;
-      default: bad = -1; optarg = NULL; break;
     }
-    if (bad) badArg = optarg;
   }
-  if (!bad && optind < argc) {
-    bad = -1;
-    badArg = argv[optind];
-    opt = 0;
-  }
-  if (bad) {
-    if (bench_rank == 0) {
-      if (opt == 0) fprintf(stderr, "dfccl_bench: unexpected argument '%s'\n", badArg);
-      else if (badArg != NULL) fprintf(stderr, "dfccl_bench: bad value '%s' for -%c\n", badArg, opt);
-      else fprintf(stderr, "dfccl_bench: unknown option or missing value: -%c\n", optopt);
-      fprintf(stderr, "Try '%s -h'.\n", argv[0]);
-    }
-    return 2;
-  }
-  return check_consistency(o, ncclGiven, bench_rank, nranks);
+  check_consistency(&op, o, ncclGiven);
+  return 0;
 }

@@ -70,13 +70,16 @@ int main(int argc, char** argv) {
   harness_init(&h, &argc, &argv, "case_study");
   int steps = 20, burst = 10, late_rank = -1, verbose = 0;
   long gap_us = 200, late_us = 1000, shrink = 1;
-  for (int opt; (opt = getopt(argc, argv, "i:b:g:d:l:z:v")) != -1;) {
-    if (opt == 'i') steps = atoi(optarg);
-    else if (opt == 'b') burst = atoi(optarg);
-    else if (opt == 'g') gap_us = atol(optarg);
-    else if (opt == 'd') late_rank = atoi(optarg);
-    else if (opt == 'l') late_us = atol(optarg);
-    else if (opt == 'z') shrink = atol(optarg) > 0 ? atol(optarg) : 1;
+  options o = harness_options(
+      &h, "usage: case_study [-i steps] [-b burst] [-g gap_us] [-d late_rank] [-l late_us] [-z shrink] [-v]", argc,
+      argv, "i:b:g:d:l:z:v");
+  for (int opt; (opt = options_next(&o)) != -1;) {
+    if (opt == 'i') steps = option_int(&o, 1, 1000000);
+    else if (opt == 'b') burst = option_int(&o, 1, MAX_TENSORS);
+    else if (opt == 'g') gap_us = option_int(&o, 0, 10000000);
+    else if (opt == 'd') late_rank = option_int(&o, 0, h.nranks - 1);
+    else if (opt == 'l') late_us = option_int(&o, 0, 10000000);
+    else if (opt == 'z') shrink = option_int(&o, 1, 1 << 30);
     else if (opt == 'v') verbose = 1;
   }
   if (late_rank < 0) late_rank = h.nranks > 2 ? 2 : h.nranks - 1;

@@ -383,10 +383,9 @@ int main(int argc, char** argv) {
   bench_rank = s.rank;
 
   bench_opts o;
-  int parsed = bench_parse_args(argc, argv, s.nranks, &o);
-  if (parsed != 0) {
+  if (bench_parse_args(argc, argv, s.nranks, &o) != 0) { /* -h */
     MPI_Finalize();
-    return parsed == 1 ? 0 : 1;
+    return 0;
   }
   s.opts = &o;
   s.nlibs = o.runNccl ? 2 : 1;

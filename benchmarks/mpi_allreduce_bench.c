@@ -45,9 +45,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench_parse.h"
-#include "cudart_dl.h" /* test/common: libcudart loaded at run time */
-#include "mpi_pvar.h"  /* test/common: find_pvar */
+#include "cudart_dl.h"   /* test/common: libcudart loaded at run time */
+#include "mpi_options.h" /* test/common: strict options */
+#include "mpi_pvar.h"    /* test/common: find_pvar */
 
 #define ROUTED_COUNTER "coll_dfccl_allreduce_routed"
 
@@ -101,7 +101,7 @@ typedef struct {
   int iters, warmup, check;
   bool requireRouted; /* -r: every component call must be routed by coll/dfccl */
   bool cudaAware;     /* -a: the MPI takes device buffers itself; coll/dfccl need not be loaded */
-} options;
+} settings;
 
 static void usage(const char* prog) {
   printf("Usage: mpirun -np N %s [options]       (see benchmarks/mpi_allreduce_bench.sh)\n"
@@ -120,47 +120,32 @@ static void usage(const char* prog) {
          prog);
 }
 
-/* 0 to run, 1 after -h, 2 on bad options (rank 0 says why). */
-static int parse_args(int argc, char** argv, options* o) {
-  *o = (options){.minBytes = 1024, .maxBytes = (size_t)256 << 20, .factor = 4.0, .iters = 20, .warmup = 5,
-                 .check = 1};
-  int bad = 0, opt;
-  opterr = 0;
-  while (!bad && (opt = getopt(argc, argv, "b:e:f:n:w:c:rah")) != -1) {
+/* 0 to run, 1 after -h.  A bad option ends the program with exit status 2 (rank 0 says why). */
+static int parse_args(int argc, char** argv, settings* o) {
+  *o = (settings){.minBytes = 1024, .maxBytes = (size_t)256 << 20, .factor = 4.0, .iters = 20, .warmup = 5,
+                  .check = 1};
+  options op = mpi_options("mpi_allreduce_bench", "Try 'mpi_allreduce_bench -h'.", argc, argv, "b:e:f:n:w:c:rah");
+  for (int opt; (opt = options_next(&op)) != -1;) {
     switch (opt) {
-      case 'b': bad = parse_bytes(optarg, &o->minBytes); break;
-      case 'e': bad = parse_bytes(optarg, &o->maxBytes); break;
-      case 'f': bad = parse_double(optarg, 1.0, &o->factor) || o->factor == 1.0; break;
-      case 'n': bad = parse_int(optarg, 1, 1 << 30, &o->iters); break;
-      case 'w': bad = parse_int(optarg, 0, 1 << 30, &o->warmup); break;
-      case 'c': bad = parse_int(optarg, 0, 1, &o->check); break;
+      case 'b': o->minBytes = option_bytes(&op); break;
+      case 'e': o->maxBytes = option_bytes(&op); break;
+      case 'f': o->factor = option_double(&op, 1.0); break;
+      case 'n': o->iters = option_int(&op, 1, 1 << 30); break;
+      case 'w': o->warmup = option_int(&op, 0, 1 << 30); break;
+      case 'c': o->check = option_int(&op, 0, 1); break;
       case 'r': o->requireRouted = true; break;
       case 'a': o->cudaAware = true; break;
       case 'h':
         if (rank == 0) usage(argv[0]);
         return 1;
-      default: bad = -1; break;
-    }
-    if (bad && rank == 0) {
-      if (opt == '?') fprintf(stderr, "mpi_allreduce_bench: unknown option or missing value: -%c\n", optopt);
-      else fprintf(stderr, "mpi_allreduce_bench: bad value '%s' for -%c\n", optarg, opt);
     }
   }
-  const char* why = NULL;
-  char unexpected[96];
-  if (bad) why = "";
-  else if (optind < argc) {
-    snprintf(unexpected, sizeof unexpected, "unexpected argument '%.64s'", argv[optind]);
-    why = unexpected;
-  }
-  else if (o->minBytes < sizeof(float) || o->maxBytes < o->minBytes) why = "need 4 <= minbytes (-b) <= maxbytes (-e)";
-  else if (o->maxBytes / sizeof(float) > INT_MAX) why = "maxbytes (-e) above what an int count of floats reaches";
-  if (why == NULL) return 0;
-  if (rank == 0) {
-    if (*why) fprintf(stderr, "mpi_allreduce_bench: %s\n", why);
-    fprintf(stderr, "Try '%s -h'.\n", argv[0]);
-  }
-  return 2;
+  if (o->factor == 1.0) options_fail(&op, "-f: the size factor must be greater than 1");
+  if (o->minBytes < sizeof(float) || o->maxBytes < o->minBytes)
+    options_fail(&op, "need 4 <= minbytes (-b) <= maxbytes (-e)");
+  if (o->maxBytes / sizeof(float) > INT_MAX)
+    options_fail(&op, "maxbytes (-e) above what an int count of floats reaches");
+  return 0;
 }
 
 /* ---- buffers and the two paths ------------------------------------------------------------------ */
@@ -288,7 +273,7 @@ static void routed_close(routed_counter* c) {
 
 /* ---- output (rank 0) ---------------------------------------------------------------------------- */
 
-static void print_header(const options* o, int device, const routed_counter* counter) {
+static void print_header(const settings* o, int device, const routed_counter* counter) {
   char line[256], host[MPI_MAX_PROCESSOR_NAME], bus[32] = "?";
   int hostLen = 0;
   CHECK_MPI(MPI_Get_processor_name(host, &hostLen));
@@ -352,7 +337,7 @@ typedef struct {
   unsigned long long componentCalls;
 } totals;
 
-static void run_size(buffers* b, const options* o, size_t count, totals* tot) {
+static void run_size(buffers* b, const settings* o, size_t count, totals* tot) {
   size_t bytes = count * sizeof(float);
   double timeUs[NPATHS];
   unsigned long long wrong[NPATHS] = {0, 0};
@@ -381,7 +366,7 @@ static void run_size(buffers* b, const options* o, size_t count, totals* tot) {
   }
 }
 
-static void run_sizes(buffers* b, const options* o, totals* tot) {
+static void run_sizes(buffers* b, const settings* o, totals* tot) {
   size_t lastCount = 0;
   for (size_t bytes = o->minBytes;;) {
     size_t count = bytes / sizeof(float);
@@ -397,7 +382,7 @@ static void run_sizes(buffers* b, const options* o, totals* tot) {
 
 /* Prints the summary; returns false when -r was given and coll/dfccl did not route exactly the
  * component calls (fewer, or host calls too). */
-static bool report_routing(const options* o, routed_counter* c, const totals* tot) {
+static bool report_routing(const settings* o, routed_counter* c, const totals* tot) {
   unsigned long long mine = routed_read(c) - c->start, fewest = 0, most = 0, calls = tot->componentCalls;
   CHECK_MPI(MPI_Allreduce(&mine, &fewest, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD));
   CHECK_MPI(MPI_Allreduce(&mine, &most, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD));
@@ -435,11 +420,10 @@ int main(int argc, char** argv) {
   CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
   CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &nranks));
-  options o;
-  int parsed = parse_args(argc, argv, &o);
-  if (parsed != 0) {
+  settings o;
+  if (parse_args(argc, argv, &o) != 0) { /* -h */
     MPI_Finalize();
-    return parsed == 1 ? 0 : 2;
+    return 0;
   }
 
   /* Skip everywhere unless every rank has a GPU. */

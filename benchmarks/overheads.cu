@@ -3,7 +3,7 @@
  * daemon's own device functions, called the way the daemon calls them, inside a single block of
  * 512 threads (the daemon's block size) where only the leader thread works, as in the daemon.
  *
- * Build:  nvcc -std=c++17 -O3 -arch=sm_90 -I core -I core/kernel -I core/queue \
+ * Build:  nvcc -std=c++17 -O3 -arch=sm_90 -I core -I core/kernel -I core/queue -I test/common \
  *              benchmarks/overheads.cu -o overheads
  * Run:    ./overheads [--reps N] [--warmup N] [--colls N] [--device N]
  *         (defaults: 10000 timed repetitions after 1000 warm-up ones, 1000 collectives, device 0)
@@ -50,6 +50,7 @@
 #include "daemon_kernel.cuh" /* the daemon: scheduler.h, context.h, block.h, daemon.h, queue/sq.h, queue/cq.h */
 #include "daemon_launch.h"
 #include "cuda_check.h"
+#include "options.h" /* test/common: parse_long */
 
 
 static constexpr int kThreads = DF_CUDA_THREADS; /* 512, like the daemon */
@@ -359,30 +360,37 @@ struct Options {
   int device = 0;
 };
 
-static void usage(const char* prog) {
+[[noreturn]] static void usage(const char* prog) {
   fprintf(stderr, "usage: %s [--reps N (>= 10000)] [--warmup N (>= 8)] [--colls N (8..%d)] [--device N]\n",
           prog, DF_MAX_COLLS);
   exit(2);
 }
 
+/* The value of option `name` (text, NULL when it is missing), whole, in [lo, hi]; else a message and
+ * the usage, exit status 2. */
+static long option_value(const char* prog, const char* name, const char* text, long lo, long hi) {
+  long v = 0;
+  if (text != nullptr && parse_long(text, lo, hi, &v)) return v;
+  if (text == nullptr) fprintf(stderr, "%s: %s needs a value\n", prog, name);
+  else fprintf(stderr, "%s: %s: expected an integer in [%ld, %ld], got '%s'\n", prog, name, lo, hi, text);
+  usage(prog);
+}
+
 static Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; i++) {
+  for (int i = 1; i < argc; i += 2) {
     const std::string arg = argv[i];
-    if (i + 1 >= argc) usage(argv[0]);
-    char* end = nullptr;
-    const unsigned long v = strtoul(argv[++i], &end, 10);
-    if (!end || *end) usage(argv[0]);
-    if (arg == "--reps") o.reps = (uint32_t)v;
-    else if (arg == "--warmup") o.warmup = (uint32_t)v;
-    else if (arg == "--colls") o.ncolls = (uint32_t)v;
-    else if (arg == "--device") o.device = (int)v;
-    else usage(argv[0]);
+    const char* text = i + 1 < argc ? argv[i + 1] : nullptr;
+    /* >= 8 collectives: each acquire misses (4 slots); >= 8 warm-up: every timed eviction saves. */
+    if (arg == "--reps") o.reps = (uint32_t)option_value(argv[0], "--reps", text, 10000, 1 << 24);
+    else if (arg == "--warmup") o.warmup = (uint32_t)option_value(argv[0], "--warmup", text, 8, 1 << 24);
+    else if (arg == "--colls") o.ncolls = (uint32_t)option_value(argv[0], "--colls", text, 8, DF_MAX_COLLS);
+    else if (arg == "--device") o.device = (int)option_value(argv[0], "--device", text, 0, 1023);
+    else {
+      fprintf(stderr, "%s: unknown option '%s'\n", argv[0], argv[i]);
+      usage(argv[0]);
+    }
   }
-  /* >= 8 collectives: each acquire misses (4 slots); >= 8 warm-up: every timed eviction saves. */
-  if (o.reps < 10000 || o.reps > (1u << 24) || o.warmup < 8 || o.warmup > (1u << 24) || o.ncolls < 8 ||
-      o.ncolls > DF_MAX_COLLS)
-    usage(argv[0]);
   return o;
 }
 

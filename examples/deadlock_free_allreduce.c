@@ -11,7 +11,9 @@
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
+#include <ctype.h>
 #include <cuda_runtime.h>
+#include <errno.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +37,25 @@ static int rank, size;
 static void die(const char* call, const char* what, int code, int line) {
   fprintf(stderr, "rank %d: %s failed: %s (%d) at line %d\n", rank, call, what, code, line);
   MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+/* The optional argument, taken whole: an integer in [1, 1000000] (default 20).  Anything else is
+ * refused (rank 0 says why) with exit status 2.  (DFCCL's tests share test/common/options.h; this
+ * example stays one self-contained file.) */
+static int iterations_argument(int argc, char** argv) {
+  if (argc == 1) return 20;
+  const char* text = argv[1];
+  char* end = NULL;
+  errno = 0;
+  long n = isdigit((unsigned char)text[0]) ? strtol(text, &end, 10) : 0;
+  if (argc == 2 && n >= 1 && n <= 1000000 && errno == 0 && *end == '\0') return (int)n;
+  if (rank == 0) {
+    if (argc > 2) fprintf(stderr, "deadlock_free_allreduce: unexpected argument '%s'\n", argv[2]);
+    else fprintf(stderr, "deadlock_free_allreduce: iterations: expected an integer in [1, 1000000], got '%s'\n", text);
+    fprintf(stderr, "usage: mpirun -np N (N >= 2) deadlock_free_allreduce [iterations]\n");
+  }
+  MPI_Finalize();
+  exit(2);
 }
 
 /* Element i of rank r's input on communicator c (0 = A, 1 = B) in iteration it: small integers,
@@ -66,8 +87,8 @@ int main(int argc, char** argv) {
   CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)); /* so CHECK_MPI sees errors */
   CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size));
-  int iterations = argc > 1 ? atoi(argv[1]) : 20;
-  if (size < 2 || iterations < 1) {
+  int iterations = iterations_argument(argc, argv);
+  if (size < 2) {
     if (rank == 0) fprintf(stderr, "usage: mpirun -np N (N >= 2) deadlock_free_allreduce [iterations]\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }

@@ -58,6 +58,13 @@ BEGIN_C_DECLS
   X(reduce_scatter_block_init, "MPIX_Reduce_scatter_block_init")                                   \
   X(reduce_scatter_init, "MPIX_Reduce_scatter_init")
 
+/* coll_dfccl_host_target: the test modes, where host memory runs on DFCCL's host execution target. */
+typedef enum {
+  DFCCL_HOST_TARGET_OFF = 0,       /* host buffers go to the previous component                   */
+  DFCCL_HOST_TARGET_HOST = 1,      /* all host buffers run on the host target                      */
+  DFCCL_HOST_TARGET_SIMULATED = 2  /* only the host target's device memory (dfcclMemAlloc): a GPU machine's decisions */
+} dfccl_host_target_t;
+
 typedef struct {
   mca_coll_base_component_2_0_0_t super;
   int priority;
@@ -65,7 +72,7 @@ typedef struct {
   int output;               /* opal_output stream                                         */
   int max_colls;            /* signatures registered per communicator at most             */
   int concurrent_runs;      /* DFCCL collectives registered per signature (the pool)      */
-  int host_target;          /* dfccl_host_target_t: a test mode on DFCCL's host execution target */
+  int host_target;          /* dfccl_host_target_t; != 0: a test mode is on               */
 #define DFCCL_COMPONENT_FIELDS(name, mpi)                                                         \
   bool name##_enable;                                                                             \
   unsigned long long name##_routed; /* MPI_T counters (read through the pvar context) */          \
@@ -78,13 +85,6 @@ OMPI_MODULE_DECLSPEC extern mca_coll_dfccl_component_t mca_coll_dfccl_component;
 /* This process's rank in MPI_COMM_WORLD (known from the first communicator query on). */
 extern int mca_coll_dfccl_world_rank;
 
-/* coll_dfccl_host_target: which buffers run on DFCCL's host execution target (test modes). */
-typedef enum {
-  DFCCL_HOST_TARGET_OFF = 0,   /* none: host buffers go to the previous component              */
-  DFCCL_HOST_TARGET_HOST,      /* host memory (CI's way of running everything on DFCCL)         */
-  DFCCL_HOST_TARGET_SIMULATED  /* the host target's device memory only (dfcclMemAlloc): a GPU
-                                * machine's decisions, simulated on a machine without GPUs       */
-} dfccl_host_target_t;
 
 /* Where the calls of a signature run.  Decided once per signature, at its first set-up point, by
  * an agreement among the ranks (coll_dfccl_module.c), so the same on every rank. */

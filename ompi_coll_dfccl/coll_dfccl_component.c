@@ -1,5 +1,5 @@
 /*
- * coll/dfccl component: MCA parameters, MPI_T counters, and the per-communicator query.
+ * coll/dfccl component: MCA parameters (checked), MPI_T counters, open and close.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -7,10 +7,15 @@
 
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var.h"
+#include "opal/mca/base/mca_base_var_enum.h"
 #include "opal/util/output.h"
 
+#include <ctype.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int dfccl_open(void);
@@ -44,9 +49,173 @@ mca_coll_dfccl_component_t mca_coll_dfccl_component = {
     DFCCL_COLLS(DFCCL_ENABLE_DEFAULT)
 };
 
-static void register_var(const char* name, const char* help, mca_base_var_type_t type, void* storage) {
-  (void)mca_base_component_var_register(&mca_coll_dfccl_component.super.collm_version, name, help, type,
-                                        NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY, storage);
+/* ---- parameters ----------------------------------------------------------------------------------
+ *
+ * A bad value is refused, never taken for something else: one line names the parameter, the value
+ * and what it accepts, and the registration fails.  Open MPI then leaves coll/dfccl out of the
+ * process, so the job runs without it; where `--mca coll` lists dfccl, MPI_Init fails instead, as
+ * it does for any listed component that cannot be opened (README: "Parameters").
+ *
+ * Open MPI's own integer parsing takes "abc" as 0 and "12abc" as 12 without a word, so the integer
+ * parameters are registered as strings, which keeps the user's text, and parsed here.  The booleans
+ * and coll_dfccl_host_target go through Open MPI's enumerators, which refuse a bad value themselves
+ * (with a message that shows it and the accepted ones) and fail its registration.
+ */
+
+/* A DFCCL context holds at most 2048 collectives (dfcclRegister*, core/dfccl.h), and every
+ * signature holds at least one, so no communicator registers more signatures than that.  It also
+ * keeps collective ids (cid x max_colls x DFCCL_MAX_CONCURRENT_RUNS + n, coll_dfccl_context.c)
+ * below INT_MAX for every cid below 65535 (INT_MAX / 32768); at the default of 128, below 1048575.
+ * A communicator with a larger cid falls back. */
+#define DFCCL_MAX_COLLS_PER_COMM 2048
+
+static const char* const without_dfccl =
+    "coll/dfccl stays out of this process (MPI_Init fails if --mca coll names dfccl)";
+
+typedef struct {
+  const char* name; /* coll_dfccl_<name> */
+  const char* help;
+  int* value;       /* the component's field: its initialiser is the default */
+  int min, max;
+  const char* max_why; /* what makes max the most (NULL: nothing to say) */
+  char* text;       /* Open MPI's string storage: the value as given */
+} int_param_t;
+
+/* Decimal digits, a '-' in front at most: not "abc", "12abc", " 7", "0x10" or "1e3". */
+static bool parse_decimal(const char* text, int min, int max, int* out) {
+  const char* digits = text != NULL && text[0] == '-' ? text + 1 : text;
+  if (digits == NULL || !isdigit((unsigned char)digits[0])) return false;
+  errno = 0;
+  char* end = NULL;
+  long v = strtol(text, &end, 10);
+  if (errno != 0 || *end != '\0' || v < min || v > max) return false;
+  *out = (int)v;
+  return true;
+}
+
+static int register_var(const char* name, const char* help, mca_base_var_type_t type, mca_base_var_enum_t* values,
+                        void* storage) {
+  return mca_base_component_var_register(&mca_coll_dfccl_component.super.collm_version, name, help, type, values,
+                                         0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY, storage);
+}
+
+/* Registers p (its default shown as text) and parses what it was given into *p->value. */
+static bool register_int(int_param_t* p) {
+  char default_text[16];
+  snprintf(default_text, sizeof default_text, "%d", *p->value);
+  p->text = default_text; /* Open MPI registers a copy, then replaces it with the value given */
+  int rc = register_var(p->name, p->help, MCA_BASE_VAR_TYPE_STRING, NULL, &p->text);
+  if (rc >= 0 && parse_decimal(p->text, p->min, p->max, p->value)) return true;
+  if (rc < 0) {
+    opal_output(0, "coll:dfccl: coll_dfccl_%s could not be registered (%d): %s", p->name, rc, without_dfccl);
+    return false;
+  }
+  char range[48];
+  if (p->max == INT_MAX) snprintf(range, sizeof range, "an integer >= %d", p->min);
+  else snprintf(range, sizeof range, "an integer in [%d, %d]", p->min, p->max);
+  opal_output(0, "coll:dfccl: coll_dfccl_%s: expected %s (default %s%s%s), got '%s': %s", p->name, range,
+              default_text, p->max_why != NULL ? "; " : "", p->max_why != NULL ? p->max_why : "",
+              p->text != NULL ? p->text : "", without_dfccl);
+  return false;
+}
+
+/* A boolean or enumerated parameter: Open MPI has refused a bad value already, with a message
+ * that shows it; this line says what follows. */
+static bool register_checked(const char* name, const char* help, mca_base_var_type_t type,
+                             mca_base_var_enum_t* values, const char* accepted, void* storage) {
+  int rc = register_var(name, help, type, values, storage);
+  if (rc >= 0) return true;
+  if (rc == OPAL_ERR_VALUE_OUT_OF_BOUNDS)
+    opal_output(0, "coll:dfccl: coll_dfccl_%s: the value given is not %s (Open MPI's message shows it): %s", name,
+                accepted, without_dfccl);
+  else
+    opal_output(0, "coll:dfccl: coll_dfccl_%s could not be registered (%d): %s", name, rc, without_dfccl);
+  return false;
+}
+
+static bool register_host_target(void) {
+  static const mca_base_var_enum_value_t modes[] = {
+      {DFCCL_HOST_TARGET_OFF, "off"}, {DFCCL_HOST_TARGET_HOST, "host"}, {DFCCL_HOST_TARGET_SIMULATED, "simulated"},
+      {0, NULL}};
+  mca_base_var_enum_t* values = NULL;
+  if (mca_base_var_enum_create("coll_dfccl_host_target", modes, &values) != OPAL_SUCCESS) {
+    opal_output(0, "coll:dfccl: coll_dfccl_host_target could not be registered: %s", without_dfccl);
+    return false;
+  }
+  bool ok = register_checked(
+      "host_target",
+      "Test modes (the same on every rank). 0|off (default): host buffers go to the previous component, and "
+      "coll/dfccl declines every communicator on a machine without a GPU. 1|host: host buffers run on DFCCL's host "
+      "execution target (CPU threads, POSIX shared memory), as device buffers run on the GPU. 2|simulated: only "
+      "simulated device memory runs on the host target, and other host memory goes to the previous component, as on "
+      "a GPU machine",
+      MCA_BASE_VAR_TYPE_INT, values, "0|off, 1|host or 2|simulated", &mca_coll_dfccl_component.host_target);
+  OBJ_RELEASE(values); /* the variable holds its own reference */
+  return ok;
+}
+
+static bool register_ints(void) {
+  /* Static: Open MPI keeps the address of each text until the component is unloaded. */
+  static int_param_t params[] = {
+      {"priority",
+       "Priority of coll/dfccl: an integer in [0, 100] (default 90). It must exceed tuned's 30 and that of any "
+       "other component that takes over the same collectives",
+       &mca_coll_dfccl_component.priority, 0, 100, "Open MPI uses 100 at most"},
+      {"verbose", "Verbosity of coll/dfccl: an integer >= 0 (default 0); 1 setup and teardown, 10 every routed or "
+                  "fallen-back call",
+       &mca_coll_dfccl_component.verbose, 0, INT_MAX, NULL},
+      {"max_colls",
+       "Signatures (collective, count, datatype, op and root) registered per communicator at most: an integer in "
+       "[1, 2048] (default 128); calls that would need more fall back. Each holds one DFCCL collective "
+       "(coll_dfccl_concurrent_runs once a nonblocking call or a persistent init used it), each with shared-memory "
+       "or device connectors sized to it. A DFCCL context holds 2048 collectives at most",
+       &mca_coll_dfccl_component.max_colls, 1, DFCCL_MAX_COLLS_PER_COMM, "a DFCCL context holds 2048 collectives"},
+      {"concurrent_runs",
+       "DFCCL collectives registered per signature once a nonblocking call or a persistent init used it: an "
+       "integer in [1, 16] (default 2; the same on every rank): that many calls or starts of one signature on a "
+       "communicator run at once, later ones queue",
+       &mca_coll_dfccl_component.concurrent_runs, 1, DFCCL_MAX_CONCURRENT_RUNS, NULL},
+  };
+  bool ok = true;
+  for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) ok = register_int(&params[i]) && ok;
+  return ok;
+}
+
+/* ---- the per-collective switches and MPI_T counters ------------------------------------------------ */
+
+typedef struct {
+  const char* name; /* the prefix of its parameter and counters */
+  const char* mpi;
+  bool* enable;
+  unsigned long long *routed, *fallback, *local;
+} coll_row_t;
+
+static const coll_row_t colls[] = {
+#define DFCCL_COLL_ROW(name, mpi)                                                                              \
+  {#name, mpi, &mca_coll_dfccl_component.name##_enable, &mca_coll_dfccl_component.name##_routed,                \
+   &mca_coll_dfccl_component.name##_fallback, &mca_coll_dfccl_component.name##_local},
+    DFCCL_COLLS(DFCCL_COLL_ROW)};
+enum { NCOLLS = sizeof colls / sizeof colls[0] };
+
+/* coll_dfccl_<coll>_enable of each collective. */
+static bool register_enables(void) {
+  /* Names and help strings in static storage: valid for as long as the MCA base may look at them. */
+  static char names[NCOLLS][64], helps[NCOLLS][240];
+  bool ok = true;
+  for (size_t i = 0; i < NCOLLS; i++) {
+    const char* mpi = colls[i].mpi;
+    bool nonblocking = strncmp(mpi, "MPI_I", 5) == 0;
+    bool persistent = strstr(mpi, "_init") != NULL; /* "MPIX_..._init" */
+    const char* form =
+        nonblocking  ? " (once its signature is set up by a blocking collective on the communicator)"
+        : persistent ? " (the init is a set-up point: it registers the signature; each MPI_Start runs it)"
+                     : "";
+    snprintf(names[i], sizeof names[i], "%s_enable", colls[i].name);
+    snprintf(helps[i], sizeof helps[i], "Route %s through DFCCL%s%s: a boolean (default true)", mpi,
+             strstr(mpi, "_scatter") && !strstr(mpi, "_block") ? " (when all recvcounts are equal)" : "", form);
+    ok = register_checked(names[i], helps[i], MCA_BASE_VAR_TYPE_BOOL, NULL, "a boolean", colls[i].enable) && ok;
+  }
+  return ok;
 }
 
 static void register_counter(const char* name, const char* help, unsigned long long* counter) {
@@ -58,66 +227,44 @@ static void register_counter(const char* name, const char* help, unsigned long l
                                          NULL, NULL, NULL, counter);
 }
 
-static int dfccl_register(void) {
-  mca_coll_dfccl_component_t* c = &mca_coll_dfccl_component;
-  register_var("priority",
-               "Priority of coll/dfccl (must exceed tuned's 30 and any other component that takes over "
-               "the same collectives)",
-               MCA_BASE_VAR_TYPE_INT, &c->priority);
-  register_var("verbose", "Verbosity of coll/dfccl: 1 setup and teardown, 10 every routed or fallen-back call",
-               MCA_BASE_VAR_TYPE_INT, &c->verbose);
-  register_var("max_colls",
-               "Signatures (collective, count, datatype, op and root) registered per communicator at most; calls "
-               "that would need more fall back. Each holds one DFCCL collective (coll_dfccl_concurrent_runs once a "
-               "nonblocking call or a persistent init used it), each with shared-memory or device connectors sized "
-               "to it",
-               MCA_BASE_VAR_TYPE_INT, &c->max_colls);
-  register_var("concurrent_runs",
-               "DFCCL collectives registered per signature once a nonblocking call or a persistent init used it "
-               "(1..16; the same on every rank): that many calls or starts of one signature on a communicator run "
-               "at once, later ones queue",
-               MCA_BASE_VAR_TYPE_INT, &c->concurrent_runs);
-  register_var("host_target",
-               "Test mode: route host buffers through DFCCL's host execution target (CPU threads, POSIX "
-               "shared memory), as device buffers go to the GPU. Must be the same on every rank. Without "
-               "this mode, host buffers go to the previous component, and coll/dfccl declines every "
-               "communicator on a machine without a GPU",
-               MCA_BASE_VAR_TYPE_INT, &c->host_target); /* interim: the enumerated parameter is coming */
-  const struct {
-    const char* name; /* the parameters' and counters' prefix */
-    const char* mpi;
-    bool* enable;
-    unsigned long long *routed, *fallback, *local;
-  } colls[] = {
-#define DFCCL_COLL_ROW(name, mpi) \
-  {#name, mpi, &c->name##_enable, &c->name##_routed, &c->name##_fallback, &c->name##_local},
-      DFCCL_COLLS(DFCCL_COLL_ROW)};
-  enum { NCOLLS = sizeof colls / sizeof colls[0] };
-  /* Names and help strings in static storage: valid for as long as the MCA base may look at them. */
-  static char names[NCOLLS][4][64], helps[NCOLLS][4][200];
+/* coll_dfccl_<coll>_routed, _fallback and _local of each collective. */
+static void register_counters(void) {
+  static char names[NCOLLS][3][64], helps[NCOLLS][3][200];
   for (size_t i = 0; i < NCOLLS; i++) {
-    char(*n)[64] = names[i], (*h)[200] = helps[i];
     const char* mpi = colls[i].mpi;
-    bool nonblocking = strncmp(mpi, "MPI_I", 5) == 0;
-    bool persistent = strstr(mpi, "_init") != NULL; /* "MPIX_..._init" */
-    const char* form =
-        nonblocking  ? " (once its signature is set up by a blocking collective on the communicator)"
-        : persistent ? " (the init is a set-up point: it registers the signature; each MPI_Start runs it)"
-                     : "";
-    snprintf(n[0], sizeof n[0], "%s_enable", colls[i].name);
-    snprintf(h[0], sizeof h[0], "Route %s through DFCCL%s%s", mpi,
-             strstr(mpi, "_scatter") && !strstr(mpi, "_block") ? " (when all recvcounts are equal)" : "", form);
-    register_var(n[0], h[0], MCA_BASE_VAR_TYPE_BOOL, colls[i].enable);
-    snprintf(n[1], sizeof n[1], "%s_routed", colls[i].name);
-    snprintf(h[1], sizeof h[1], persistent ? "%s calls whose request runs on DFCCL" : "%s calls run by DFCCL", mpi);
-    register_counter(n[1], h[1], colls[i].routed);
-    snprintf(n[2], sizeof n[2], "%s_fallback", colls[i].name);
-    snprintf(h[2], sizeof h[2], "%s calls handed to the previous component", mpi);
-    register_counter(n[2], h[2], colls[i].fallback);
-    snprintf(n[3], sizeof n[3], "%s_local", colls[i].name);
-    snprintf(h[3], sizeof h[3], "%s calls on communicators of one rank, done by a local copy", mpi);
-    register_counter(n[3], h[3], colls[i].local);
+    bool persistent = strstr(mpi, "_init") != NULL;
+    snprintf(names[i][0], sizeof names[i][0], "%s_routed", colls[i].name);
+    snprintf(helps[i][0], sizeof helps[i][0],
+             persistent ? "%s calls whose request runs on DFCCL" : "%s calls run by DFCCL", mpi);
+    register_counter(names[i][0], helps[i][0], colls[i].routed);
+    snprintf(names[i][1], sizeof names[i][1], "%s_fallback", colls[i].name);
+    snprintf(helps[i][1], sizeof helps[i][1], "%s calls handed to the previous component", mpi);
+    register_counter(names[i][1], helps[i][1], colls[i].fallback);
+    snprintf(names[i][2], sizeof names[i][2], "%s_local", colls[i].name);
+    snprintf(helps[i][2], sizeof helps[i][2], "%s calls on communicators of one rank, done by a local copy", mpi);
+    register_counter(names[i][2], helps[i][2], colls[i].local);
   }
+}
+
+/* At verbosity 1, what every entry point did in this process: the proof users (and the GPU test
+ * scripts) read that a program's calls ran on DFCCL. */
+static void report_counters(void) {
+  for (size_t i = 0; i < NCOLLS; i++) {
+    unsigned long long routed = *colls[i].routed, fallback = *colls[i].fallback, local = *colls[i].local;
+    if (routed + fallback + local > 0)
+      DFCCL_VERBOSE(1, "rank %d: %s: %llu routed, %llu fell back, %llu local", mca_coll_dfccl_world_rank,
+                    colls[i].name, routed, fallback, local);
+  }
+}
+
+/* Every parameter is registered, and every bad one reported, before the verdict.  The counters
+ * exist only where the component takes part. */
+static int dfccl_register(void) {
+  bool ints = register_ints();
+  bool host_target = register_host_target();
+  bool enables = register_enables();
+  if (!(ints && host_target && enables)) return OMPI_ERR_BAD_PARAM;
+  register_counters();
   return OMPI_SUCCESS;
 }
 
@@ -136,22 +283,6 @@ static int dfccl_open(void) {
   c->output = opal_output_open(NULL);
   opal_output_set_verbosity(c->output, c->verbose);
   return OMPI_SUCCESS;
-}
-
-/* At verbosity 1, what every entry point did in this process: the proof users (and the GPU test
- * scripts) read that a program's calls ran on DFCCL. */
-static void report_counters(void) {
-  const mca_coll_dfccl_component_t* c = &mca_coll_dfccl_component;
-  const struct {
-    const char* name;
-    unsigned long long routed, fallback, local;
-  } rows[] = {
-#define DFCCL_COUNTER_ROW(name, mpi) {#name, c->name##_routed, c->name##_fallback, c->name##_local},
-      DFCCL_COLLS(DFCCL_COUNTER_ROW)};
-  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
-    if (rows[i].routed + rows[i].fallback + rows[i].local > 0)
-      DFCCL_VERBOSE(1, "rank %d: %s: %llu routed, %llu fell back, %llu local", mca_coll_dfccl_world_rank,
-                    rows[i].name, rows[i].routed, rows[i].fallback, rows[i].local);
 }
 
 static int dfccl_close(void) {

@@ -109,10 +109,8 @@ static dfccl_coll_t* route_to_previous(mca_coll_dfccl_module_t* m, ompi_communic
   return NULL;
 }
 
-static int pool_size(void) {
-  int n = mca_coll_dfccl_component.concurrent_runs;
-  return n < 1 ? 1 : n > DFCCL_MAX_CONCURRENT_RUNS ? DFCCL_MAX_CONCURRENT_RUNS : n;
-}
+/* 1..DFCCL_MAX_CONCURRENT_RUNS: the component refuses any other coll_dfccl_concurrent_runs. */
+static int pool_size(void) { return mca_coll_dfccl_component.concurrent_runs; }
 
 /* Registers slots [c->nslots, nslots) of c: collective over the communicator.  They are used only
  * if every rank registered them all. */

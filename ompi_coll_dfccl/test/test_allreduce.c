@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "elements.h"
+#include "mpi_options.h" /* test/common */
 
 
 static int rank, nranks, failures;
@@ -298,6 +299,7 @@ static unsigned long long read_counter(counter_t* c) {
 int main(int argc, char** argv) {
   int provided;
   MPI_Init(&argc, &argv);
+  options_none(mpi_options("test_allreduce", "usage: test_allreduce (no options)", argc, argv, ""));
   MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);

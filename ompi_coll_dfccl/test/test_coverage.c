@@ -37,12 +37,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
 #include <dfccl.h>
 
-#include "cudart_dl.h" /* test/common: cudaSetDevice at run time, on GPU machines */
+#include "cudart_dl.h"   /* test/common: cudaSetDevice at run time, on GPU machines */
 #include "elements.h"
+#include "mpi_options.h" /* test/common */
 
 static int rank, nranks, failures;
 static bool device_memory;
@@ -671,21 +670,16 @@ int main(int argc, char** argv) {
   CHECK_MPI(MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided));
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-  for (int opt; (opt = getopt(argc, argv, "m:d:w:")) != -1;) {
-    if (opt == 'm') mode = optarg;
-    else if (opt == 'd' && (strcmp(optarg, "host") == 0 || strcmp(optarg, "device") == 0))
-      device_memory = strcmp(optarg, "device") == 0;
-    else if (opt == 'w' && atoi(optarg) > 0) watchdog_s = (unsigned)atoi(optarg);
-    else {
-      if (rank == 0) fprintf(stderr, "usage: test_coverage [-m types|layouts|single|mixed|all] [-d host|device] [-w s]\n");
-      MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+  static const char* const modes[] = {"all", "types", "layouts", "single", "mixed", NULL};
+  static const char* const memories[] = {"host", "device", NULL};
+  options o = mpi_options("test_coverage", "usage: test_coverage [-m all|types|layouts|single|mixed] [-d host|device] [-w s]",
+                          argc, argv, "m:d:w:");
+  for (int opt; (opt = options_next(&o)) != -1;) {
+    if (opt == 'm') mode = modes[option_choice(&o, modes)];
+    else if (opt == 'd') device_memory = option_choice(&o, memories) == 1;
+    else if (opt == 'w') watchdog_s = (unsigned)option_int(&o, 1, 86400);
   }
   bool all = strcmp(mode, "all") == 0;
-  if (!all && strcmp(mode, "types") && strcmp(mode, "layouts") && strcmp(mode, "single") && strcmp(mode, "mixed")) {
-    if (rank == 0) fprintf(stderr, "test_coverage: -m: unknown mode '%s'\n", mode);
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
   const char* target = getenv("DFCCL_TARGET");
   if (device_memory && !(target && strcmp(target, "host") == 0)) { /* this rank's GPU: local rank % GPUs */
     MPI_Comm local;

@@ -62,6 +62,7 @@
 
 #include "cudart.h"
 #include "elements.h"
+#include "mpi_options.h" /* test/common */
 
 #if !defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) || !OMPI_HAVE_MPI_EXT_PCOLLREQ
 #error "test_device needs Open MPI's pcollreq extension (MPIX_..._init)"
@@ -948,25 +949,23 @@ int main(int argc, char** argv) {
   CHECK_MPI(MPI_Init(&argc, &argv));
   CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
   CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &world_size));
-  const char* mode = "suite";
-  int iterations = -1;
-  for (int opt; (opt = getopt(argc, argv, "m:i:w:q")) != -1;) {
-    if (opt == 'm') mode = optarg;
-    else if (opt == 'i') iterations = atoi(optarg);
-    else if (opt == 'w') watchdog_s = (unsigned)atoi(optarg);
+  static const char* const modes[] = {"suite", "persistent", "cross", "sync", NULL};
+  const char* mode = modes[0];
+  int iterations = 0; /* 0: the mode's default */
+  options o = mpi_options("test_device",
+                          "usage (2 or more ranks): test_device [-m suite|persistent|cross|sync] [-i iterations] "
+                          "[-w seconds] [-q]",
+                          argc, argv, "m:i:w:q");
+  for (int opt; (opt = options_next(&o)) != -1;) {
+    if (opt == 'm') mode = modes[option_choice(&o, modes)];
+    else if (opt == 'i') iterations = option_int(&o, 1, 1000000);
+    else if (opt == 'w') watchdog_s = (unsigned)option_int(&o, 1, 86400);
     else if (opt == 'q') quiet = true;
-    else iterations = -2;
   }
+  if (world_size < 2) options_fail(&o, "needs 2 or more ranks");
   bool is_suite = strcmp(mode, "suite") == 0, is_sync = strcmp(mode, "sync") == 0;
   bool is_persistent = strcmp(mode, "persistent") == 0;
-  if (iterations == -1) iterations = is_suite || is_persistent ? 1 : 1000;
-  if (iterations < 1 || watchdog_s < 1 || (!is_suite && !is_persistent && !is_sync && strcmp(mode, "cross")) ||
-      world_size < 2) {
-    if (world_rank == 0)
-      fprintf(stderr, "usage (2 or more ranks): test_device [-m suite|persistent|cross|sync] [-i iterations] "
-                      "[-w seconds] [-q]\n");
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
+  if (iterations == 0) iterations = is_suite || is_persistent ? 1 : 1000;
 
   /* CUDA: skip everywhere unless every rank has it. */
   char why[200];

@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "elements.h"
+#include "mpi_options.h" /* test/common */
 
 #define NCOMMS 3
 #define CALLS_PER_COMM 4
@@ -218,21 +219,20 @@ int main(int argc, char** argv) {
   CHECK_MPI(MPI_Init(&argc, &argv));
   CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
   CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &world_size));
-  const char* mode = "cross";
+  static const char* const modes[] = {"cross", "sync", "queue", NULL};
+  const char* mode = modes[0];
   int iterations = 20, pool = 2;
-  for (int opt; (opt = getopt(argc, argv, "m:i:p:w:c")) != -1;) {
-    if (opt == 'm') mode = optarg;
+  options o = mpi_options("test_nb_deadlock",
+                          "usage: test_nb_deadlock -m cross|sync|queue [-i N>=2] [-p 1..30] [-w s] [-c]", argc, argv,
+                          "m:i:p:w:c");
+  for (int opt; (opt = options_next(&o)) != -1;) {
+    if (opt == 'm') mode = modes[option_choice(&o, modes)];
     else if (opt == 'c') control = true;
-    else if (opt == 'i') iterations = atoi(optarg);
-    else if (opt == 'p') pool = atoi(optarg);
-    else if (opt == 'w') watchdog_s = (unsigned)atoi(optarg);
+    else if (opt == 'i') iterations = option_int(&o, 2, 1000000);
+    else if (opt == 'p') pool = option_int(&o, 1, MAX_CALLS - 2);
+    else if (opt == 'w') watchdog_s = (unsigned)option_int(&o, 1, 86400);
   }
   bool is_sync = strcmp(mode, "sync") == 0, is_cross = is_sync || strcmp(mode, "cross") == 0;
-  if (iterations < 2 || pool < 1 || pool > MAX_CALLS - 2 || (!is_cross && strcmp(mode, "queue"))) {
-    if (world_rank == 0)
-      fprintf(stderr, "usage: test_nb_deadlock -m cross|sync|queue [-i N>=2] [-p 1..30] [-w s] [-c]\n");
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
   rng_state = 0x9E3779B97F4A7C15ull * (unsigned long long)(world_rank + 1); /* a different order per rank */
   entry_counters_open(&routed_counters, entry_points, NENTRY_POINTS);
   watchdog_start(watchdog_s);

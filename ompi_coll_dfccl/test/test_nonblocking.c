@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "elements.h"
+#include "mpi_options.h" /* test/common */
 
 
 
@@ -344,6 +345,7 @@ static void fallbacks(MPI_Comm comm) {
 
 int main(int argc, char** argv) {
   CHECK_MPI(MPI_Init(&argc, &argv));
+  options_none(mpi_options("test_nonblocking", "usage: test_nonblocking (no options)", argc, argv, ""));
   CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
   CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &world_size));
   entry_counters_open(&counters, coll_names, NCOLLS);

@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "elements.h"
+#include "mpi_options.h" /* test/common */
 
 #if !defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) || !OMPI_HAVE_MPI_EXT_PCOLLREQ
 #error "test_persistent needs Open MPI's pcollreq extension (MPIX_..._init)"
@@ -501,6 +502,7 @@ static void comm_freed(void) {
 
 int main(int argc, char** argv) {
   CHECK_MPI(MPI_Init(&argc, &argv));
+  options_none(mpi_options("test_persistent", "usage: test_persistent (no options)", argc, argv, ""));
   CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
   CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &world_size));
   entry_counters_open(&counters, coll_names, NCOLLS);

@@ -29,6 +29,7 @@
 
 #include "cudart.h"
 #include "elements.h"
+#include "mpi_options.h" /* test/common */
 
 #define SKIP_EXIT 77
 #define NTHREADS 2
@@ -143,10 +144,12 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return SKIP_EXIT;
   }
-  for (int opt; (opt = getopt(argc, argv, "i:d:w:g")) != -1;) {
-    if (opt == 'i') rounds = atoi(optarg);
-    else if (opt == 'd') delay_us = (unsigned)atoi(optarg);
-    else if (opt == 'w') watchdog_s = (unsigned)atoi(optarg);
+  options o = mpi_options("test_threads", "usage: test_threads [-i rounds>=2] [-d delay_us] [-w watchdog_s] [-g]", argc,
+                          argv, "i:d:w:g");
+  for (int opt; (opt = options_next(&o)) != -1;) {
+    if (opt == 'i') rounds = option_int(&o, 2, 1000000);
+    else if (opt == 'd') delay_us = (unsigned)option_int(&o, 0, 10000000);
+    else if (opt == 'w') watchdog_s = (unsigned)option_int(&o, 1, 86400);
     else if (opt == 'g') on_gpu = true;
   }
   if (on_gpu) {
@@ -163,10 +166,6 @@ int main(int argc, char** argv) {
     CHECK_MPI(MPI_Comm_free(&node));
     gpu = local_rank % devices;
     CHECK_CUDA(cuda.set_device(gpu));
-  }
-  if (rounds < 2) {
-    if (world_rank == 0) fprintf(stderr, "usage: test_threads [-i rounds>=2] [-d delay_us] [-w watchdog_s]\n");
-    MPI_Abort(MPI_COMM_WORLD, 2);
   }
   static const char* const names[] = {"allreduce", "bcast", "allgather"};
   entry_counters_t routed;

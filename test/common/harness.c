@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "mpi_bootstrap.h"
+#include "mpi_options.h"
 
 #ifdef DFCCL_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -60,9 +61,10 @@ static void* watchdog_main(void* arg) {
   return NULL;
 }
 
+static double watchdog_override_s; /* TEST_WATCHDOG_S (0: not set), read by harness_environment */
+
 void harness_watchdog_start(double seconds, const char* what) {
-  const char* env = getenv("TEST_WATCHDOG_S");
-  if (env && *env) seconds = atof(env);
+  if (watchdog_override_s > 0) seconds = watchdog_override_s;
   watchdog_args* a = malloc(sizeof *a);
   a->seconds = seconds;
   snprintf(a->what, sizeof a->what, "%s", what);
@@ -80,15 +82,31 @@ void harness_check(dfcclResult_t r, const char* what, int line) {
   MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
+bool harness_environment(const char* program) {
+  options env = mpi_options(program, NULL, 0, NULL, "");
+  const char* watchdog = getenv("TEST_WATCHDOG_S");
+  if (watchdog != NULL && *watchdog != '\0' && !parse_double(watchdog, 0.1, &watchdog_override_s))
+    options_fail(&env, "TEST_WATCHDOG_S is '%s': expected a number of seconds >= 0.1", watchdog);
+  /* As dfcclInit reads it, but checked before anything touches CUDA. */
+  const char* target = getenv("DFCCL_TARGET");
+  bool gpu = target == NULL || *target == '\0' || strcmp(target, "cuda") == 0;
+  if (!gpu && strcmp(target, "host") != 0)
+    options_fail(&env, "DFCCL_TARGET is '%s': expected 'cuda' or 'host' (unset: cuda)", target);
+#ifndef DFCCL_HAVE_CUDA
+  if (gpu) options_fail(&env, "built without CUDA: set DFCCL_TARGET=host to run on the host target");
+#endif
+  return gpu;
+}
+
 void harness_init(harness* h, int* argc, char*** argv, const char* program) {
   memset(h, 0, sizeof *h);
+  h->program = program;
   int provided;
   MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &h->rank);
   MPI_Comm_size(MPI_COMM_WORLD, &h->nranks);
+  h->gpu = harness_environment(program);
   if (dfccl_mpi_bootstrap_init(MPI_COMM_WORLD, &h->init.bootstrap) != 0) MPI_Abort(MPI_COMM_WORLD, 1);
-  const char* target = getenv("DFCCL_TARGET");
-  h->gpu = !(target && strcmp(target, "host") == 0);
   h->init.target = dfcclTargetDefault;
   h->init.device = -1;
 #ifdef DFCCL_HAVE_CUDA
@@ -99,12 +117,6 @@ void harness_init(harness* h, int* argc, char*** argv, const char* program) {
     h->init.device = local % devices;
     CHECK_CUDA(cudaSetDevice(h->init.device));
   }
-#else
-  if (h->gpu) {
-    if (h->rank == 0)
-      fprintf(stderr, "%s: built without CUDA; set DFCCL_TARGET=host to run on the host target\n", program);
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
 #endif
   CHECK_DFCCL(dfcclInit(&h->ctx, &h->init));
   if (h->rank == 0)
@@ -112,12 +124,25 @@ void harness_init(harness* h, int* argc, char*** argv, const char* program) {
   fflush(stdout);
 }
 
-int harness_finish(harness* h, long failures) {
-  long total = 0;
-  MPI_Allreduce(&failures, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+static void teardown(harness* h) {
   CHECK_DFCCL(dfcclDestroy(h->ctx));
   dfccl_mpi_bootstrap_fini(&h->init.bootstrap);
   MPI_Finalize();
+}
+
+static void teardown_before_exit(void* h) { teardown(h); }
+
+options harness_options(harness* h, const char* usage, int argc, char** argv, const char* spec) {
+  options o = mpi_options(h->program, usage, argc, argv, spec);
+  o.before_exit = teardown_before_exit;
+  o.arg = h;
+  return o;
+}
+
+int harness_finish(harness* h, long failures) {
+  long total = 0;
+  MPI_Allreduce(&failures, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  teardown(h);
   return total == 0 ? 0 : 1;
 }
 

@@ -15,6 +15,7 @@
 #include <mpi.h>
 
 #include "dfccl.h"
+#include "options.h"
 
 #define HARNESS_WATCHDOG_EXIT 42
 
@@ -23,17 +24,25 @@ typedef struct {
   dfcclInitArgs_t init;
   int rank, nranks;
   bool gpu; /* buffers are device memory */
+  const char* program;
 } harness;
 
 /* MPI_Init, bootstrap, dfcclInit on the target DFCCL_TARGET names (GPU: local rank % devices).
  * Prints which target runs (rank 0).  Exits on failure. */
 void harness_init(harness* h, int* argc, char*** argv, const char* program);
+/* The environment harness_init reads, after MPI_Init: whether DFCCL_TARGET asks for the GPU
+ * (unset, empty or "cuda"; "host" for the host target), and the watchdog's TEST_WATCHDOG_S.  A bad
+ * value is refused before anything touches CUDA: rank 0 names it, every rank exits with 2. */
+bool harness_environment(const char* program);
+/* The program's options (options.h), read after harness_init: rank 0 reports a bad one, and every
+ * rank tears the harness down and exits with 2. */
+options harness_options(harness* h, const char* usage, int argc, char** argv, const char* spec);
 /* dfcclDestroy, bootstrap fini, MPI_Finalize.  Returns the exit status to use: `failures`
  * summed over ranks == 0 ? 0 : 1. */
 int harness_finish(harness* h, long failures);
 
 /* Exits the process with HARNESS_WATCHDOG_EXIT if harness_progress() is not called for `seconds`
- * (TEST_WATCHDOG_S overrides). */
+ * (TEST_WATCHDOG_S overrides, once harness_environment has read it). */
 void harness_watchdog_start(double seconds, const char* what);
 void harness_progress(void);
 

@@ -10,7 +10,7 @@
  *   test_deregister_fork [-n ranks (2..8, even)] [-c cycles] [-p phases: 1 ids, 2 cycles, 4 threads, 8 control]
  *   (DFCCL_TARGET=cuda|host; ALARM_S: seconds before a rank gives up, 300)
  *
- * Build (from the repository root, after make): gcc -std=c11 -O2 -pthread -D_GNU_SOURCE -Icore
+ * Build (from the repository root, after make): gcc -std=c11 -O2 -pthread -D_GNU_SOURCE -Icore -Itest/common
  *   [-DDFCCL_HAVE_CUDA -I/usr/local/cuda/include] test/gpu/test_deregister_fork.c -L.libs -ldfccl
  *   [-L/usr/local/cuda/lib64 -lcudart]
  *
@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "dfccl.h"
+#include "options.h"
 
 #ifdef DFCCL_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -371,8 +372,6 @@ static void threads(dfcclRankCtx_t ctx) {
 }
 
 static int rank_main(int ncycles) {
-  const char* target = getenv("DFCCL_TARGET");
-  gpu = !(target && strcmp(target, "host") == 0);
 #ifdef DFCCL_HAVE_CUDA
   int devices = 0;
   if (gpu && (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1)) return 5;
@@ -398,15 +397,34 @@ static int rank_main(int ncycles) {
   return atomic_load(&failures) ? 1 : 0;
 }
 
+/* DFCCL_TARGET as dfcclInit reads it, and ALARM_S: checked before any rank starts. */
+static unsigned read_environment(const options* opts) {
+  options o = *opts;
+  o.usage = NULL; /* not about the options */
+  const char* target = getenv("DFCCL_TARGET");
+  gpu = target == NULL || *target == '\0' || strcmp(target, "cuda") == 0;
+  if (!gpu && strcmp(target, "host") != 0)
+    options_fail(&o, "DFCCL_TARGET is '%s': expected 'cuda' or 'host' (unset: cuda)", target);
+  const char* alarm_s = getenv("ALARM_S");
+  long seconds = 300;
+  if (alarm_s != NULL && !parse_long(alarm_s, 1, 86400, &seconds))
+    options_fail(&o, "ALARM_S is '%s': expected an integer number of seconds in [1, 86400]", alarm_s);
+  return (unsigned)seconds;
+}
+
 int main(int argc, char** argv) {
   int ncycles = 150;
   nranks = 4;
-  for (int opt; (opt = getopt(argc, argv, "n:c:p:")) != -1;) {
-    if (opt == 'n') nranks = atoi(optarg);
-    if (opt == 'p') phases = atoi(optarg);
-    if (opt == 'c') ncycles = atoi(optarg);
+  options o = options_begin("test_deregister_fork",
+                            "usage: test_deregister_fork [-n ranks (2..8, even)] [-c cycles] [-p phases (1..15)]", argc,
+                            argv, "n:c:p:");
+  for (int opt; (opt = options_next(&o)) != -1;) {
+    if (opt == 'n') nranks = option_int(&o, 2, MAX_RANKS);
+    if (opt == 'p') phases = option_int(&o, 1, 15);
+    if (opt == 'c') ncycles = option_int(&o, 1, 1000000);
   }
-  if (nranks < 2 || nranks > MAX_RANKS || nranks % 2) return 2;
+  if (nranks % 2) options_fail(&o, "-n: expected an even number of ranks, got %d", nranks);
+  unsigned alarm_s = read_environment(&o);
   setvbuf(stdout, NULL, _IOLBF, 0);
   boxes = mmap(NULL, sizeof(mailbox) * MAX_BOXES, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (boxes == MAP_FAILED) return 3;
@@ -415,7 +433,7 @@ int main(int argc, char** argv) {
     pids[r] = fork();
     if (pids[r] == 0) {
       my_rank = r;
-      alarm(getenv("ALARM_S") ? (unsigned)atoi(getenv("ALARM_S")) : 300); /* a hang ends as a failure */
+      alarm(alarm_s); /* a hang ends as a failure */
       _exit(rank_main(ncycles));
     }
   }

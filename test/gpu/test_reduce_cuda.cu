@@ -496,8 +496,13 @@ static int run_benchmark() {
 }
 
 int main(int argc, char** argv) {
-  const bool test = argc < 2 || strcmp(argv[1], "--bench") != 0;
-  const bool benchmark = argc < 2 || strcmp(argv[1], "--test") != 0;
+  const char* only = argc > 1 ? argv[1] : "";
+  if (argc > 2 || (argc == 2 && strcmp(only, "--test") != 0 && strcmp(only, "--bench") != 0)) {
+    fprintf(stderr, "test_reduce_cuda: expected no argument, --test or --bench, got '%s'\n", argv[argc - 1]);
+    return 2;
+  }
+  const bool test = strcmp(only, "--bench") != 0;
+  const bool benchmark = strcmp(only, "--test") != 0;
   int failures = 0;
   if (test) failures += test_conversions() + test_reduce();
   if (benchmark) failures += run_benchmark();

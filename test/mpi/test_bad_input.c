@@ -27,6 +27,7 @@ static void expect(dfcclResult_t got, dfcclResult_t want, const char* what, int 
 int main(int argc, char** argv) {
   harness h;
   harness_init(&h, &argc, &argv, "test_bad_input");
+  options_none(harness_options(&h, "usage: test_bad_input (no options)", argc, argv, ""));
   harness_watchdog_start(60, "bad input");
   dfcclRankCtx_t ctx = h.ctx;
   int other = 1 - h.rank;

@@ -77,11 +77,14 @@ int main(int argc, char** argv) {
   harness h;
   harness_init(&h, &argc, &argv, "test_collectives");
   bool quick = false, all_reduce = true, others = true;
-  for (int opt; (opt = getopt(argc, argv, "qk:")) != -1;) {
+  options o = harness_options(&h, "usage: test_collectives [-k allreduce|others|all] [-q]", argc, argv, "qk:");
+  for (int opt; (opt = options_next(&o)) != -1;) {
     if (opt == 'q') quick = true;
     if (opt == 'k') {
-      all_reduce = strcmp(optarg, "others") != 0;
-      others = strcmp(optarg, "allreduce") != 0;
+      static const char* const kinds[] = {"allreduce", "others", "all", NULL};
+      int kind = option_choice(&o, kinds);
+      all_reduce = kind != 1;
+      others = kind != 0;
     }
   }
   harness_watchdog_start(120, "collectives matrix");

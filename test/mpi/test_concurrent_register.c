@@ -104,6 +104,7 @@ static void wait_for_exchange(int thread) {
 /* MPI_Init_thread with MPI_THREAD_MULTIPLE, the bootstraps, the context (as harness_init does). */
 static void init(harness* h, int* argc, char*** argv) {
   memset(h, 0, sizeof *h);
+  h->program = "test_concurrent_register";
   int provided = 0;
   MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &h->rank);
@@ -117,6 +118,7 @@ static void init(harness* h, int* argc, char*** argv) {
     if (h->rank == 0) fprintf(stderr, "test_concurrent_register: run on 4 ranks\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
+  h->gpu = harness_environment(h->program);
   if (dfccl_mpi_bootstrap_init(MPI_COMM_WORLD, &main_bootstrap) != 0) MPI_Abort(MPI_COMM_WORLD, 1);
   for (int t = 0; t < NTHREADS; t++)
     if (dfccl_mpi_bootstrap_init(MPI_COMM_WORLD, &thread_bootstrap[t]) != 0) MPI_Abort(MPI_COMM_WORLD, 1);
@@ -125,8 +127,6 @@ static void init(harness* h, int* argc, char*** argv) {
   int token = h->rank, tokens[2];
   if (thread_bootstrap[THREAD_B].allgather(thread_bootstrap[THREAD_B].state, pair, 2, &token, tokens, sizeof token))
     MPI_Abort(MPI_COMM_WORLD, 1);
-  const char* target = getenv("DFCCL_TARGET");
-  h->gpu = !(target && strcmp(target, "host") == 0);
   h->init.target = dfcclTargetDefault;
   h->init.device = -1;
   h->init.bootstrap = main_bootstrap;
@@ -137,11 +137,6 @@ static void init(harness* h, int* argc, char*** argv) {
     if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) MPI_Abort(MPI_COMM_WORLD, 1);
     h->init.device = dfccl_mpi_local_rank(MPI_COMM_WORLD) % devices;
     if (cudaSetDevice(h->init.device) != cudaSuccess) MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-#else
-  if (h->gpu) {
-    if (h->rank == 0) fprintf(stderr, "built without CUDA; set DFCCL_TARGET=host\n");
-    MPI_Abort(MPI_COMM_WORLD, 2);
   }
 #endif
   CHECK_DFCCL(dfcclInit(&h->ctx, &h->init));
@@ -154,6 +149,7 @@ static void init(harness* h, int* argc, char*** argv) {
 int main(int argc, char** argv) {
   harness h;
   init(&h, &argc, &argv);
+  options_none(harness_options(&h, "usage: test_concurrent_register (no options; 4 ranks)", argc, argv, ""));
   harness_watchdog_start(30, "concurrent registration");
   /* Even ranks start with thread A (all ranks), odd ranks with thread B (the pair). */
   int first = h.rank % 2 == 0 ? THREAD_A : THREAD_B, second = 1 - first;

@@ -199,8 +199,9 @@ int main(int argc, char** argv) {
   harness h;
   harness_init(&h, &argc, &argv, "test_deregister");
   int cycles = 150;
-  for (int opt; (opt = getopt(argc, argv, "c:")) != -1;)
-    if (opt == 'c') cycles = atoi(optarg);
+  options o = harness_options(&h, "usage: test_deregister [-c cycles]   (4 ranks)", argc, argv, "c:");
+  for (int opt; (opt = options_next(&o)) != -1;)
+    if (opt == 'c') cycles = option_int(&o, 1, 1000000);
   if (h.nranks != 4) {
     if (h.rank == 0) fprintf(stderr, "test_deregister: run on 4 ranks\n");
     MPI_Abort(MPI_COMM_WORLD, 2);

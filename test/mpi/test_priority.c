@@ -33,7 +33,8 @@ int main(int argc, char** argv) {
   harness h;
   harness_init(&h, &argc, &argv, "test_priority");
   bool fifo = false;
-  for (int opt; (opt = getopt(argc, argv, "f")) != -1;)
+  options o = harness_options(&h, "usage: test_priority [-f]", argc, argv, "f");
+  for (int opt; (opt = options_next(&o)) != -1;)
     if (opt == 'f') fifo = true;
   harness_watchdog_start(60, "priority ordering");
   const size_t count = 4096;

@@ -26,10 +26,12 @@ int main(int argc, char** argv) {
   int iterations = 200;
   unsigned long seed = 99;
   int sync_percent = 0;
-  for (int opt; (opt = getopt(argc, argv, "i:s:y:")) != -1;) {
-    if (opt == 'i') iterations = atoi(optarg);
-    else if (opt == 's') seed = strtoul(optarg, NULL, 0);
-    else if (opt == 'y') sync_percent = atoi(optarg);
+  options o = harness_options(&h, "usage: test_random_mix [-i iterations] [-s seed] [-y percent]", argc, argv,
+                              "i:s:y:");
+  for (int opt; (opt = options_next(&o)) != -1;) {
+    if (opt == 'i') iterations = option_int(&o, 1, 1000000);
+    else if (opt == 's') seed = option_unsigned(&o);
+    else if (opt == 'y') sync_percent = option_int(&o, 0, 100);
   }
   if (h.nranks < 3) {
     if (h.rank == 0) fprintf(stderr, "test_random_mix needs at least 3 ranks\n");

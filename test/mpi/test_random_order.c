@@ -31,9 +31,10 @@ int main(int argc, char** argv) {
   int iterations = 200;
   unsigned long seed = 2025;
   bool consistent = false;
-  for (int opt; (opt = getopt(argc, argv, "i:s:c")) != -1;) {
-    if (opt == 'i') iterations = atoi(optarg);
-    else if (opt == 's') seed = strtoul(optarg, NULL, 0);
+  options o = harness_options(&h, "usage: test_random_order [-i iterations] [-s seed] [-c]", argc, argv, "i:s:c");
+  for (int opt; (opt = options_next(&o)) != -1;) {
+    if (opt == 'i') iterations = option_int(&o, 1, 1000000);
+    else if (opt == 's') seed = option_unsigned(&o);
     else if (opt == 'c') consistent = true;
   }
   harness_watchdog_start(60, "random-order all-reduces");

@@ -63,9 +63,10 @@ int main(int argc, char** argv) {
   int iterations = 200;
   unsigned long seed = 7;
   bool use_free = false;
-  for (int opt; (opt = getopt(argc, argv, "i:s:f")) != -1;) {
-    if (opt == 'i') iterations = atoi(optarg);
-    else if (opt == 's') seed = strtoul(optarg, NULL, 0);
+  options o = harness_options(&h, "usage: test_sync_between [-i iterations] [-s seed] [-f]", argc, argv, "i:s:f");
+  for (int opt; (opt = options_next(&o)) != -1;) {
+    if (opt == 'i') iterations = option_int(&o, 1, 1000000);
+    else if (opt == 's') seed = option_unsigned(&o);
     else if (opt == 'f') use_free = true;
   }
   harness_watchdog_start(60, "all-reduces with device synchronizations between them");
