@@ -85,8 +85,10 @@ dfcclResult_t df_daemon_launch(df_ctx* ctx) {
 typedef struct {
   bool was_running;
   bool launched;     /* by the last manage_daemon */
+  bool yielding;     /* the last launch left the GPU to daemons that time-slice with it */
   uint64_t ended_us;
-  uint64_t delay_us;
+  uint64_t delay_us; /* before relaunching for outstanding runs */
+  uint64_t progress_us; /* when a launch last reported progress */
 } daemon_watch;
 
 /* Returns false when the daemon is not running and nothing asks for it. */
@@ -106,16 +108,20 @@ static bool manage_daemon(df_ctx* ctx, daemon_watch* w) {
     w->was_running = false;
     w->ended_us = now;
     uint64_t report = *ctx->launch_report_host;
-    /* It left the GPU to a daemon that time-slices with it, after progress: back at once, since
-     * the peer's answer is all it waits for.  Any progress resets the backoff, which is for
-     * launches that only wait (maybe for a device synchronization to return). */
-    if ((report & DF_LAUNCH_YIELDED) && (report & DF_LAUNCH_PROGRESSED)) w->delay_us = 0;
+    if (report & DF_LAUNCH_PROGRESSED) w->progress_us = now;
+    /* It left the GPU to daemons that time-slice with it while the collectives were moving: back
+     * after a short fixed delay, the time for a peer's launch to take the GPU -- not at once (this
+     * daemon could take the GPU again before the peer it waits for) and without backing off.  Any
+     * other progress resets the backoff, which is for launches that only wait (maybe for a
+     * device synchronization to return). */
+    w->yielding = (report & DF_LAUNCH_YIELDED) && now - w->progress_us < ctx->cfg.spin.quit_period_ns / 1000;
+    if (w->yielding) w->delay_us = ctx->cfg.yield_delay_us;
     else if (report & DF_LAUNCH_PROGRESSED) w->delay_us = ctx->cfg.relaunch_delay_us;
   }
   bool new_sqes = atomic_load(&ctx->submitted) > ctx->submitted_at_launch;
   bool outstanding = atomic_load(&ctx->outstanding) > 0;
   if (!new_sqes && !(outstanding && now - w->ended_us >= w->delay_us)) return outstanding;
-  if (!new_sqes) { /* relaunching for stalled runs only: back off, a synchronization may wait */
+  if (!new_sqes && !w->yielding) { /* relaunching for stalled runs only: back off, a synchronization may wait */
     uint64_t next = w->delay_us ? w->delay_us * 2 : ctx->cfg.relaunch_delay_us;
     w->delay_us = next > MAX_RELAUNCH_DELAY_US ? MAX_RELAUNCH_DELAY_US : next;
   }

@@ -265,9 +265,15 @@ if named coverage; then
   [ -z "$mps_was_on" ] || mps_stop
   for y in 1 0; do
     step "shared-gpu-latency-yield$y" 120 env CUDA_VISIBLE_DEVICES=0 DFCCL_TIMESLICE_YIELD=$y \
-      $mpi 2 benchmarks/dfccl_bench -C allreduce -b 8 -e 64K -f 8 -n ${SHARED_ITERS:-50} -w 5 -c 1 -N 0
+      $mpi 2 benchmarks/dfccl_bench -C allreduce -b 8 -e 64K -f 8 -n ${SHARED_ITERS:-50} -w 5 -c 1 -N 0 -S
     keep_output "shared-gpu-latency-yield$y.txt"
-    summarize "^ +[0-9]"
+    summarize "^ +[0-9]|^# +[0-9]"
+  done
+  # The relaunch delay after a yield (YIELD_DELAYS="us ...": a sweep, for tuning the default).
+  for d in ${YIELD_DELAYS:-}; do
+    step "shared-gpu-latency-yield-delay$d" 60 env CUDA_VISIBLE_DEVICES=0 DFCCL_YIELD_DELAY_US=$d \
+      $mpi 2 benchmarks/dfccl_bench -C allreduce -b 8 -e 4K -f 8 -n ${SHARED_ITERS:-50} -w 5 -c 1 -N 0 -S
+    summarize "^ +[0-9]|^# +[0-9]"
   done
   step shared-gpu-mpi-allreduce 200 env CUDA_VISIBLE_DEVICES=0 CORE_BENCH_ARGS="-N 0" sh benchmarks/mpi_allreduce_bench.sh -b 8 -e 64K -f 8 \
     -n ${SHARED_ITERS:-50} -w 5
