@@ -153,9 +153,8 @@ DF_FN void df_report(const df_daemon_args* a, df_block_shared* sh, uint32_t bits
 
 /* Leader: quit or go on after a traversal of the task queue.  `yield`: every task of the queue is
  * blocked on peers that share the GPU without MPS (DF_COLL_TIMESLICED_PEER) -- they run only once
- * this daemon leaves the GPU, so it asks to quit at once rather than after the quit period; so
- * does a block whose queue ran dry after such tasks (staying would hold the GPU from the peers
- * that still have to finish them), and blocks with nothing to do join in. */
+ * this daemon leaves the GPU, so it asks to quit at once rather than after the quit period, and
+ * blocks with nothing to do join in. */
 DF_FN uint32_t df_decide(const df_daemon_args* a, const df_block* blk, df_block_shared* sh, bool active,
                          bool yield) {
   df_block_state* bs = &a->blocks[blk->bid];
@@ -169,7 +168,7 @@ DF_FN uint32_t df_decide(const df_daemon_args* a, const df_block* blk, df_block_
     df_report(a, sh, DF_LAUNCH_PROGRESSED);
   }
   uint64_t* yield_requested = a->quit_votes + 1;
-  if (!active && (yield || (sh->ntasks == 0 && sh->timesliced_seen))) {
+  if (!active && yield) {
     df_atomic_or_u64(yield_requested, 1);
     df_report(a, sh, DF_LAUNCH_YIELDED);
   }
@@ -184,7 +183,6 @@ DF_FN void df_daemon_block_main(const df_daemon_args* a, const df_block* blk, df
     sh->last_progress_ns = df_time_ns();
     sh->quit = DF_CONTINUE;
     sh->reported = 0;
-    sh->timesliced_seen = 0;
   }
   df_block_sync();
   while (sh->quit == DF_CONTINUE) {
@@ -198,7 +196,6 @@ DF_FN void df_daemon_block_main(const df_daemon_args* a, const df_block* blk, df
       if (df_run_task(a, blk, sh, i, &completed, &timesliced)) active = true;
       if (completed && df_is_leader(blk)) sh->tasks[i] = 0xFFFFu;
       yield = yield && timesliced;
-      if (timesliced && df_is_leader(blk)) sh->timesliced_seen = 1;
     }
     if (df_is_leader(blk)) {
       df_task_queue_compact(sh);
