@@ -263,6 +263,11 @@ if named coverage; then
   summarize "per call|waited"
   mps_was_on=${CUDA_MPS_PIPE_DIRECTORY:+1}
   [ -z "$mps_was_on" ] || mps_stop
+  # What handing the GPU from one process's kernel to another's costs without MPS: the limit under
+  # the shared-GPU latencies below.
+  step timeslice-switch 120 sh -c "nvcc -std=c++17 -O2 -arch=sm_90 benchmarks/timeslice_switch.cu -o /tmp/timeslice_switch &&
+    /tmp/timeslice_switch -p 1 -n 2000 && /tmp/timeslice_switch -p 2 -n 2000"
+  summarize "per turn"
   for y in 1 0; do
     step "shared-gpu-latency-yield$y" 120 env CUDA_VISIBLE_DEVICES=0 DFCCL_TIMESLICE_YIELD=$y \
       $mpi 2 benchmarks/dfccl_bench -C allreduce -b 8 -e 64K -f 8 -n ${SHARED_ITERS:-50} -w 5 -c 1 -N 0 -S
