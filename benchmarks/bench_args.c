@@ -5,6 +5,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -12,6 +13,7 @@
 
 #include "bench.h"
 #include "bench_parse.h"
+#include "dtypes.h"
 
 #ifdef DFCCL_HAVE_NCCL
 #define BENCH_NCCL_DEFAULT 1
@@ -33,6 +35,7 @@ static const struct {
   size_t size;
 } type_table[dfcclNumTypes] = {
     [dfcclInt8] = {"int8", "char", NULL, 1},          [dfcclUint8] = {"uint8", NULL, NULL, 1},
+    [dfcclInt16] = {"int16", "short", NULL, 2},       [dfcclUint16] = {"uint16", NULL, NULL, 2},
     [dfcclInt32] = {"int32", "int", NULL, 4},         [dfcclUint32] = {"uint32", NULL, NULL, 4},
     [dfcclInt64] = {"int64", NULL, NULL, 8},          [dfcclUint64] = {"uint64", NULL, NULL, 8},
     [dfcclFloat16] = {"half", "float16", "fp16", 2},  [dfcclBfloat16] = {"bfloat16", "bf16", NULL, 2},
@@ -40,7 +43,9 @@ static const struct {
 };
 
 static const char* const op_names[dfcclNumOps] = {
-    [dfcclSum] = "sum", [dfcclProd] = "prod", [dfcclMax] = "max", [dfcclMin] = "min"};
+    [dfcclSum] = "sum",   [dfcclProd] = "prod", [dfcclMax] = "max",   [dfcclMin] = "min",
+    [dfcclBand] = "band", [dfcclBor] = "bor",   [dfcclBxor] = "bxor", [dfcclLand] = "land",
+    [dfcclLor] = "lor",   [dfcclLxor] = "lxor"};
 
 const char* bench_type_name(dfcclDataType_t dtype) {
   return (unsigned)dtype < dfcclNumTypes ? type_table[dtype].name : "?";
@@ -105,8 +110,10 @@ static void usage(const char* prog) {
          "  -n N      timed iterations per size (default 20)\n"
          "  -w N      warmup iterations per size (default 5)\n"
          "  -c 0|1    check results (default 1)\n"
-         "  -d TYPE   int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double (default float)\n"
-         "  -o OP     sum prod max min (default sum)\n"
+         "  -d TYPE   int8 uint8 int16 uint16 int32 uint32 int64 uint64 half bfloat16 float double\n"
+         "            (default float)\n"
+         "  -o OP     sum prod max min, and for the integer types band bor bxor land lor lxor\n"
+         "            (default sum)\n"
          "  -t T      execution target: cuda or host (default %s); host keeps buffers in host\n"
          "            memory and uses no CUDA and no NCCL\n"
          "  -N 0|1    also run NCCL (default %d; needs a build with -DDFCCL_HAVE_NCCL)\n"
@@ -120,10 +127,16 @@ static void usage(const char* prog) {
 /* ---- parsing ---- */
 
 static int check_consistency(bench_opts* o, int ncclGiven, int rank, int nranks) {
+  char undefined_op[128];
   const char* why = NULL;
   if (o->minBytes == 0 || o->maxBytes < o->minBytes) why = "need 0 < minbytes (-b) <= maxbytes (-e)";
   else if (o->root >= nranks) why = "the root (-r) must be a rank, below the number of ranks";
   else if (o->factor <= 1.0) why = "the size factor (-f) must be greater than 1";
+  else if (!df_op_defined_for(o->op, o->dtype)) {
+    snprintf(undefined_op, sizeof undefined_op, "-o %s is not defined for -d %s (bitwise and logical ops: integer types only)",
+             bench_op_name(o->op), bench_type_name(o->dtype));
+    why = undefined_op;
+  }
 #ifndef DFCCL_HAVE_CUDA
   else if (o->target == BENCH_TARGET_CUDA) why = "-t cuda: this build has no CUDA (-DDFCCL_HAVE_CUDA)";
 #endif
