@@ -5,12 +5,14 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
 
 #include "bench.h"
+#include "dtypes.h"
 #include "mpi_options.h" /* test/common */
 
 #ifdef DFCCL_HAVE_NCCL
@@ -32,6 +34,7 @@ static const struct {
   const char* alias2;
   size_t size;
 } type_table[dfcclNumTypes] = {
+    [dfcclInt16] = {"int16", "short", NULL, 2},       [dfcclUint16] = {"uint16", NULL, NULL, 2},
     [dfcclInt8] = {"int8", "char", NULL, 1},          [dfcclUint8] = {"uint8", NULL, NULL, 1},
     [dfcclInt32] = {"int32", "int", NULL, 4},         [dfcclUint32] = {"uint32", NULL, NULL, 4},
     [dfcclInt64] = {"int64", NULL, NULL, 8},          [dfcclUint64] = {"uint64", NULL, NULL, 8},
@@ -40,7 +43,9 @@ static const struct {
 };
 
 static const char* const op_names[dfcclNumOps] = {
-    [dfcclSum] = "sum", [dfcclProd] = "prod", [dfcclMax] = "max", [dfcclMin] = "min"};
+    [dfcclSum] = "sum",   [dfcclProd] = "prod", [dfcclMax] = "max",   [dfcclMin] = "min",
+    [dfcclBand] = "band", [dfcclBor] = "bor",   [dfcclBxor] = "bxor", [dfcclLand] = "land",
+    [dfcclLor] = "lor",   [dfcclLxor] = "lxor"};
 
 const char* bench_type_name(dfcclDataType_t dtype) {
   return (unsigned)dtype < dfcclNumTypes ? type_table[dtype].name : "?";
@@ -90,8 +95,8 @@ static int parse_colls(const char* s, int* colls) {
 
 /* ---- usage ---- */
 
-#define TYPE_NAMES "int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double"
-#define OP_NAMES "sum prod max min"
+#define TYPE_NAMES "int8 uint8 int16 uint16 int32 uint32 int64 uint64 half bfloat16 float double"
+#define OP_NAMES "sum prod max min band bor bxor land lor lxor"
 #define COLL_NAMES "allreduce allgather reducescatter broadcast reduce, or all"
 
 static void usage(const char* prog) {
@@ -108,7 +113,7 @@ static void usage(const char* prog) {
          "  -w N      warmup iterations per size (default 5)\n"
          "  -c 0|1    check results (default 1)\n"
          "  -d TYPE   " TYPE_NAMES " (default float)\n"
-         "  -o OP     " OP_NAMES " (default sum)\n"
+         "  -o OP     " OP_NAMES " (default sum; the last six for the integer types)\n"
          "  -t T      execution target: cuda or host (default %s); host keeps buffers in host\n"
          "            memory and uses no CUDA and no NCCL\n"
          "  -N 0|1    also run NCCL (default %d; needs a build with -DDFCCL_HAVE_NCCL)\n"
@@ -124,8 +129,14 @@ static void usage(const char* prog) {
 /* What no single option says is wrong: ends the program like a bad option. */
 static void check_consistency(const options* op, bench_opts* o, int ncclGiven) {
   const char* why = NULL;
+  char undefined_op[128];
   if (o->minBytes == 0 || o->maxBytes < o->minBytes) why = "need 0 < minbytes (-b) <= maxbytes (-e)";
   else if (o->factor <= 1.0) why = "the size factor (-f) must be greater than 1";
+  else if (!df_op_defined_for(o->op, o->dtype)) {
+    snprintf(undefined_op, sizeof undefined_op, "-o %s is not defined for -d %s (bitwise and logical ops: integer types only)",
+             bench_op_name(o->op), bench_type_name(o->dtype));
+    why = undefined_op;
+  }
 #ifndef DFCCL_HAVE_CUDA
   else if (o->target == BENCH_TARGET_CUDA) why = "-t cuda: this build has no CUDA (-DDFCCL_HAVE_CUDA)";
 #endif

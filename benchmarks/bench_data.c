@@ -13,7 +13,7 @@
 /* ---- the check pattern ---- */
 
 static int is_unsigned(dfcclDataType_t t) {
-  return t == dfcclUint8 || t == dfcclUint32 || t == dfcclUint64;
+  return t == dfcclUint8 || t == dfcclUint16 || t == dfcclUint32 || t == dfcclUint64;
 }
 
 /* The largest magnitude up to which every integer is exact in the type. */
@@ -21,6 +21,8 @@ static double exact_limit(dfcclDataType_t t) {
   switch (t) {
     case dfcclInt8: return 127.0;
     case dfcclUint8: return 255.0;
+    case dfcclInt16: return 32767.0;
+    case dfcclUint16: return 65535.0;
     case dfcclFloat16: return 2048.0;
     case dfcclBfloat16: return 256.0;
     case dfcclFloat32: return 16777216.0;
@@ -57,12 +59,21 @@ static double input_value(const bench_pattern* p, int rank, size_t i) {
   return (double)((((size_t)rank + 1u) * (j + 1u) + 7u * j) % m) - p->offset;
 }
 
+/* The inputs are integers that int64_t holds exactly (bitwise and logical ops come with integer
+ * types only), and two's complement gives a narrower signed type's bits. */
 static double reduce2(dfcclRedOp_t op, double a, double b) {
   switch (op) {
     case dfcclSum: return a + b;
     case dfcclProd: return a * b;
     case dfcclMax: return a > b ? a : b;
-    default: return a < b ? a : b;
+    case dfcclMin: return a < b ? a : b;
+    case dfcclBand: return (double)((int64_t)a & (int64_t)b);
+    case dfcclBor: return (double)((int64_t)a | (int64_t)b);
+    case dfcclBxor: return (double)((int64_t)a ^ (int64_t)b);
+    case dfcclLand: return a != 0 && b != 0;
+    case dfcclLor: return a != 0 || b != 0;
+    case dfcclLxor: return (a != 0) != (b != 0);
+    default: BENCH_DIE("unknown reduction %d", (int)op);
   }
 }
 

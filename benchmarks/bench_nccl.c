@@ -46,7 +46,7 @@ static ncclRedOp_t nccl_op(dfcclRedOp_t op) {
     case dfcclProd: return ncclProd;
     case dfcclMax: return ncclMax;
     case dfcclMin: return ncclMin;
-    default: BENCH_DIE("unknown reduction %d", (int)op);
+    default: BENCH_DIE("NCCL has no %s reduction (run DFCCL alone: -N 0)", bench_op_name(op));
   }
 }
 

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "kernel/dtypes.h"
 
 /* Destroyed contexts stay allocated as tombstones, so that a late call on one is answered with
  * dfcclDestroyed instead of touching freed memory. */
@@ -229,6 +230,9 @@ static dfcclResult_t check_registration(size_t count, dfcclDataType_t dtype, dfc
   if (collId < 0) return df_error(dfcclInvalidArgument, "collective id %d is negative", collId);
   if ((unsigned)dtype >= dfcclNumTypes) return df_error(dfcclInvalidArgument, "unknown data type %d", (int)dtype);
   if ((unsigned)op >= dfcclNumOps) return df_error(dfcclInvalidArgument, "unknown reduction op %d", (int)op);
+  if (!df_op_defined_for(op, dtype))
+    return df_error(dfcclInvalidArgument, "reduction op %s is not defined for data type %s (only for integers)",
+                    df_op_name(op), df_dtype_name(dtype));
   size_t esize = dfcclTypeSize(dtype);
   if (count > ((size_t)1 << 56) / esize)
     return df_error(dfcclInvalidArgument, "count %zu of %zu-byte elements overflows", count, esize);

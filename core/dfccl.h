@@ -43,16 +43,24 @@ typedef enum {
   dfcclNumResults
 } dfcclResult_t;
 
+/* Element types.  Integers wrap (sum and prod modulo 2^bits); fp16 and bf16 are computed in float
+ * and rounded to nearest even. */
 typedef enum {
-  dfcclInt8 = 0, dfcclUint8, dfcclInt32, dfcclUint32, dfcclInt64, dfcclUint64,
+  dfcclInt8 = 0, dfcclUint8, dfcclInt16, dfcclUint16, dfcclInt32, dfcclUint32, dfcclInt64, dfcclUint64,
   dfcclFloat16, dfcclBfloat16, dfcclFloat32, dfcclFloat64,
-  dfcclInt16, dfcclUint16, /* interim: not yet in the data path */
   dfcclNumTypes
 } dfcclDataType_t;
 
+/* Reduction ops, with MPI's meaning.  sum, prod, max and min are defined for every type (max/min
+ * compare as the type does: signed, unsigned or floating point).  The others are defined for the
+ * integer types only (a registration that pairs them with fp16, bf16, fp32 or fp64 fails with
+ * dfcclInvalidArgument): band, bor, bxor act on the element's bits; land, lor, lxor take nonzero as
+ * true and produce 1 or 0 in the element type (land = a && b, lor = a || b,
+ * lxor = (a != 0) != (b != 0)). */
 typedef enum {
   dfcclSum = 0, dfcclProd, dfcclMax, dfcclMin,
-  dfcclBand, dfcclBor, dfcclBxor, dfcclLand, dfcclLor, dfcclLxor, /* interim: not yet in the data path */
+  dfcclBand, dfcclBor, dfcclBxor,
+  dfcclLand, dfcclLor, dfcclLxor,
   dfcclNumOps
 } dfcclRedOp_t;
 
@@ -102,7 +110,8 @@ dfcclResult_t dfcclInit(dfcclRankCtx_t* ctx, const dfcclInitArgs_t* args);
  * type, op) in the same order, and they exchange the collective's connectors through the
  * bootstrap; a mismatch is reported as dfcclInvalidArgument on every participant.  Each collective
  * gets connectors of its own, sized to it, so a preempted collective never blocks another.
- * Higher `priority` runs first when several collectives are ready (0 is the default).
+ * Higher `priority` runs first when several collectives are ready (0 is the default).  `op` must be
+ * defined for `dtype` (dfcclRedOp_t says which are), else dfcclInvalidArgument.
  */
 dfcclResult_t dfcclRegisterAllReduce(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype,
                                      dfcclRedOp_t op, int collId, const int* participants,

@@ -1,5 +1,6 @@
 /*
- * Element types of the daemon's data path, seen as bits.
+ * Element types of the daemon's data path, seen as bits; and the rule of which reduction op each
+ * type has.
  *
  * The data path stores every element as the unsigned integer of its width (a float is a uint32_t,
  * an fp16 a uint16_t, ...): packs of 16 bytes then need one union of integer arrays, integer
@@ -23,14 +24,83 @@
 #include <cuda_fp16.h>
 #endif
 
+/* ---- the types and the ops: sizes, op families, which op each type has, names ---- */
+
 /* Bytes of one element; 0 for an unknown type. */
-DF_FN size_t df_dtype_bytes(dfcclDataType_t dtype) {
+DF_HOST_DEVICE_FN size_t df_dtype_bytes(dfcclDataType_t dtype) {
   switch (dtype) {
     case dfcclInt8: case dfcclUint8: return 1;
-    case dfcclFloat16: case dfcclBfloat16: return 2;
+    case dfcclInt16: case dfcclUint16: case dfcclFloat16: case dfcclBfloat16: return 2;
     case dfcclInt32: case dfcclUint32: case dfcclFloat32: return 4;
     case dfcclInt64: case dfcclUint64: case dfcclFloat64: return 8;
     default: return 0;
+  }
+}
+
+DF_HOST_DEVICE_FN bool df_dtype_is_integer(dfcclDataType_t dtype) {
+  switch (dtype) {
+    case dfcclInt8: case dfcclUint8: case dfcclInt16: case dfcclUint16:
+    case dfcclInt32: case dfcclUint32: case dfcclInt64: case dfcclUint64: return true;
+    default: return false;
+  }
+}
+
+/* What an op's result depends on -- and so how many routines of the data path it needs
+ * (core/kernel/reduce.h). */
+typedef enum {
+  DF_OP_ARITHMETIC, /* sum, prod, max, min: the type (width, sign, integer or float)        */
+  DF_OP_BITWISE,    /* band, bor, bxor: nothing, every bit is combined on its own            */
+  DF_OP_LOGICAL     /* land, lor, lxor: the width (is the element zero? the result 1 or 0) */
+} df_op_family;
+
+DF_HOST_DEVICE_FN df_op_family df_op_family_of(dfcclRedOp_t op) {
+  switch (op) {
+    case dfcclBand: case dfcclBor: case dfcclBxor: return DF_OP_BITWISE;
+    case dfcclLand: case dfcclLor: case dfcclLxor: return DF_OP_LOGICAL;
+    default: return DF_OP_ARITHMETIC;
+  }
+}
+
+/* Whether `op` is defined for `dtype`, as in MPI: the arithmetic ops for every type, the bitwise
+ * and logical ops for the integers only.  This is the one statement of the rule: registration
+ * refuses every other pair (core/api.c), and the tests enumerate the pairs from it. */
+DF_HOST_DEVICE_FN bool df_op_defined_for(dfcclRedOp_t op, dfcclDataType_t dtype) {
+  if ((unsigned)op >= dfcclNumOps || df_dtype_bytes(dtype) == 0) return false;
+  return df_op_family_of(op) == DF_OP_ARITHMETIC || df_dtype_is_integer(dtype);
+}
+
+/* Names, for messages; "?" for an unknown value. */
+DF_HOST_DEVICE_FN const char* df_dtype_name(dfcclDataType_t dtype) {
+  switch (dtype) {
+    case dfcclInt8: return "int8";
+    case dfcclUint8: return "uint8";
+    case dfcclInt16: return "int16";
+    case dfcclUint16: return "uint16";
+    case dfcclInt32: return "int32";
+    case dfcclUint32: return "uint32";
+    case dfcclInt64: return "int64";
+    case dfcclUint64: return "uint64";
+    case dfcclFloat16: return "fp16";
+    case dfcclBfloat16: return "bf16";
+    case dfcclFloat32: return "fp32";
+    case dfcclFloat64: return "fp64";
+    default: return "?";
+  }
+}
+
+DF_HOST_DEVICE_FN const char* df_op_name(dfcclRedOp_t op) {
+  switch (op) {
+    case dfcclSum: return "sum";
+    case dfcclProd: return "prod";
+    case dfcclMax: return "max";
+    case dfcclMin: return "min";
+    case dfcclBand: return "band";
+    case dfcclBor: return "bor";
+    case dfcclBxor: return "bxor";
+    case dfcclLand: return "land";
+    case dfcclLor: return "lor";
+    case dfcclLxor: return "lxor";
+    default: return "?";
   }
 }
 

@@ -13,14 +13,18 @@
 #include <stdint.h>
 #include <string.h>
 
+/* DF_FN: daemon code.  DF_HOST_DEVICE_FN: also callable from the host code of a CUDA file (the
+ * facts about types and ops that the host checks and the daemon relies on). */
 #if defined(__CUDACC__)
 #define DF_CUDA 1
 #define DF_FN static __device__ __forceinline__
+#define DF_HOST_DEVICE_FN static __host__ __device__ __forceinline__
 #define DF_NOINLINE static __device__ __noinline__
 #define DF_RESTRICT __restrict__
 #else
 #define DF_CUDA 0
 #define DF_FN static inline
+#define DF_HOST_DEVICE_FN static inline
 #define DF_NOINLINE static
 #define DF_RESTRICT restrict
 #include <sched.h>

@@ -6,17 +6,26 @@
  *                           dst0[i] = v;  if (dst1) dst1[i] = v;
  *
  * Every thread of the daemon block calls it with the same arguments; each thread does its share
- * (split by b->tid / b->nthreads) and together they cover every element exactly once.  There is no
- * barrier inside: the caller synchronizes before publishing the result.  A destination may alias a
- * source exactly (in place); partial overlaps are not supported.
+ * (split by b->tid / b->nthreads) and together they write every byte of the destinations exactly
+ * once (a share is made of elements, or of bytes for the bitwise ops).  There is no barrier inside:
+ * the caller synchronizes before publishing the result.  A destination may alias a source exactly
+ * (in place); partial overlaps are not supported.
  *
- * Integers wrap (sum/prod modulo 2^bits); fp16/bf16 are computed in float and rounded to nearest
- * even; max/min are plain comparisons: max(a,b) = a > b ? a : b, min(a,b) = a < b ? a : b.
+ * `op` is one that dtype has (df_op_defined_for, checked at registration), with dfcclRedOp_t's
+ * meaning: integers wrap (sum/prod modulo 2^bits); fp16/bf16 are computed in float and rounded to
+ * nearest even; max/min are plain comparisons: max(a,b) = a > b ? a : b, min(a,b) = a < b ? a : b;
+ * band/bor/bxor combine bits; land/lor/lxor give 1 or 0.  The element operations are in
+ * reduce_ops.h.
+ *
+ * Routines go by op family (dtypes.h), as many as there are distinct computations: copies per
+ * element width (4), arithmetic per type and op (12 x 4), bitwise per op on the buffers seen as
+ * nelem x size bytes (3), logical per width and op (4 x 3).
  *
  * Layout of the work: when all pointers share the same offset modulo 16 and that offset is a whole
  * number of elements, a few head elements bring them to a 16-byte boundary, the bulk moves as
  * 16-byte packs (several loads in flight per thread), and a few tail elements finish.  Otherwise
  * the work goes element by element -- by bytes when an element is not even aligned to its size.
+ * The bitwise ops work on bytes, so any common offset gives them packs.
  *
  * On the GPU every source load bypasses L1 (ld.volatile.global): a source can be a FIFO slot that
  * another GPU rewrites, and a stale L1 line would return old data.
@@ -29,20 +38,11 @@
 #include "dfccl.h"
 #include "dtypes.h"
 #include "platform.h"
+#include "reduce_ops.h"
 
 /* 16-byte packs each thread keeps in flight per source (and elements, on the element path). */
 #ifndef DF_REDUCE_UNROLL
 #define DF_REDUCE_UNROLL 4
-#endif
-
-#define DF_PACK_BYTES 16
-
-#if DF_CUDA
-#define DF_UNROLL_LOOP _Pragma("unroll")
-#define DF_ALIGN16 __align__(16)
-#else
-#define DF_UNROLL_LOOP
-#define DF_ALIGN16 _Alignas(16)
 #endif
 
 /* The host does not fault on misaligned accesses that would fault on the GPU; the unit test
@@ -61,14 +61,6 @@
 #else
 #define DF_ASSERT_ALIGNED(p, bytes) ((void)0)
 #endif
-
-/* One 16-byte pack, seen as the elements of any width. */
-typedef union {
-  DF_ALIGN16 uint64_t u64[2];
-  uint32_t u32[4];
-  uint16_t u16[8];
-  uint8_t u8[16];
-} df_pack;
 
 /* ========================= memory access ========================= */
 
@@ -183,61 +175,6 @@ DF_DEFINE_ELEMENT_ACCESS(32)
 DF_DEFINE_ELEMENT_ACCESS(64)
 #undef DF_DEFINE_ELEMENT_ACCESS
 
-/* ========================= element operations =========================
- * df_op_<type>_<op>(a, b) on the element's bits.  `copy` keeps the first operand: it is the
- * operation of the copy routines, which have no second source. */
-
-#define DF_DEFINE_COPY_OP(BITS) \
-  DF_FN uint##BITS##_t df_op_copy##BITS(uint##BITS##_t a, uint##BITS##_t b) { (void)b; return a; }
-DF_DEFINE_COPY_OP(8)
-DF_DEFINE_COPY_OP(16)
-DF_DEFINE_COPY_OP(32)
-DF_DEFINE_COPY_OP(64)
-#undef DF_DEFINE_COPY_OP
-
-/* Integers: unsigned arithmetic wraps without UB; CMP_T gives max/min their signedness. */
-#define DF_DEFINE_INT_OPS(NAME, BITS, CMP_T)                                                   \
-  DF_FN uint##BITS##_t df_op_##NAME##_sum(uint##BITS##_t a, uint##BITS##_t b) {                \
-    return (uint##BITS##_t)(a + b);                                                            \
-  }                                                                                            \
-  DF_FN uint##BITS##_t df_op_##NAME##_prod(uint##BITS##_t a, uint##BITS##_t b) {               \
-    return (uint##BITS##_t)(a * b);                                                            \
-  }                                                                                            \
-  DF_FN uint##BITS##_t df_op_##NAME##_max(uint##BITS##_t a, uint##BITS##_t b) {                \
-    return (CMP_T)a > (CMP_T)b ? a : b;                                                        \
-  }                                                                                            \
-  DF_FN uint##BITS##_t df_op_##NAME##_min(uint##BITS##_t a, uint##BITS##_t b) {                \
-    return (CMP_T)a < (CMP_T)b ? a : b;                                                        \
-  }
-DF_DEFINE_INT_OPS(i8, 8, int8_t)
-DF_DEFINE_INT_OPS(u8, 8, uint8_t)
-DF_DEFINE_INT_OPS(i32, 32, int32_t)
-DF_DEFINE_INT_OPS(u32, 32, uint32_t)
-DF_DEFINE_INT_OPS(i64, 64, int64_t)
-DF_DEFINE_INT_OPS(u64, 64, uint64_t)
-#undef DF_DEFINE_INT_OPS
-
-/* Floating point: TO_F decodes the bits into the compute type, FROM_F rounds back.  max/min
- * return an operand's bits unchanged, so they never round. */
-#define DF_DEFINE_FLOAT_OPS(NAME, BITS, TO_F, FROM_F)                                          \
-  DF_FN uint##BITS##_t df_op_##NAME##_sum(uint##BITS##_t a, uint##BITS##_t b) {                \
-    return FROM_F(TO_F(a) + TO_F(b));                                                          \
-  }                                                                                            \
-  DF_FN uint##BITS##_t df_op_##NAME##_prod(uint##BITS##_t a, uint##BITS##_t b) {               \
-    return FROM_F(TO_F(a) * TO_F(b));                                                          \
-  }                                                                                            \
-  DF_FN uint##BITS##_t df_op_##NAME##_max(uint##BITS##_t a, uint##BITS##_t b) {                \
-    return TO_F(a) > TO_F(b) ? a : b;                                                          \
-  }                                                                                            \
-  DF_FN uint##BITS##_t df_op_##NAME##_min(uint##BITS##_t a, uint##BITS##_t b) {                \
-    return TO_F(a) < TO_F(b) ? a : b;                                                          \
-  }
-DF_DEFINE_FLOAT_OPS(f16, 16, df_f16_to_f32, df_f32_to_f16_rn)
-DF_DEFINE_FLOAT_OPS(bf16, 16, df_bf16_to_f32, df_f32_to_bf16_rn)
-DF_DEFINE_FLOAT_OPS(f32, 32, df_bits_to_f32, df_f32_to_bits)
-DF_DEFINE_FLOAT_OPS(f64, 64, df_bits_to_f64, df_f64_to_bits)
-#undef DF_DEFINE_FLOAT_OPS
-
 /* ========================= work layout ========================= */
 
 #define DF_NO_COMMON_OFFSET 16u
@@ -258,10 +195,9 @@ DF_FN bool df_all_aligned(const void* s0, const void* s1, const void* d0, const 
   return (any & (bytes - 1u)) == 0;
 }
 
-/* ========================= per-type routines =========================
+/* ========================= the routine of one element operation =========================
  * DF_DEFINE_REDUCE_COPY(NAME, BITS, HAS_SRC1, OP) defines, for elements of BITS bits combined by
- * df_op_<OP> (HAS_SRC1 = 0: copy of src0, src1 is ignored):
- *   NAME_pack       OP on the elements of two packs
+ * df_op_<OP> and packs combined by df_pack_<OP> (HAS_SRC1 = 0: copy of src0, src1 is ignored):
  *   NAME_packs      the 16-byte aligned bulk, DF_REDUCE_UNROLL packs per thread in flight
  *   NAME_elements   elements aligned to their size, DF_REDUCE_UNROLL per thread in flight
  *   NAME_bytewise   elements at any address
@@ -269,16 +205,9 @@ DF_FN bool df_all_aligned(const void* s0, const void* s1, const void* d0, const 
  * Indices are split over threads round-robin so that a warp's accesses are contiguous. */
 
 #define DF_DEFINE_REDUCE_COPY(NAME, BITS, HAS_SRC1, OP)                                           \
-  DF_FN df_pack NAME##_pack(df_pack a, df_pack b) {                                               \
-    DF_UNROLL_LOOP                                                                                \
-    for (unsigned k = 0; k < DF_PACK_BYTES / (BITS / 8); k++)                                     \
-      a.u##BITS[k] = df_op_##OP(a.u##BITS[k], b.u##BITS[k]);                                      \
-    return a;                                                                                     \
-  }                                                                                               \
-                                                                                                  \
   DF_FN void NAME##_one_pack(const char* s0, const char* s1, char* d0, char* d1, size_t offset) { \
     df_pack v = df_load_pack(s0 + offset);                                                        \
-    if (HAS_SRC1) v = NAME##_pack(v, df_load_pack(s1 + offset));                                  \
+    if (HAS_SRC1) v = df_pack_##OP(v, df_load_pack(s1 + offset));                                 \
     df_store_pack(d0 + offset, v);                                                                \
     if (d1) df_store_pack(d1 + offset, v);                                                        \
   }                                                                                               \
@@ -300,7 +229,7 @@ DF_FN bool df_all_aligned(const void* s0, const void* s1, const void* d0, const 
         for (int u = 0; u < DF_REDUCE_UNROLL; u++)                                                \
           w[u] = df_load_pack(s1 + (index + u * nthreads) * DF_PACK_BYTES);                       \
         DF_UNROLL_LOOP                                                                            \
-        for (int u = 0; u < DF_REDUCE_UNROLL; u++) v[u] = NAME##_pack(v[u], w[u]);                \
+        for (int u = 0; u < DF_REDUCE_UNROLL; u++) v[u] = df_pack_##OP(v[u], w[u]);               \
       }                                                                                           \
       DF_UNROLL_LOOP                                                                              \
       for (int u = 0; u < DF_REDUCE_UNROLL; u++)                                                  \
@@ -394,70 +323,143 @@ DF_FN bool df_all_aligned(const void* s0, const void* s1, const void* d0, const 
     }                                                                                             \
   }
 
+/* ========================= the routines, by op family ========================= */
+
 /* Copies: the element width is all that matters. */
 DF_DEFINE_REDUCE_COPY(df_copy8, 8, 0, copy8)
 DF_DEFINE_REDUCE_COPY(df_copy16, 16, 0, copy16)
 DF_DEFINE_REDUCE_COPY(df_copy32, 32, 0, copy32)
 DF_DEFINE_REDUCE_COPY(df_copy64, 64, 0, copy64)
 
-/* Reductions: one routine per (type, op), named df_reduce_<type>_<op>. */
-#define DF_DEFINE_REDUCE_OPS(TYPE, BITS)                              \
-  DF_DEFINE_REDUCE_COPY(df_reduce_##TYPE##_sum, BITS, 1, TYPE##_sum)  \
+/* Arithmetic: one routine per (type, op), named df_reduce_<type>_<op>. */
+#define DF_DEFINE_ARITHMETIC(TYPE, BITS)                               \
+  DF_DEFINE_REDUCE_COPY(df_reduce_##TYPE##_sum, BITS, 1, TYPE##_sum)   \
   DF_DEFINE_REDUCE_COPY(df_reduce_##TYPE##_prod, BITS, 1, TYPE##_prod) \
-  DF_DEFINE_REDUCE_COPY(df_reduce_##TYPE##_max, BITS, 1, TYPE##_max)  \
+  DF_DEFINE_REDUCE_COPY(df_reduce_##TYPE##_max, BITS, 1, TYPE##_max)   \
   DF_DEFINE_REDUCE_COPY(df_reduce_##TYPE##_min, BITS, 1, TYPE##_min)
-DF_DEFINE_REDUCE_OPS(i8, 8)
-DF_DEFINE_REDUCE_OPS(u8, 8)
-DF_DEFINE_REDUCE_OPS(i32, 32)
-DF_DEFINE_REDUCE_OPS(u32, 32)
-DF_DEFINE_REDUCE_OPS(i64, 64)
-DF_DEFINE_REDUCE_OPS(u64, 64)
-DF_DEFINE_REDUCE_OPS(f16, 16)
-DF_DEFINE_REDUCE_OPS(bf16, 16)
-DF_DEFINE_REDUCE_OPS(f32, 32)
-DF_DEFINE_REDUCE_OPS(f64, 64)
-#undef DF_DEFINE_REDUCE_OPS
+DF_DEFINE_ARITHMETIC(i8, 8)
+DF_DEFINE_ARITHMETIC(u8, 8)
+DF_DEFINE_ARITHMETIC(i16, 16)
+DF_DEFINE_ARITHMETIC(u16, 16)
+DF_DEFINE_ARITHMETIC(i32, 32)
+DF_DEFINE_ARITHMETIC(u32, 32)
+DF_DEFINE_ARITHMETIC(i64, 64)
+DF_DEFINE_ARITHMETIC(u64, 64)
+DF_DEFINE_ARITHMETIC(f16, 16)
+DF_DEFINE_ARITHMETIC(bf16, 16)
+DF_DEFINE_ARITHMETIC(f32, 32)
+DF_DEFINE_ARITHMETIC(f64, 64)
+#undef DF_DEFINE_ARITHMETIC
+
+/* Bitwise: one routine per op, over bytes (16-byte packs wherever the pointers allow them). */
+DF_DEFINE_REDUCE_COPY(df_reduce_band, 8, 1, band)
+DF_DEFINE_REDUCE_COPY(df_reduce_bor, 8, 1, bor)
+DF_DEFINE_REDUCE_COPY(df_reduce_bxor, 8, 1, bxor)
+
+/* Logical: one routine per (width, op), named df_reduce_<op><bits>. */
+#define DF_DEFINE_LOGICAL(BITS)                                     \
+  DF_DEFINE_REDUCE_COPY(df_reduce_land##BITS, BITS, 1, land##BITS) \
+  DF_DEFINE_REDUCE_COPY(df_reduce_lor##BITS, BITS, 1, lor##BITS)   \
+  DF_DEFINE_REDUCE_COPY(df_reduce_lxor##BITS, BITS, 1, lxor##BITS)
+DF_DEFINE_LOGICAL(8)
+DF_DEFINE_LOGICAL(16)
+DF_DEFINE_LOGICAL(32)
+DF_DEFINE_LOGICAL(64)
+#undef DF_DEFINE_LOGICAL
 
 /* ========================= entry point ========================= */
 
-#define DF_REDUCE_CASE(DTYPE, TYPE)                                                    \
-  case DTYPE:                                                                          \
-    switch (op) {                                                                      \
-      case dfcclSum: df_reduce_##TYPE##_sum(b, src0, src1, dst0, dst1, nelem); return; \
-      case dfcclProd: df_reduce_##TYPE##_prod(b, src0, src1, dst0, dst1, nelem); return; \
-      case dfcclMax: df_reduce_##TYPE##_max(b, src0, src1, dst0, dst1, nelem); return; \
-      case dfcclMin: df_reduce_##TYPE##_min(b, src0, src1, dst0, dst1, nelem); return; \
-      default: return;                                                                 \
-    }
-
-/* Copies src0 (src1 == NULL) or reduces src0 with src1 into dst0 and, if not NULL, dst1.
- * An unknown dtype or op does nothing: the caller validated both at registration. */
-DF_FN void df_reduce_copy(const df_block* b, dfcclDataType_t dtype, dfcclRedOp_t op,
-                          const void* src0, const void* src1, void* dst0, void* dst1,
-                          size_t nelem) {
-  if (src1 == NULL) {
-    switch (df_dtype_bytes(dtype)) {
-      case 1: df_copy8(b, src0, NULL, dst0, dst1, nelem); return;
-      case 2: df_copy16(b, src0, NULL, dst0, dst1, nelem); return;
-      case 4: df_copy32(b, src0, NULL, dst0, dst1, nelem); return;
-      case 8: df_copy64(b, src0, NULL, dst0, dst1, nelem); return;
-      default: return;
-    }
-  }
-  switch (dtype) {
-    DF_REDUCE_CASE(dfcclInt8, i8)
-    DF_REDUCE_CASE(dfcclUint8, u8)
-    DF_REDUCE_CASE(dfcclInt32, i32)
-    DF_REDUCE_CASE(dfcclUint32, u32)
-    DF_REDUCE_CASE(dfcclInt64, i64)
-    DF_REDUCE_CASE(dfcclUint64, u64)
-    DF_REDUCE_CASE(dfcclFloat16, f16)
-    DF_REDUCE_CASE(dfcclBfloat16, bf16)
-    DF_REDUCE_CASE(dfcclFloat32, f32)
-    DF_REDUCE_CASE(dfcclFloat64, f64)
+DF_FN void df_copy(const df_block* b, size_t size, const void* src0, void* dst0, void* dst1,
+                   size_t nelem) {
+  switch (size) {
+    case 1: df_copy8(b, src0, NULL, dst0, dst1, nelem); return;
+    case 2: df_copy16(b, src0, NULL, dst0, dst1, nelem); return;
+    case 4: df_copy32(b, src0, NULL, dst0, dst1, nelem); return;
+    case 8: df_copy64(b, src0, NULL, dst0, dst1, nelem); return;
     default: return;
   }
 }
-#undef DF_REDUCE_CASE
+
+#define DF_ARITHMETIC_CASE(DTYPE, TYPE)                                                  \
+  case DTYPE:                                                                            \
+    switch (op) {                                                                        \
+      case dfcclSum: df_reduce_##TYPE##_sum(b, src0, src1, dst0, dst1, nelem); return;   \
+      case dfcclProd: df_reduce_##TYPE##_prod(b, src0, src1, dst0, dst1, nelem); return; \
+      case dfcclMax: df_reduce_##TYPE##_max(b, src0, src1, dst0, dst1, nelem); return;   \
+      case dfcclMin: df_reduce_##TYPE##_min(b, src0, src1, dst0, dst1, nelem); return;   \
+      default: return;                                                                   \
+    }
+
+DF_FN void df_reduce_arithmetic(const df_block* b, dfcclDataType_t dtype, dfcclRedOp_t op,
+                                const void* src0, const void* src1, void* dst0, void* dst1,
+                                size_t nelem) {
+  switch (dtype) {
+    DF_ARITHMETIC_CASE(dfcclInt8, i8)
+    DF_ARITHMETIC_CASE(dfcclUint8, u8)
+    DF_ARITHMETIC_CASE(dfcclInt16, i16)
+    DF_ARITHMETIC_CASE(dfcclUint16, u16)
+    DF_ARITHMETIC_CASE(dfcclInt32, i32)
+    DF_ARITHMETIC_CASE(dfcclUint32, u32)
+    DF_ARITHMETIC_CASE(dfcclInt64, i64)
+    DF_ARITHMETIC_CASE(dfcclUint64, u64)
+    DF_ARITHMETIC_CASE(dfcclFloat16, f16)
+    DF_ARITHMETIC_CASE(dfcclBfloat16, bf16)
+    DF_ARITHMETIC_CASE(dfcclFloat32, f32)
+    DF_ARITHMETIC_CASE(dfcclFloat64, f64)
+    default: return;
+  }
+}
+#undef DF_ARITHMETIC_CASE
+
+/* The buffers as `nbytes` bytes: the element type plays no part. */
+DF_FN void df_reduce_bitwise(const df_block* b, dfcclRedOp_t op, const void* src0,
+                             const void* src1, void* dst0, void* dst1, size_t nbytes) {
+  switch (op) {
+    case dfcclBand: df_reduce_band(b, src0, src1, dst0, dst1, nbytes); return;
+    case dfcclBor: df_reduce_bor(b, src0, src1, dst0, dst1, nbytes); return;
+    case dfcclBxor: df_reduce_bxor(b, src0, src1, dst0, dst1, nbytes); return;
+    default: return;
+  }
+}
+
+#define DF_LOGICAL_CASE(BITS)                                                              \
+  case BITS / 8:                                                                           \
+    switch (op) {                                                                          \
+      case dfcclLand: df_reduce_land##BITS(b, src0, src1, dst0, dst1, nelem); return;      \
+      case dfcclLor: df_reduce_lor##BITS(b, src0, src1, dst0, dst1, nelem); return;        \
+      case dfcclLxor: df_reduce_lxor##BITS(b, src0, src1, dst0, dst1, nelem); return;      \
+      default: return;                                                                     \
+    }
+
+/* Only the element's width matters, not its sign. */
+DF_FN void df_reduce_logical(const df_block* b, size_t size, dfcclRedOp_t op, const void* src0,
+                             const void* src1, void* dst0, void* dst1, size_t nelem) {
+  switch (size) {
+    DF_LOGICAL_CASE(8)
+    DF_LOGICAL_CASE(16)
+    DF_LOGICAL_CASE(32)
+    DF_LOGICAL_CASE(64)
+    default: return;
+  }
+}
+#undef DF_LOGICAL_CASE
+
+/* Copies src0 (src1 == NULL) or reduces src0 with src1 into dst0 and, if not NULL, dst1.
+ * A dtype or op out of range does nothing: registration refuses them, and every pair that
+ * df_op_defined_for refuses. */
+DF_FN void df_reduce_copy(const df_block* b, dfcclDataType_t dtype, dfcclRedOp_t op,
+                          const void* src0, const void* src1, void* dst0, void* dst1,
+                          size_t nelem) {
+  const size_t size = df_dtype_bytes(dtype);
+  if (src1 == NULL) {
+    df_copy(b, size, src0, dst0, dst1, nelem);
+    return;
+  }
+  switch (df_op_family_of(op)) {
+    case DF_OP_ARITHMETIC: df_reduce_arithmetic(b, dtype, op, src0, src1, dst0, dst1, nelem); return;
+    case DF_OP_BITWISE: df_reduce_bitwise(b, op, src0, src1, dst0, dst1, nelem * size); return;
+    case DF_OP_LOGICAL: df_reduce_logical(b, size, op, src0, src1, dst0, dst1, nelem); return;
+  }
+}
 
 #endif /* DFCCL_KERNEL_REDUCE_H */

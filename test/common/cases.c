@@ -11,25 +11,85 @@
 #include "elements.h"
 
 const char* const kind_names[NUM_KINDS] = {"all-reduce", "all-gather", "reduce-scatter", "broadcast", "reduce"};
-static const char* type_names[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64", "fp16", "bf16", "fp32", "fp64"};
-static const char* op_names[] = {"sum", "prod", "max", "min"};
 
 static bool is_signed(dfcclDataType_t t) {
-  return t == dfcclInt8 || t == dfcclInt32 || t == dfcclInt64 || t >= dfcclFloat16;
+  return t != dfcclUint8 && t != dfcclUint16 && t != dfcclUint32 && t != dfcclUint64;
 }
 
 bool reduces(kind k) { return k == ALL_REDUCE || k == REDUCE_SCATTER || k == REDUCE; }
 
-/* A small integer for (rank, case, element) whose reduction over up to 8 ranks is exact in every
- * type: sums of 0..7, products of 1..2 (and -1 for signed types), max/min of -50..50. */
+static uint64_t mix(uint64_t h) {
+  h = (h ^ (h >> 31)) * 0xbf58476d1ce4e5b9ull;
+  return h ^ (h >> 29);
+}
+
+/* The value of an integer type whose low `width` bits are `bits` (the others zero): negative when
+ * the type is signed and the top one is set.  Exact in float64 for width <= 53, and for the sign
+ * bit alone at width 64. */
+static double integer_value(dfcclDataType_t t, uint64_t bits, unsigned width) {
+  const uint64_t mask = width == 64 ? ~0ull : (1ull << width) - 1;
+  if (!is_signed(t) || !((bits >> (width - 1)) & 1)) return (double)bits;
+  return (double)(int64_t)(bits | ~mask);
+}
+
+/* Bitwise ops: random bits of the type's width (at most 53, which float64 holds), mostly ones for
+ * band and mostly zeros for bor, so that their results over a few ranks still vary. */
+static double bits_input(const test_case* c, uint64_t h) {
+  unsigned width = 8 * (unsigned)dfcclTypeSize(c->dtype);
+  if (width > 53) width = 53;
+  const uint64_t r1 = mix(h), r2 = mix(r1), r3 = mix(r2);
+  uint64_t bits = c->op == dfcclBand ? r1 | r2 | r3 : c->op == dfcclBor ? r1 & r2 & r3 : r1;
+  return integer_value(c->dtype, bits & ((1ull << width) - 1), width);
+}
+
+/* Logical ops: zero often enough for both results over a few ranks (1 in 4 for land, 3 in 4 for
+ * lor, 1 in 2 for lxor), else a nonzero value that a wrong op might take for zero or for one: 1, 2,
+ * -1 (all ones), 0x80, 0x100 (a zero low byte), the sign bit alone. */
+static double truth_input(const test_case* c, uint64_t h) {
+  const uint64_t zeros_in_4 = c->op == dfcclLand ? 1 : c->op == dfcclLor ? 3 : 2;
+  if (h % 4 < zeros_in_4) return 0.0;
+  const unsigned width = 8 * (unsigned)dfcclTypeSize(c->dtype);
+  const unsigned ones_width = width > 53 ? 53 : width;
+  const uint64_t nonzero[] = {1, 2, (1ull << ones_width) - 1, 0x80, width > 8 ? 0x100 : 0x40, 1ull << (width - 1)};
+  const uint64_t bits = nonzero[(h >> 2) % (sizeof nonzero / sizeof nonzero[0])];
+  return integer_value(c->dtype, bits, bits == (1ull << ones_width) - 1 ? ones_width : width);
+}
+
+/* An input for (rank, case, element) whose reduction over up to 8 ranks is exact in every type:
+ * sums of 0..7, products of 1..2 (and -1 for signed types), max/min of -50..50; integers of the
+ * type's range for the bitwise and logical ops (defined for the integer types only). */
 static double input(const test_case* c, int rank, size_t i) {
   uint64_t h = (uint64_t)(c->id + 1) * 0x9e3779b97f4a7c15ull ^ (uint64_t)(rank + 1) * 0xbf58476d1ce4e5b9ull ^
                i * 0x94d049bb133111ebull ^ (uint64_t)c->seed * 0xd6e8feb86659fd93ull;
   h ^= h >> 29;
-  switch (reduces(c->kind) ? c->op : dfcclSum) {
+  const dfcclRedOp_t op = reduces(c->kind) ? c->op : dfcclSum;
+  switch (df_op_family_of(op)) {
+    case DF_OP_BITWISE: return bits_input(c, h);
+    case DF_OP_LOGICAL: return truth_input(c, h);
+    default: break;
+  }
+  switch (op) {
     case dfcclSum: return (double)(h % 8);
     case dfcclProd: return is_signed(c->dtype) && h % 5 == 0 ? -1.0 : (double)(h % 2 + 1);
     default: return is_signed(c->dtype) ? (double)(int)(h % 101) - 50.0 : (double)(h % 101);
+  }
+}
+
+/* MPI's definition of each op, on values that are integers for the bitwise and logical ops (and
+ * that int64_t holds: two's complement makes the bits of a narrower signed type come out right). */
+static double reduce2(dfcclRedOp_t op, double a, double b) {
+  switch (op) {
+    case dfcclSum: return a + b;
+    case dfcclProd: return a * b;
+    case dfcclMax: return b > a ? b : a;
+    case dfcclMin: return b < a ? b : a;
+    case dfcclBand: return (double)((int64_t)a & (int64_t)b);
+    case dfcclBor: return (double)((int64_t)a | (int64_t)b);
+    case dfcclBxor: return (double)((int64_t)a ^ (int64_t)b);
+    case dfcclLand: return a != 0 && b != 0;
+    case dfcclLor: return a != 0 || b != 0;
+    case dfcclLxor: return (a != 0) != (b != 0);
+    default: fprintf(stderr, "cases.c: unknown op %d\n", (int)op); abort();
   }
 }
 
@@ -37,15 +97,7 @@ static int rank_at(const test_case* c, int position) { return c->ranks ? c->rank
 
 static double reduce_over_ranks(const test_case* c, size_t i) {
   double acc = input(c, rank_at(c, 0), i);
-  for (int k = 1; k < c->nranks; k++) {
-    double v = input(c, rank_at(c, k), i);
-    switch (c->op) {
-      case dfcclSum: acc += v; break;
-      case dfcclProd: acc *= v; break;
-      case dfcclMax: acc = v > acc ? v : acc; break;
-      default: acc = v < acc ? v : acc; break;
-    }
-  }
+  for (int k = 1; k < c->nranks; k++) acc = reduce2(c->op, acc, input(c, rank_at(c, k), i));
   return acc;
 }
 
@@ -113,7 +165,7 @@ long verify(harness* h, test_case* c) {
       double want = expected(c, i), got = element_load(host, c->dtype, i);
       if (got != want && wrong++ < 3)
         fprintf(stderr, "rank %d: %s %s %s count %zu %s offset %zu root %d on %d ranks: element %zu = %g, expected %g\n",
-                h->rank, kind_names[c->kind], type_names[c->dtype], op_names[c->op], c->count,
+                h->rank, kind_names[c->kind], df_dtype_name(c->dtype), df_op_name(c->op), c->count,
                 c->in_place ? "in place" : "out of place", c->offset_elems, c->root, c->nranks, i, got, want);
     }
     free(host);

@@ -16,6 +16,8 @@ static inline void element_store(void* buf, dfcclDataType_t t, size_t i, double 
   switch (t) {
     case dfcclInt8: ((int8_t*)buf)[i] = (int8_t)v; break;
     case dfcclUint8: ((uint8_t*)buf)[i] = (uint8_t)v; break;
+    case dfcclInt16: ((int16_t*)buf)[i] = (int16_t)v; break;
+    case dfcclUint16: ((uint16_t*)buf)[i] = (uint16_t)v; break;
     case dfcclInt32: ((int32_t*)buf)[i] = (int32_t)v; break;
     case dfcclUint32: ((uint32_t*)buf)[i] = (uint32_t)v; break;
     case dfcclInt64: ((int64_t*)buf)[i] = (int64_t)v; break;
@@ -31,6 +33,8 @@ static inline double element_load(const void* buf, dfcclDataType_t t, size_t i) 
   switch (t) {
     case dfcclInt8: return ((const int8_t*)buf)[i];
     case dfcclUint8: return ((const uint8_t*)buf)[i];
+    case dfcclInt16: return ((const int16_t*)buf)[i];
+    case dfcclUint16: return ((const uint16_t*)buf)[i];
     case dfcclInt32: return ((const int32_t*)buf)[i];
     case dfcclUint32: return ((const uint32_t*)buf)[i];
     case dfcclInt64: return (double)((const int64_t*)buf)[i];

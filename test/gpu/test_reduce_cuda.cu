@@ -1,7 +1,7 @@
 /*
  * GPU unit test and micro-benchmark of df_reduce_copy (core/kernel/reduce.h).
  *
- * Build:  nvcc -std=c++17 -O3 -arch=sm_90 -I core -I core/kernel \
+ * Build:  nvcc -std=c++17 -O3 -arch=sm_90 -I core -I core/kernel -I test/common \
  *              test/gpu/test_reduce_cuda.cu -o build/test_reduce_cuda
  * Run:    build/test_reduce_cuda            (test, then benchmark)
  *         build/test_reduce_cuda --test     (test only)
@@ -9,9 +9,11 @@
  *
  * 1. The hardware fp16/bf16 conversions the data path uses on the GPU must equal the software
  *    ones the host target uses (all 2^16 codes, and many floats incl. every tie).
- * 2. Every dtype x op, with/without src1 and dst1, separate or in place, for several counts and
- *    pointer offsets (16-byte path, element path, byte path), blockDim 512 and 96, against a host
- *    reference; guard bytes around every buffer must survive.
+ * 2. Every (dtype, op) pair that df_op_defined_for allows, with/without src1 and dst1, separate or
+ *    in place, for several counts and pointer offsets (16-byte path, element path, byte path),
+ *    blockDim 512 and 96, against a host reference (MPI's definitions; integer inputs include edge
+ *    values such as 0, 1, -1, 0x80, 0x100 and the sign bit); guard bytes around every buffer must
+ *    survive.  Before the sweep, examples worked out by hand from MPI's definitions.
  * 3. GB/s of fp32 sum on 256 MiB buffers with 1 and 32 blocks of 512 threads (median of repeats,
  *    cudaEvent timing after warm-up), plus a few neighbouring cases for context.
  *
@@ -110,13 +112,17 @@ struct TypeInfo {
 
 static const TypeInfo kTypes[] = {
     {dfcclInt8, "int8", 1, kSigned},   {dfcclUint8, "uint8", 1, kUnsigned},
+    {dfcclInt16, "int16", 2, kSigned}, {dfcclUint16, "uint16", 2, kUnsigned},
     {dfcclInt32, "int32", 4, kSigned}, {dfcclUint32, "uint32", 4, kUnsigned},
     {dfcclInt64, "int64", 8, kSigned}, {dfcclUint64, "uint64", 8, kUnsigned},
     {dfcclFloat16, "fp16", 2, kF16},   {dfcclBfloat16, "bf16", 2, kBF16},
     {dfcclFloat32, "fp32", 4, kF32},   {dfcclFloat64, "fp64", 8, kF64},
 };
 
-static const char* const kOpNames[] = {"sum", "prod", "max", "min"};
+static const char* const kOpNames[] = {"sum", "prod", "max", "min", "band",
+                                       "bor", "bxor", "land", "lor", "lxor"};
+
+static bool is_integer(const TypeInfo& t) { return t.kind == kSigned || t.kind == kUnsigned; }
 
 static float f32_of(uint64_t bits) {
   const uint32_t b = (uint32_t)bits;
@@ -136,6 +142,7 @@ static float bf16_value(uint64_t bits) {
 static uint64_t f16_bits(float f) { return __half_as_ushort(__float2half_rn(f)); }
 static uint64_t bf16_bits(float f) { return __bfloat16_as_ushort(__float2bfloat16_rn(f)); }
 
+/* Integers (a and b hold the element's bits): MPI's definitions. */
 static uint64_t ref_int_op(const TypeInfo& t, dfcclRedOp_t op, uint64_t a, uint64_t b) {
   const unsigned unused = 64 - 8 * (unsigned)t.size;
   const uint64_t mask = ~0ull >> unused;
@@ -144,7 +151,14 @@ static uint64_t ref_int_op(const TypeInfo& t, dfcclRedOp_t op, uint64_t a, uint6
     case dfcclSum: return (a + b) & mask;
     case dfcclProd: return (a * b) & mask;
     case dfcclMax: return (!less && a != b) ? a : b;
-    default: return less ? a : b;
+    case dfcclMin: return less ? a : b;
+    case dfcclBand: return a & b;
+    case dfcclBor: return a | b;
+    case dfcclBxor: return a ^ b;
+    case dfcclLand: return a && b;
+    case dfcclLor: return a || b;
+    case dfcclLxor: return !a != !b;
+    default: fprintf(stderr, "ref_int_op: op %d\n", (int)op); exit(1);
   }
 }
 
@@ -167,11 +181,26 @@ static uint64_t ref_op(const TypeInfo& t, dfcclRedOp_t op, uint64_t a, uint64_t 
   }
 }
 
-/* Integers of any value; floats mostly small integers, sometimes any finite value. */
+/* Integers that tell the ops' corner cases apart, cut to the element's width: zero, one, -1, 2,
+ * 0x80, 0x7f, 0x100 (nonzero with a zero low byte), the sign bit alone, the largest signed value. */
+static uint64_t edge_value(const TypeInfo& t, unsigned which) {
+  const unsigned top = 8 * (unsigned)t.size - 1;
+  const uint64_t values[] = {0, 1, ~0ull, 2, 0x80, 0x7f, 0x100, 1ull << top, (1ull << top) - 1};
+  return values[which % (sizeof values / sizeof values[0])];
+}
+
+/* Integers of any value, small values and edge values (zero is frequent, so logical ops produce
+ * both results); floats mostly small integers, sometimes any finite value. */
 static uint64_t random_value(const TypeInfo& t) {
   const uint64_t r = rand64();
   const uint64_t mask = ~0ull >> (64 - 8 * t.size);
-  if (t.kind == kSigned || t.kind == kUnsigned) return ((r & 3) ? r : r % 5) & mask;
+  if (is_integer(t)) {
+    switch (r & 7) {
+      case 0: case 1: case 2: return r & mask;
+      case 3: return (r >> 8) % 5;
+      default: return edge_value(t, (unsigned)(r >> 8)) & mask;
+    }
+  }
   if (r & 3) {
     const float k = (float)((int)(r >> 8) % 17);
     switch (t.kind) {
@@ -346,6 +375,75 @@ static int test_conversions() {
   return 0;
 }
 
+static const TypeInfo& type_of(dfcclDataType_t dtype) {
+  for (const TypeInfo& t : kTypes)
+    if (t.dtype == dtype) return t;
+  fprintf(stderr, "no type %d\n", (int)dtype);
+  exit(1);
+}
+
+/* Examples worked out by hand from MPI's definitions (the same as the host unit test's): they
+ * check the reference as much as the GPU, on packs and a tail. */
+static int test_examples() {
+  static const struct {
+    dfcclDataType_t dtype;
+    dfcclRedOp_t op;
+    uint64_t a, b, want;
+  } kExamples[] = {
+      {dfcclInt8, dfcclMax, 0x80, 0x01, 0x01},            /* -128 < 1 */
+      {dfcclUint8, dfcclMax, 0x80, 0x01, 0x80},           /* 128 > 1 */
+      {dfcclInt16, dfcclMin, 0x8000, 0x0001, 0x8000},     /* -32768 < 1 */
+      {dfcclUint16, dfcclMin, 0x8000, 0x0001, 0x0001},
+      {dfcclInt64, dfcclMax, 1ull << 63, 0x7f, 0x7f},
+      {dfcclUint8, dfcclBand, 0xf0, 0x3c, 0x30},
+      {dfcclInt16, dfcclBor, 0x00f0, 0x8001, 0x80f1},
+      {dfcclInt64, dfcclBxor, ~0ull, 0x0f, ~0ull ^ 0x0f},
+      {dfcclInt32, dfcclLand, 0x100, 2, 1},               /* nonzero with a zero low byte */
+      {dfcclUint64, dfcclLand, 1ull << 63, 1, 1},
+      {dfcclInt8, dfcclLand, 0, 0xff, 0},                 /* 0 && -1 */
+      {dfcclInt16, dfcclLor, 0, 0x8000, 1},
+      {dfcclUint16, dfcclLor, 0, 0, 0},
+      {dfcclUint32, dfcclLxor, 2, 0x80, 0},               /* both true */
+      {dfcclInt64, dfcclLxor, 0, ~0ull, 1},
+      {dfcclUint8, dfcclLxor, 0x80, 0, 1},
+  };
+  const size_t n = 40; /* two packs and a tail for 1-byte elements */
+  char *a, *b, *d;
+  CHECK_CUDA(cudaMalloc(&a, n * 8));
+  CHECK_CUDA(cudaMalloc(&b, n * 8));
+  CHECK_CUDA(cudaMalloc(&d, n * 8));
+  int failures = 0;
+  for (const auto& e : kExamples) {
+    const TypeInfo& t = type_of(e.dtype);
+    const uint64_t ref = ref_op(t, e.op, e.a, e.b);
+    std::vector<unsigned char> ha(n * t.size), hb(n * t.size), hd(n * t.size);
+    for (size_t i = 0; i < n; i++) {
+      put_element(ha.data() + i * t.size, t.size, e.a);
+      put_element(hb.data() + i * t.size, t.size, e.b);
+    }
+    CHECK_CUDA(cudaMemcpy(a, ha.data(), ha.size(), cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(b, hb.data(), hb.size(), cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemset(d, 0x5a, n * 8));
+    reduce_copy_kernel<<<1, 96>>>(t.dtype, e.op, a, b, d, nullptr, n);
+    CHECK_CUDA(cudaGetLastError());
+    CHECK_CUDA(cudaMemcpy(hd.data(), d, hd.size(), cudaMemcpyDeviceToHost));
+    size_t wrong = 0;
+    for (size_t i = 0; i < n; i++) wrong += get_element(hd.data() + i * t.size, t.size) != e.want;
+    if (ref != e.want || wrong) {
+      failures++;
+      fprintf(stderr, "FAIL: example %s %s(0x%llx, 0x%llx): want 0x%llx, reference 0x%llx, %zu of %zu "
+              "GPU elements differ (first 0x%llx)\n", t.name, df_op_name(e.op),
+              (unsigned long long)e.a, (unsigned long long)e.b, (unsigned long long)e.want,
+              (unsigned long long)ref, wrong, n, (unsigned long long)get_element(hd.data(), t.size));
+    }
+  }
+  CHECK_CUDA(cudaFree(a));
+  CHECK_CUDA(cudaFree(b));
+  CHECK_CUDA(cudaFree(d));
+  printf("examples: %zu, %d failures\n", sizeof kExamples / sizeof kExamples[0], failures);
+  return failures;
+}
+
 static int test_reduce() {
   static const size_t kCounts[] = {0, 1, 17, 1000, 4099, 98309};
   /* Equal offsets (16-byte path with head/tail), element-aligned but different (element path),
@@ -364,6 +462,7 @@ static int test_reduce() {
         for (size_t count : kCounts)
           for (size_t o = 0; o < sizeof kOffsets / sizeof kOffsets[0]; o++)
             for (int threads : {kThreads, 96}) {
+              if (!df_op_defined_for((dfcclRedOp_t)op, t.dtype)) continue;
               if (threads != kThreads && count > 4099) continue;
               Case c{&t, (dfcclRedOp_t)op, (mode & 1) != 0, (mode & 2) != 0, (mode & 4) != 0,
                      count, {}, threads};
@@ -504,7 +603,7 @@ int main(int argc, char** argv) {
   const bool test = strcmp(only, "--bench") != 0;
   const bool benchmark = strcmp(only, "--test") != 0;
   int failures = 0;
-  if (test) failures += test_conversions() + test_reduce();
+  if (test) failures += test_conversions() + test_examples() + test_reduce();
   if (benchmark) failures += run_benchmark();
   printf("test_reduce_cuda: %s\n", failures ? "FAILED" : "OK");
   return failures ? 1 : 0;

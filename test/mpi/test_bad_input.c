@@ -24,6 +24,14 @@ static void expect(dfcclResult_t got, dfcclResult_t want, const char* what, int 
           dfcclGetLastErrorMessage(), dfcclGetErrorString(want));
 }
 
+/* The last error's sentence must name both words (e.g. the op and the type). */
+static void expect_message(const char* word1, const char* word2, int rank) {
+  const char* message = dfcclGetLastErrorMessage();
+  if (strstr(message, word1) && strstr(message, word2)) return;
+  failures++;
+  fprintf(stderr, "FAIL rank %d: the message \"%s\" does not name %s and %s\n", rank, message, word1, word2);
+}
+
 int main(int argc, char** argv) {
   harness h;
   harness_init(&h, &argc, &argv, "test_bad_input");
@@ -46,6 +54,11 @@ int main(int argc, char** argv) {
   expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, -1, NULL, 0, 0), dfcclInvalidArgument, "negative id", h.rank);
   expect(dfcclRegisterAllReduce(ctx, 8, (dfcclDataType_t)99, dfcclSum, 1, NULL, 0, 0), dfcclInvalidArgument, "unknown data type", h.rank);
   expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, (dfcclRedOp_t)99, 1, NULL, 0, 0), dfcclInvalidArgument, "unknown op", h.rank);
+  /* Bitwise and logical ops are defined for the integers only (as in MPI). */
+  expect(dfcclRegisterAllReduce(ctx, 8, dfcclFloat32, dfcclBand, 1, NULL, 0, 0), dfcclInvalidArgument, "band on fp32", h.rank);
+  expect_message("band", "fp32", h.rank);
+  expect(dfcclRegisterReduce(ctx, 8, dfcclBfloat16, dfcclLxor, 0, 1, NULL, 0, 0), dfcclInvalidArgument, "lxor on bf16 (reduce)", h.rank);
+  expect_message("lxor", "bf16", h.rank);
   expect(dfcclRegisterAllReduce(ctx, SIZE_MAX / 2, dfcclInt64, dfcclSum, 1, NULL, 0, 0), dfcclInvalidArgument, "count overflow", h.rank);
   int twice[] = {0, 0};
   expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, 1, twice, 2, 0), dfcclInvalidArgument, "a participant listed twice", h.rank);
@@ -58,6 +71,8 @@ int main(int argc, char** argv) {
          "ranks register different counts", h.rank);
   expect(dfcclRegisterAllReduce(ctx, 8, h.rank ? dfcclInt32 : (dfcclDataType_t)99, dfcclSum, 6, NULL, 0, 0),
          dfcclInvalidArgument, "one rank passes an unknown type", h.rank);
+  expect(dfcclRegisterAllReduce(ctx, 8, h.rank ? dfcclInt32 : dfcclFloat32, dfcclBand, 7, NULL, 0, 0),
+         dfcclInvalidArgument, "one rank passes band on fp32", h.rank);
   expect(dfcclRegisterAllReduce(ctx, 1024, dfcclInt32, dfcclSum, 1, NULL, 0, 0), dfcclSuccess, "register id 1", h.rank);
   expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, 1, NULL, 0, 0), dfcclDuplicateId, "register id 1 again", h.rank);
   expect(dfcclRegisterAllReduce(ctx, 0, dfcclFloat32, dfcclMax, 2, NULL, 0, 0), dfcclSuccess, "register count 0", h.rank);

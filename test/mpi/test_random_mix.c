@@ -16,9 +16,19 @@
 #include <unistd.h>
 
 #include "cases.h"
+#include "dtypes.h"
 
 #define MAX_GROUPS 8
 #define MAX_CASES 64
+
+/* The n-th (cyclically) of the ops the type has: every op comes up, on the types that have it. */
+static dfcclRedOp_t nth_op_of(dfcclDataType_t dtype, int n) {
+  dfcclRedOp_t ops[dfcclNumOps];
+  int count = 0;
+  for (int o = 0; o < dfcclNumOps; o++)
+    if (df_op_defined_for((dfcclRedOp_t)o, dtype)) ops[count++] = (dfcclRedOp_t)o;
+  return ops[n % count];
+}
 
 int main(int argc, char** argv) {
   harness h;
@@ -64,15 +74,16 @@ int main(int argc, char** argv) {
   test_case cases[MAX_CASES];
   int n = 0, mine = 0;
   int mine_index[MAX_CASES];
-  static const dfcclDataType_t types[] = {dfcclFloat32, dfcclInt32, dfcclBfloat16, dfcclInt64, dfcclUint8};
+  static const dfcclDataType_t types[] = {dfcclFloat32, dfcclInt32, dfcclBfloat16, dfcclInt64, dfcclUint8, dfcclUint16};
+  const int ntypes = (int)(sizeof types / sizeof types[0]);
   for (int g = 0; g < ngroups; g++)
     for (int k = 0; k < NUM_KINDS && n < MAX_CASES; k++, n++) {
       test_case* c = &cases[n];
       memset(c, 0, sizeof *c);
       c->id = n;
       c->kind = (kind)k;
-      c->dtype = types[(g + k) % 5];
-      c->op = reduces(c->kind) ? (dfcclRedOp_t)((g + k) % dfcclNumOps) : dfcclSum;
+      c->dtype = types[(g + k) % ntypes];
+      c->op = reduces(c->kind) ? nth_op_of(c->dtype, g + k) : dfcclSum;
       c->count = (size_t)(1 + (g * 7 + k * 3) % 5) * 3001;
       c->in_place = (g + k) % 2;
       c->ranks = members[g];

@@ -5,12 +5,16 @@
  * Build and run:  gcc -std=c11 -O2 -Wall -Wextra -I core -I core/kernel \
  *                     test/unit/test_reduce.c -o build/test_reduce && build/test_reduce
  *
- * Every dtype x op, with and without src1 and dst1, in place or not, for many counts and
- * independent byte offsets of every pointer, with the block split into 1, 3 or 32 simulated
- * threads.  Results are compared bit for bit with a reference written independently of the code
- * under test (its fp16/bf16 rounding searches a table of all representable values).  Guard bytes
- * around every buffer must survive, sources must not change, and -- when no destination aliases a
- * source -- every destination element must be written by exactly one thread.
+ * Every (dtype, op) pair that df_op_defined_for allows, with and without src1 and dst1, in place
+ * or not, for many counts and independent byte offsets of every pointer, with the block split into
+ * 1, 3 or 32 simulated threads.  Results are compared bit for bit with a reference written
+ * independently of the code under test (its fp16/bf16 rounding searches a table of all
+ * representable values; its integer ops follow MPI's definitions).  Guard bytes around every
+ * buffer must survive, sources must not change, and -- when no destination aliases a source --
+ * every destination byte must be written by exactly one thread.  Integer inputs mix random values
+ * with edge values (0, 1, -1, 2, 0x80, the sign bit, ...), which tell signed from unsigned max/min
+ * and a logical op's 1 from the operand.  Also: the rule itself (the pairs it refuses), and a few
+ * examples worked out by hand from MPI's definitions.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -202,6 +206,7 @@ typedef struct {
 
 static const type_info g_types[] = {
     {dfcclInt8, "int8", 1, KIND_SIGNED},     {dfcclUint8, "uint8", 1, KIND_UNSIGNED},
+    {dfcclInt16, "int16", 2, KIND_SIGNED},   {dfcclUint16, "uint16", 2, KIND_UNSIGNED},
     {dfcclInt32, "int32", 4, KIND_SIGNED},   {dfcclUint32, "uint32", 4, KIND_UNSIGNED},
     {dfcclInt64, "int64", 8, KIND_SIGNED},   {dfcclUint64, "uint64", 8, KIND_UNSIGNED},
     {dfcclFloat16, "fp16", 2, KIND_F16},     {dfcclBfloat16, "bf16", 2, KIND_BF16},
@@ -209,7 +214,10 @@ static const type_info g_types[] = {
 };
 #define NTYPES (sizeof g_types / sizeof g_types[0])
 
-static const char* const g_op_names[] = {"sum", "prod", "max", "min"};
+static const char* const g_op_names[] = {"sum",  "prod", "max", "min", "band",
+                                         "bor",  "bxor", "land", "lor", "lxor"};
+
+static bool is_integer(const type_info* t) { return t->kind == KIND_SIGNED || t->kind == KIND_UNSIGNED; }
 
 static uint64_t get_element(const unsigned char* p, size_t size) {
   uint64_t v = 0;
@@ -230,6 +238,7 @@ static double ref_decode(const type_info* t, uint64_t bits) {
   }
 }
 
+/* Integers (a and b hold the element's bits): MPI's definitions. */
 static uint64_t ref_int_op(const type_info* t, dfcclRedOp_t op, uint64_t a, uint64_t b) {
   const unsigned bits = (unsigned)(8 * t->size);
   const uint64_t mask = bits == 64 ? ~0ull : (1ull << bits) - 1;
@@ -242,7 +251,14 @@ static uint64_t ref_int_op(const type_info* t, dfcclRedOp_t op, uint64_t a, uint
     case dfcclSum: return (a + b) & mask;
     case dfcclProd: return (a * b) & mask;
     case dfcclMax: return (!less && a != b) ? a : b; /* a > b ? a : b */
-    default: return less ? a : b;
+    case dfcclMin: return less ? a : b;
+    case dfcclBand: return a & b;
+    case dfcclBor: return a | b;
+    case dfcclBxor: return a ^ b;
+    case dfcclLand: return a && b;
+    case dfcclLor: return a || b;
+    case dfcclLxor: return !a != !b;
+    default: fail("ref_int_op: op %d", (int)op); return 0;
   }
 }
 
@@ -262,17 +278,30 @@ static uint64_t ref_float_op(const type_info* t, dfcclRedOp_t op, uint64_t a, ui
 }
 
 static uint64_t ref_op(const type_info* t, dfcclRedOp_t op, uint64_t a, uint64_t b) {
-  return (t->kind == KIND_SIGNED || t->kind == KIND_UNSIGNED) ? ref_int_op(t, op, a, b)
-                                                              : ref_float_op(t, op, a, b);
+  return is_integer(t) ? ref_int_op(t, op, a, b) : ref_float_op(t, op, a, b);
 }
 
-/* Inputs: integers of any value; floats mostly small integers (so that sums and products are
- * exact and ties with max/min occur), sometimes any finite value. */
+/* Integers that tell the ops' corner cases apart, as 64-bit patterns cut to the element's width:
+ * zero, one, -1 (all ones), 2, 0x80 (a byte's top bit), 0x100 (nonzero with a zero low byte), the
+ * sign bit alone (a value a logical op on the low bytes would miss), the largest signed value. */
+static uint64_t edge_value(const type_info* t, unsigned which) {
+  const unsigned top = (unsigned)(8 * t->size) - 1;
+  const uint64_t values[] = {0, 1, ~0ull, 2, 0x80, 0x7f, 0x100, 1ull << top, (1ull << top) - 1};
+  return values[which % (sizeof values / sizeof values[0])];
+}
+
+/* Inputs: integers of any value, small values and edge values (zero is frequent, so logical ops
+ * produce both results); floats mostly small integers (so that sums and products are exact and
+ * ties with max/min occur), sometimes any finite value. */
 static uint64_t random_value(const type_info* t) {
   const uint64_t r = rand64();
-  if (t->kind == KIND_SIGNED || t->kind == KIND_UNSIGNED) {
+  if (is_integer(t)) {
     const uint64_t mask = t->size == 8 ? ~0ull : (1ull << (8 * t->size)) - 1;
-    return ((r & 3) ? r : r % 5) & mask;
+    switch (r & 7) {
+      case 0: case 1: case 2: return r & mask;
+      case 3: return (r >> 8) % 5;
+      default: return edge_value(t, (unsigned)(r >> 8)) & mask;
+    }
   }
   if (r & 3) {
     const double k = (double)((int)(r >> 8) % 17);
@@ -308,7 +337,7 @@ typedef struct {
   unsigned char before[NROLES][REGION];  /* their contents before the call */
   unsigned char poison[NROLES][REGION];  /* destination contents before each thread's call */
   uint64_t expected[MAX_COUNT];
-  int owner[2][MAX_COUNT];               /* thread that wrote each dst0 / dst1 element */
+  int owner[2][MAX_COUNT * 8];           /* thread that wrote each dst0 / dst1 byte */
 } buffers;
 
 static buffers g_buf;
@@ -358,7 +387,7 @@ static bool is_aliased(const test_case* tc) { return tc->alias->d0 >= 0 || tc->a
 static size_t extent_of(const test_case* tc) { return 2 * GUARD + 16 + tc->count * tc->type->size; }
 
 /* Fills sources with inputs and separate destinations with poison that differs from the
- * expected value in every element, and computes the expected values. */
+ * expected value in every byte, and computes the expected values. */
 static void prepare(const test_case* tc) {
   const size_t size = tc->type->size, extent = extent_of(tc);
   for (int r = 0; r < NROLES; r++) {
@@ -380,7 +409,8 @@ static void prepare(const test_case* tc) {
     for (int role = D0; role <= D1; role++) {
       if (!role_used(tc, role) || region_of(tc, role) != role) continue;
       unsigned char* p = data_of(tc, role) + i * size;
-      if (get_element(p, size) == v) p[0] ^= 0xff;
+      for (size_t k = 0; k < size; k++)
+        if (p[k] == (unsigned char)(v >> (8 * k))) p[k] ^= 0xff;
     }
   }
   for (int r = 0; r < NROLES; r++) {
@@ -429,12 +459,13 @@ static void check_value(const test_case* tc, int role, size_t i) {
          (unsigned long long)g_buf.expected[i]);
 }
 
-/* Separate destinations: each thread runs on poisoned destinations; the elements it changed are
- * its own, and no element may belong to two threads or to none. */
+/* Separate destinations: each thread runs on poisoned destinations; the bytes it changed are its
+ * own (a thread's share is whole elements, or bytes for the bitwise ops), each must be the
+ * expected byte, and no byte may belong to two threads or to none. */
 static void run_separate(const test_case* tc) {
-  const size_t size = tc->type->size;
+  const size_t size = tc->type->size, nbytes = tc->count * size;
   for (int d = 0; d < 2; d++)
-    for (size_t i = 0; i < tc->count; i++) g_buf.owner[d][i] = -1;
+    for (size_t j = 0; j < nbytes; j++) g_buf.owner[d][j] = -1;
   for (int tid = 0; tid < tc->nthreads; tid++) {
     memcpy(g_buf.region[D0], g_buf.poison[D0], extent_of(tc));
     memcpy(g_buf.region[D1], g_buf.poison[D1], extent_of(tc));
@@ -443,21 +474,26 @@ static void run_separate(const test_case* tc) {
       if (!role_used(tc, role)) continue;
       const unsigned char* now = data_of(tc, role);
       const unsigned char* was = g_buf.poison[role] + GUARD + tc->offset[role];
-      for (size_t i = 0; i < tc->count; i++) {
-        if (memcmp(now + i * size, was + i * size, size) == 0) continue;
-        int* owner = &g_buf.owner[role - D0][i];
+      for (size_t j = 0; j < nbytes; j++) {
+        if (now[j] == was[j]) continue;
+        const size_t i = j / size, k = j % size;
+        int* owner = &g_buf.owner[role - D0][j];
         if (*owner >= 0)
-          fail("%s[%zu] written by threads %d and %d", g_role_names[role], i, *owner, tid);
+          fail("%s[%zu] byte %zu written by threads %d and %d", g_role_names[role], i, k, *owner, tid);
         *owner = tid;
-        check_value(tc, role, i);
+        const unsigned char want = (unsigned char)(g_buf.expected[i] >> (8 * k));
+        if (now[j] != want)
+          fail("%s[%zu] byte %zu = 0x%02x, want 0x%02x (element 0x%llx)", g_role_names[role], i, k,
+               now[j], want, (unsigned long long)g_buf.expected[i]);
       }
     }
     check_untouched(tc);
   }
   for (int role = D0; role <= D1; role++) {
     if (!role_used(tc, role)) continue;
-    for (size_t i = 0; i < tc->count; i++)
-      if (g_buf.owner[role - D0][i] < 0) fail("%s[%zu] never written", g_role_names[role], i);
+    for (size_t j = 0; j < nbytes; j++)
+      if (g_buf.owner[role - D0][j] < 0)
+        fail("%s[%zu] byte %zu never written", g_role_names[role], j / size, j % size);
   }
 }
 
@@ -502,6 +538,11 @@ static void choose_offsets(test_case* tc, unsigned variant) {
   if (tc->alias->d1 >= 0) tc->offset[D1] = tc->offset[tc->alias->d1];
 }
 
+/* A copy ignores op: one op of each family, and a second arithmetic one, are enough to show it. */
+static bool copy_tried_with(dfcclRedOp_t op) {
+  return op == dfcclSum || op == dfcclMin || op == dfcclBand || op == dfcclLand;
+}
+
 static unsigned long run_sweep(void) {
   unsigned long cases = 0;
   for (size_t t = 0; t < NTYPES; t++)
@@ -509,8 +550,8 @@ static unsigned long run_sweep(void) {
       for (int has_src1 = 0; has_src1 <= 1; has_src1++)
         for (int has_dst1 = 0; has_dst1 <= 1; has_dst1++)
           for (size_t a = 0; a < NALIASES; a++) {
-            /* A copy ignores op: two of the four ops are enough to show it. */
-            if (!has_src1 && (op == dfcclProd || op == dfcclMax)) continue;
+            if (!df_op_defined_for((dfcclRedOp_t)op, g_types[t].dtype)) continue;
+            if (!has_src1 && !copy_tried_with((dfcclRedOp_t)op)) continue;
             const alias_mode* alias = &g_aliases[a];
             if ((alias->needs_src1 && !has_src1) || (alias->needs_dst1 && !has_dst1)) continue;
             for (size_t c = 0; c < sizeof g_counts / sizeof g_counts[0]; c++) {
@@ -532,10 +573,100 @@ static unsigned long run_sweep(void) {
   return cases;
 }
 
+/* ---------------------------------------------------------------- the rule and worked examples */
+
+/* df_op_defined_for against MPI's rule stated here independently: sum, prod, max, min for every
+ * type; band, bor, bxor, land, lor, lxor for the integers only; nothing out of range. */
+static unsigned test_rule(void) {
+  static const dfcclRedOp_t arithmetic[] = {dfcclSum, dfcclProd, dfcclMax, dfcclMin};
+  unsigned allowed = 0;
+  for (size_t t = 0; t < NTYPES; t++) {
+    for (int op = 0; op < dfcclNumOps; op++) {
+      bool is_arithmetic = false;
+      for (size_t k = 0; k < sizeof arithmetic / sizeof arithmetic[0]; k++)
+        is_arithmetic |= op == (int)arithmetic[k];
+      const bool want = is_arithmetic || is_integer(&g_types[t]);
+      snprintf(g_context, sizeof g_context, "the rule for %s %s", g_types[t].name, g_op_names[op]);
+      if (df_op_defined_for((dfcclRedOp_t)op, g_types[t].dtype) != want)
+        fail("df_op_defined_for says %s, MPI says %s", want ? "no" : "yes", want ? "yes" : "no");
+      allowed += want;
+    }
+    if (df_op_defined_for(dfcclNumOps, g_types[t].dtype) || df_op_defined_for((dfcclRedOp_t)-1, g_types[t].dtype))
+      fail("an op out of range is allowed for %s", g_types[t].name);
+  }
+  if (NTYPES != dfcclNumTypes) fail("the test knows %zu of the %d types", NTYPES, (int)dfcclNumTypes);
+  if (df_op_defined_for(dfcclSum, dfcclNumTypes) || df_op_defined_for(dfcclBand, (dfcclDataType_t)-1))
+    fail("a type out of range is allowed");
+  return allowed;
+}
+
+static const type_info* type_of(dfcclDataType_t dtype) {
+  for (size_t t = 0; t < NTYPES; t++)
+    if (g_types[t].dtype == dtype) return &g_types[t];
+  fail("no type %d", (int)dtype);
+  return NULL;
+}
+
+/* Examples worked out by hand from MPI's definitions: they check the reference above as much as
+ * the code under test, in both the element and the pack path. */
+static void test_examples(void) {
+  static const struct {
+    dfcclDataType_t dtype;
+    dfcclRedOp_t op;
+    uint64_t a, b, want;
+  } examples[] = {
+      {dfcclInt8, dfcclMax, 0x80, 0x01, 0x01},            /* -128 < 1 */
+      {dfcclUint8, dfcclMax, 0x80, 0x01, 0x80},           /* 128 > 1 */
+      {dfcclInt16, dfcclMin, 0x8000, 0x0001, 0x8000},     /* -32768 < 1 */
+      {dfcclUint16, dfcclMin, 0x8000, 0x0001, 0x0001},
+      {dfcclInt64, dfcclMax, 1ull << 63, 0x7f, 0x7f},
+      {dfcclUint8, dfcclBand, 0xf0, 0x3c, 0x30},
+      {dfcclInt16, dfcclBor, 0x00f0, 0x8001, 0x80f1},
+      {dfcclInt64, dfcclBxor, ~0ull, 0x0f, ~0ull ^ 0x0f},
+      {dfcclInt32, dfcclLand, 0x100, 2, 1},               /* nonzero with a zero low byte */
+      {dfcclUint64, dfcclLand, 1ull << 63, 1, 1},
+      {dfcclInt8, dfcclLand, 0, 0xff, 0},                 /* 0 && -1 */
+      {dfcclInt16, dfcclLor, 0, 0x8000, 1},
+      {dfcclUint16, dfcclLor, 0, 0, 0},
+      {dfcclUint32, dfcclLxor, 2, 0x80, 0},               /* both true */
+      {dfcclInt64, dfcclLxor, 0, ~0ull, 1},
+      {dfcclUint8, dfcclLxor, 0x80, 0, 1},
+  };
+  enum { N = 40 }; /* two packs and a tail for 1-byte elements */
+  for (size_t e = 0; e < sizeof examples / sizeof examples[0]; e++) {
+    const type_info* t = type_of(examples[e].dtype);
+    snprintf(g_context, sizeof g_context, "example %s %s(0x%llx, 0x%llx)", t->name,
+             g_op_names[examples[e].op], (unsigned long long)examples[e].a,
+             (unsigned long long)examples[e].b);
+    const uint64_t ref = ref_op(t, examples[e].op, examples[e].a, examples[e].b);
+    if (ref != examples[e].want)
+      fail("the test's reference gives 0x%llx, want 0x%llx", (unsigned long long)ref,
+           (unsigned long long)examples[e].want);
+    DF_ALIGN16 unsigned char a[N * 8], b[N * 8], d[N * 8];
+    for (size_t i = 0; i < N; i++) {
+      put_element(a + i * t->size, t->size, examples[e].a);
+      put_element(b + i * t->size, t->size, examples[e].b);
+    }
+    memset(d, 0x5a, sizeof d);
+    const df_block block = {0, 1, 0, 1};
+    df_reduce_copy(&block, t->dtype, examples[e].op, a, b, d, NULL, N);
+    for (size_t i = 0; i < N; i++) {
+      const uint64_t got = get_element(d + i * t->size, t->size);
+      if (got != examples[e].want)
+        fail("df_reduce_copy gives 0x%llx at element %zu, want 0x%llx", (unsigned long long)got, i,
+             (unsigned long long)examples[e].want);
+    }
+  }
+}
+
 int main(void) {
   build_tables();
   test_conversions();
+  const unsigned pairs = test_rule();
+  test_examples();
   const unsigned long cases = run_sweep();
-  printf("test_reduce: OK (conversions; %lu reduce/copy cases)\n", cases);
+  printf("test_reduce: OK (conversions; the rule: %u of %d type x op pairs; examples; %lu reduce/copy "
+         "cases)\n",
+         pairs, (int)(dfcclNumTypes * dfcclNumOps), cases);
   return 0;
 }
