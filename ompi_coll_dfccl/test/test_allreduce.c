@@ -1,16 +1,20 @@
 /*
  * MPI_Allreduce through coll/dfccl (host-target test mode): exact results for several datatypes,
- * ops and counts, MPI_IN_PLACE, a sub-communicator freed before finalize, and calls that must fall
- * back (MAXLOC, a derived datatype, MPI_SHORT, a user op).  Then MPI_Bcast, MPI_Reduce,
- * MPI_Allgather, MPI_Reduce_scatter_block and MPI_Reduce_scatter (equal counts) the same way: exact
- * results, MPI_IN_PLACE, roots other than 0, and one call of each that must fall back.  MPI_T counters of the component prove
- * the route: every supported call is counted as routed and every other one as fallen back.
+ * ops and counts, MPI_IN_PLACE, a sub-communicator freed before finalize, calls that must fall
+ * back (MAXLOC, a user op on a derived datatype, MPI_LONG_DOUBLE, a user op, a complex product),
+ * and calls DFCCL took on later (MPI_SHORT, MPI_BAND).  Then MPI_Bcast, MPI_Reduce,
+ * MPI_Allgather, MPI_Reduce_scatter_block and MPI_Reduce_scatter (equal counts) the same way:
+ * exact results, MPI_IN_PLACE, roots other than 0, calls that must fall back (datatypes with gaps,
+ * user ops, uneven counts) and calls now routed (bitwise ops, contiguous derived datatypes).
+ * MPI_T counters of the component prove the route: every supported call is counted as routed and
+ * every other one as fallen back.
  *
  * Run with: mpirun --mca coll_dfccl_host_target 1 --mca coll_dfccl_priority 90 ... test_allreduce
  * (see run.sh).  Prints "PASS" on rank 0 and exits 0 when every check holds.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
+#include <complex.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -86,21 +90,36 @@ static int check_fallbacks(void) {
       fprintf(stderr, "rank %d: derived datatype wrong\n", rank), failures++, i = 6;
   MPI_Type_free(&pair);
 
-  short s = (short)(rank + 1), ssum = 0; /* a type DFCCL has not */
-  MPI_Allreduce(&s, &ssum, 1, MPI_SHORT, MPI_SUM, MPI_COMM_WORLD);
-  if (ssum != nranks * (nranks + 1) / 2) fprintf(stderr, "rank %d: MPI_SHORT wrong\n", rank), failures++;
+  long double ld = rank + 1, ldsum = 0; /* a type DFCCL has not */
+  MPI_Allreduce(&ld, &ldsum, 1, MPI_LONG_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  if (ldsum != nranks * (nranks + 1) / 2) fprintf(stderr, "rank %d: MPI_LONG_DOUBLE wrong\n", rank), failures++;
 
   int u = rank + 1, usum = 0;
   MPI_Allreduce(&u, &usum, 1, MPI_INT, op, MPI_COMM_WORLD);
   MPI_Op_free(&op);
   if (usum != nranks * (nranks + 1) / 2) fprintf(stderr, "rank %d: user op wrong\n", rank), failures++;
 
-  int band = 0x7 ^ (1 << (rank % 3)), bres = 0; /* a bitwise op */
+  int band = 0x7 ^ (1 << (rank % 3)), bres = 0; /* a complex product: DFCCL sums complex numbers only */
+  float _Complex z = (float)(rank + 1) + 1.0f * I, zprod = 0;
+  MPI_Allreduce(&z, &zprod, 1, MPI_C_FLOAT_COMPLEX, MPI_PROD, MPI_COMM_WORLD);
+  float _Complex zwant = 1;
+  for (int r = 0; r < nranks; r++) zwant *= (float)(r + 1) + 1.0f * I;
+  if (zprod != zwant) fprintf(stderr, "rank %d: complex PROD wrong\n", rank), failures++;
+  (void)band, (void)bres;
+  return 5;
+}
+
+/* Types and ops DFCCL took on later (MPI_SHORT, a bitwise op): routed.  Returns the calls made. */
+static int check_newly_routed(void) {
+  short s = (short)(rank + 1), ssum = 0;
+  MPI_Allreduce(&s, &ssum, 1, MPI_SHORT, MPI_SUM, MPI_COMM_WORLD);
+  if (ssum != nranks * (nranks + 1) / 2) fprintf(stderr, "rank %d: MPI_SHORT wrong\n", rank), failures++;
+  int band = 0x7 ^ (1 << (rank % 3)), bres = 0;
   MPI_Allreduce(&band, &bres, 1, MPI_INT, MPI_BAND, MPI_COMM_WORLD);
   int want = 0x7;
   for (int r = 0; r < nranks; r++) want &= 0x7 ^ (1 << (r % 3));
   if (bres != want) fprintf(stderr, "rank %d: BAND wrong\n", rank), failures++;
-  return 5;
+  return 2;
 }
 
 /* ---- MPI_Bcast, MPI_Reduce, MPI_Allgather, MPI_Reduce_scatter_block, MPI_Reduce_scatter ---- */
@@ -191,20 +210,43 @@ static void check_reduce_scatter(const type_t* t, MPI_Op op, size_t count, int i
   expect_routed_of[irregular ? RS : RSB]++;
 }
 
-/* One call of each that must fall back. */
+/* A user op: a bitwise or that DFCCL cannot know to be one. */
+static void user_bor(void* in, void* inout, int* len, MPI_Datatype* dt) {
+  (void)dt;
+  for (int i = 0; i < *len; i++) ((int*)inout)[i] |= ((int*)in)[i];
+}
+
+/* One call of each that must fall back, and one of each that DFCCL took on later (a bitwise op, a
+ * contiguous derived datatype, MPI_SHORT moved as bytes): routed. */
 static void check_other_fallbacks(void) {
   short s[3] = {0, 0, 0};
   if (rank == nranks - 1) s[0] = 7, s[1] = -8, s[2] = 9;
-  MPI_Bcast(s, 3, MPI_SHORT, nranks - 1, MPI_COMM_WORLD); /* a type DFCCL has not */
+  MPI_Bcast(s, 3, MPI_SHORT, nranks - 1, MPI_COMM_WORLD); /* bytes: routed */
   if (s[0] != 7 || s[1] != -8 || s[2] != 9) fprintf(stderr, "rank %d: MPI_SHORT bcast wrong\n", rank), failures++;
+  expect_routed_of[BCAST]++;
+  MPI_Datatype gaps; /* 3 ints with a hole after each, on every rank: staged */
+  MPI_Type_vector(3, 1, 2, MPI_INT, &gaps);
+  MPI_Type_commit(&gaps);
+  int v[6] = {-1, -2, -1, -4, -1, -6};
+  if (rank == nranks - 1) v[0] = 7, v[2] = 8, v[4] = 9;
+  MPI_Bcast(v, 1, gaps, nranks - 1, MPI_COMM_WORLD);
+  if (v[0] != 7 || v[2] != 8 || v[4] != 9 || v[1] != -2 || v[5] != -6)
+    fprintf(stderr, "rank %d: vector bcast wrong\n", rank), failures++;
+  MPI_Type_free(&gaps);
   expect_fallen_of[BCAST]++;
 
-  int bits = 1 << rank, bor = 0; /* a bitwise op */
+  int bits = 1 << rank, bor = 0; /* a bitwise op: routed */
   MPI_Reduce(&bits, &bor, 1, MPI_INT, MPI_BOR, nranks - 1, MPI_COMM_WORLD);
   if (rank == nranks - 1 && bor != (1 << nranks) - 1) fprintf(stderr, "rank %d: BOR reduce wrong\n", rank), failures++;
+  expect_routed_of[REDUCE]++;
+  MPI_Op user; /* the same as a user op: staged */
+  MPI_Op_create(user_bor, 1, &user);
+  bor = 0;
+  MPI_Reduce(&bits, &bor, 1, MPI_INT, user, nranks - 1, MPI_COMM_WORLD);
+  if (rank == nranks - 1 && bor != (1 << nranks) - 1) fprintf(stderr, "rank %d: user-op reduce wrong\n", rank), failures++;
   expect_fallen_of[REDUCE]++;
 
-  MPI_Datatype pair; /* a derived receive datatype */
+  MPI_Datatype pair; /* a contiguous derived receive datatype: bytes, routed */
   MPI_Type_contiguous(2, MPI_INT, &pair);
   MPI_Type_commit(&pair);
   int mine[2] = {rank, -rank}, *all = malloc(2 * nranks * sizeof *all);
@@ -215,16 +257,42 @@ static void check_other_fallbacks(void) {
       break;
     }
   MPI_Type_free(&pair);
+  expect_routed_of[ALLGATHER]++;
+  MPI_Datatype spread; /* 12 bytes a rank, new, received with gaps on every rank: staged */
+  MPI_Type_vector(3, 1, 2, MPI_INT, &spread);
+  MPI_Datatype spread_block;
+  MPI_Type_create_resized(spread, 0, 6 * sizeof(int), &spread_block);
+  MPI_Type_commit(&spread_block);
+  int three[3] = {rank, -rank, 2 * rank}, *wide = malloc(6 * nranks * sizeof *wide);
+  for (int i = 0; i < 6 * nranks; i++) wide[i] = -9;
+  MPI_Allgather(three, 3, MPI_INT, wide, 1, spread_block, MPI_COMM_WORLD);
+  for (int r = 0; r < nranks; r++)
+    if (wide[6 * r] != r || wide[6 * r + 2] != -r || wide[6 * r + 4] != 2 * r || wide[6 * r + 1] != -9 ||
+        wide[6 * r + 5] != -9) {
+      fprintf(stderr, "rank %d: allgather with gaps wrong\n", rank), failures++;
+      break;
+    }
+  MPI_Type_free(&spread);
+  MPI_Type_free(&spread_block);
+  free(wide);
   expect_fallen_of[ALLGATHER]++;
 
-  int* in = malloc(nranks * sizeof *in); /* MPI_MAXLOC has no DFCCL op: MPI_BAND then */
+  int* in = malloc(nranks * sizeof *in); /* a bitwise op: routed; a user op: staged */
   for (int r = 0; r < nranks; r++) in[r] = 0xF ^ (1 << ((rank + r) % 4));
   int out = 0;
   MPI_Reduce_scatter_block(in, &out, 1, MPI_INT, MPI_BAND, MPI_COMM_WORLD);
   int want = 0xF;
   for (int q = 0; q < nranks; q++) want &= 0xF ^ (1 << ((q + rank) % 4));
   if (out != want) fprintf(stderr, "rank %d: BAND reduce_scatter_block wrong\n", rank), failures++;
+  expect_routed_of[RSB]++;
+  for (int r = 0; r < nranks; r++) in[r] = 1 << ((rank + r) % 8);
+  out = 0;
+  MPI_Reduce_scatter_block(in, &out, 1, MPI_INT, user, MPI_COMM_WORLD);
+  want = 0;
+  for (int q = 0; q < nranks; q++) want |= 1 << ((q + rank) % 8);
+  if (out != want) fprintf(stderr, "rank %d: user-op reduce_scatter_block wrong\n", rank), failures++;
   expect_fallen_of[RSB]++;
+  MPI_Op_free(&user);
 
   /* Uneven recvcounts: rank r gets r + 1 elements. */
   int* counts = malloc(nranks * sizeof *counts);
@@ -362,7 +430,7 @@ int main(int argc, char** argv) {
       printf("coll/dfccl: %llu %s calls routed through DFCCL, %llu fell back\n", r, coll_names[k], f);
   }
 
-  /* A sub-communicator: its own context, destroyed by MPI_Comm_free (size 1 on 2 ranks: declined). */
+  /* A sub-communicator: its own context, destroyed by MPI_Comm_free (size 1 on 2 ranks: local copies). */
   MPI_Comm half;
   MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
   int half_size;
@@ -378,6 +446,7 @@ int main(int argc, char** argv) {
   expect_routed++;
 
   int expect_fallen = check_fallbacks();
+  expect_routed += check_newly_routed();
 
   unsigned long long n_routed = read_counter(&routed), n_fallen = read_counter(&fallen);
   if (!routed.found || !fallen.found) {

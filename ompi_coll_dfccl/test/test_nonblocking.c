@@ -11,8 +11,8 @@
  *   3. again, completed by polling MPI_Testall, then MPI_Testany;
  * then a blocking call of a signature while nonblocking ones of it are outstanding, the same on a
  * sub-communicator whose ranks are in reverse world order (MPI_Comm_split), freed while calls on it
- * are outstanding, and calls that always fall back (count 0, MPI_SHORT, MAXLOC, MPI_BAND, uneven
- * reduce_scatter counts, a derived receive datatype).  The component's MPI_T counters prove each
+ * are outstanding, and calls that always fall back (count 0, long double, MAXLOC, a complex
+ * product, a user op, datatypes with gaps, uneven reduce_scatter counts).  The component's MPI_T counters prove each
  * route: exactly the batch's calls are counted as routed, or as fallen back.
  *
  * Run with: mpirun --mca coll_dfccl_host_target 1 ... test_nonblocking  (see run.sh).  Prints
@@ -20,6 +20,7 @@
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
+#include <complex.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -288,25 +289,33 @@ static void fallbacks(MPI_Comm comm) {
   counts_t before = read_counts();
   MPI_Request reqs[9];
   int n = 0;
-  short s[3] = {0, 0, 0}, ssum = 0, sval = (short)(world_rank + 1);
-  if (world_rank == world_size - 1) s[0] = 7, s[1] = -8, s[2] = 9;
-  CHECK_MPI(MPI_Ibcast(s, 3, MPI_SHORT, world_size - 1, comm, &reqs[n++])); /* a type DFCCL has not */
-  CHECK_MPI(MPI_Iallreduce(&sval, &ssum, 1, MPI_SHORT, MPI_SUM, comm, &reqs[n++]));
+  int s[6] = {-1, -2, -1, -4, -1, -6};
+  if (world_rank == world_size - 1) s[0] = 7, s[2] = -8, s[4] = 9;
+  MPI_Datatype gaps; /* 3 ints with a hole after each: a datatype with gaps on every rank */
+  CHECK_MPI(MPI_Type_vector(3, 1, 2, MPI_INT, &gaps));
+  CHECK_MPI(MPI_Type_commit(&gaps));
+  CHECK_MPI(MPI_Ibcast(s, 1, gaps, world_size - 1, comm, &reqs[n++]));
+  long double lval = world_rank + 1, lsum = 0; /* a type DFCCL has not */
+  CHECK_MPI(MPI_Iallreduce(&lval, &lsum, 1, MPI_LONG_DOUBLE, MPI_SUM, comm, &reqs[n++]));
   struct { int v, r; } in = {world_rank * 10 % 7, world_rank}, out; /* MAXLOC */
   CHECK_MPI(MPI_Iallreduce(&in, &out, 1, MPI_2INT, MPI_MAXLOC, comm, &reqs[n++]));
-  int bits = 1 << world_rank, bor = 0; /* a bitwise op */
-  CHECK_MPI(MPI_Ireduce(&bits, &bor, 1, MPI_INT, MPI_BOR, 0, comm, &reqs[n++]));
+  float _Complex z = (float)(world_rank + 1) + 1.0f * I, zprod = 0; /* complex products: not DFCCL's */
+  CHECK_MPI(MPI_Ireduce(&z, &zprod, 1, MPI_C_FLOAT_COMPLEX, MPI_PROD, 0, comm, &reqs[n++]));
   MPI_Op op; /* a user op */
   CHECK_MPI(MPI_Op_create(my_sum, 1, &op));
   int u = world_rank + 1, usum = 0;
   CHECK_MPI(MPI_Iallreduce(&u, &usum, 1, MPI_INT, op, comm, &reqs[n++]));
   CHECK_MPI(MPI_Op_free(&op)); /* still outstanding: the MPI layer retains it through our request */
-  MPI_Datatype pair; /* a derived receive datatype */
-  CHECK_MPI(MPI_Type_contiguous(2, MPI_INT, &pair));
-  CHECK_MPI(MPI_Type_commit(&pair));
-  int mine[2] = {world_rank, -world_rank}, *all = malloc(2 * (size_t)world_size * sizeof *all);
-  CHECK_MPI(MPI_Iallgather(mine, 2, MPI_INT, all, 1, pair, comm, &reqs[n++]));
-  CHECK_MPI(MPI_Type_free(&pair));
+  MPI_Datatype spread, spread_block; /* received with gaps: 3 ints a rank, each followed by a hole */
+  CHECK_MPI(MPI_Type_vector(3, 1, 2, MPI_INT, &spread));
+  CHECK_MPI(MPI_Type_create_resized(spread, 0, 6 * sizeof(int), &spread_block));
+  CHECK_MPI(MPI_Type_commit(&spread_block));
+  int mine[3] = {world_rank, -world_rank, 5}, *all = malloc(6 * (size_t)world_size * sizeof *all);
+  for (int i = 0; i < 6 * world_size; i++) all[i] = -9;
+  CHECK_MPI(MPI_Iallgather(mine, 3, MPI_INT, all, 1, spread_block, comm, &reqs[n++]));
+  CHECK_MPI(MPI_Type_free(&spread));
+  CHECK_MPI(MPI_Type_free(&spread_block));
+  CHECK_MPI(MPI_Type_free(&gaps));
   int* counts = malloc((size_t)world_size * sizeof *counts); /* uneven recvcounts: rank r gets r + 1 */
   int total = 0;
   for (int r = 0; r < world_size; r++) counts[r] = r + 1, total += r + 1;
@@ -322,12 +331,15 @@ static void fallbacks(MPI_Comm comm) {
   int bad = 0, best = -1, at = -1, first = world_rank * (world_rank + 1) / 2;
   for (int r = 0; r < world_size; r++)
     if (r * 10 % 7 > best) best = r * 10 % 7, at = r;
-  bad += s[0] != 7 || s[1] != -8 || s[2] != 9;
-  bad += ssum != world_size * (world_size + 1) / 2;
+  bad += s[0] != 7 || s[2] != -8 || s[4] != 9 || s[1] != -2 || s[3] != -4 || s[5] != -6;
+  bad += lsum != world_size * (world_size + 1) / 2;
   bad += out.v != best || out.r != at;
-  bad += world_rank == 0 && bor != (1 << world_size) - 1;
+  float _Complex zwant = 1;
+  for (int r = 0; r < world_size; r++) zwant *= (float)(r + 1) + 1.0f * I;
+  bad += world_rank == 0 && zprod != zwant;
   bad += usum != world_size * (world_size + 1) / 2;
-  for (int r = 0; r < world_size; r++) bad += all[2 * r] != r || all[2 * r + 1] != -r;
+  for (int r = 0; r < world_size; r++)
+    bad += all[6 * r] != r || all[6 * r + 2] != -r || all[6 * r + 4] != 5 || all[6 * r + 1] != -9;
   for (int i = 0; i <= world_rank; i++) bad += res[i] != world_size * (first + i) + world_size * (world_size - 1) / 2;
   bad += zero != 42 || zeros != 43;
   if (bad) fprintf(stderr, "rank %d: fallbacks: %d wrong results\n", world_rank, bad), failures++;

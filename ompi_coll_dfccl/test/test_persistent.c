@@ -12,13 +12,14 @@
  *                than its pool of coll_dfccl_concurrent_runs, so runs queue), and a blocking call of
  *                that signature while they run;
  *   kept         MPI_Op_free / MPI_Type_free right after the init, then started: a user op and a
- *                derived datatype (fallbacks, through libnbc, which crashes here unprotected), a dup
- *                of MPI_INT in a broadcast (a fallback too: DFCCL knows predefined types only),
- *                and a routed all-gather whose derived send type is copied in at every start;
+ *                derived datatype with gaps (fallbacks, through libnbc, which crashes here
+ *                unprotected), a dup of MPI_INT in a broadcast (routed: broadcast moves bytes),
+ *                and a routed all-gather with a contiguous derived send type;
  *   free         MPI_Request_free of never-started and of completed requests, and its refusal
  *                while a request is active;
- *   fallbacks    every case that falls back (MPI_SHORT, MAXLOC, bitwise ops, uneven reduce_scatter
- *                counts, count 0), started several times, results checked;
+ *   fallbacks    every case that falls back (long double, MAXLOC, user ops, complex products,
+ *                datatypes with gaps, uneven reduce_scatter counts, count 0), started several
+ *                times, results checked;
  *   comm freed   a request started before MPI_Comm_free of its communicator completes normally;
  *                started after it, it reports MPI_ERR_COMM (erroneous in MPI); a request never
  *                started can still be freed after the communicator.
@@ -30,6 +31,7 @@
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
+#include <complex.h>
 #include <mpi.h>
 #include <mpi-ext.h>
 #include <stdint.h>
@@ -260,6 +262,12 @@ static void my_sum(void* in, void* inout, int* len, MPI_Datatype* dt) {
   for (int i = 0; i < *len; i++) ((int*)inout)[i] += ((int*)in)[i];
 }
 
+/* A bitwise or as a user op: DFCCL cannot know it to be one. */
+static void my_bor(void* in, void* inout, int* len, MPI_Datatype* dt) {
+  (void)dt;
+  for (int i = 0; i < *len; i++) ((int*)inout)[i] |= ((int*)in)[i];
+}
+
 static void start_wait(MPI_Request* req) {
   CHECK_MPI(MPI_Start(req));
   CHECK_MPI(MPI_Wait(req, MPI_STATUS_IGNORE));
@@ -281,24 +289,28 @@ static void kept_objects(MPI_Comm comm) {
   CHECK_MPI(MPI_Op_free(&op));
   want.fallback[ALLREDUCE]++;
 
-  MPI_Datatype pair; /* a derived receive datatype: falls back */
-  int two[2], *pairs = malloc(2 * (size_t)size * sizeof *pairs);
+  /* A derived receive datatype with gaps (5 ints, a hole after each; 20 bytes a rank, a signature
+   * of its own): falls back. */
+  MPI_Datatype spread, pair;
+  int two[5], *pairs = malloc(10 * (size_t)size * sizeof *pairs);
   MPI_Request derived;
-  CHECK_MPI(MPI_Type_contiguous(2, MPI_INT, &pair));
+  CHECK_MPI(MPI_Type_vector(5, 1, 2, MPI_INT, &spread));
+  CHECK_MPI(MPI_Type_create_resized(spread, 0, 10 * sizeof(int), &pair));
   CHECK_MPI(MPI_Type_commit(&pair));
-  CHECK_MPI(MPIX_Allgather_init(two, 2, MPI_INT, pairs, 1, pair, comm, MPI_INFO_NULL, &derived));
+  CHECK_MPI(MPI_Type_free(&spread));
+  CHECK_MPI(MPIX_Allgather_init(two, 5, MPI_INT, pairs, 1, pair, comm, MPI_INFO_NULL, &derived));
   CHECK_MPI(MPI_Type_free(&pair));
   want.fallback[ALLGATHER]++;
 
-  /* A dup of a predefined type is not that type: falls back (Open MPI refuses reductions on it, so
-   * a broadcast). */
+  /* A dup of a predefined type: contiguous, so a broadcast moves its bytes through DFCCL; the
+   * request holds the datatype. */
   MPI_Datatype int_dup;
   int d[4], droot = size - 1;
   MPI_Request dup;
   CHECK_MPI(MPI_Type_dup(MPI_INT, &int_dup));
   CHECK_MPI(MPIX_Bcast_init(d, 4, int_dup, droot, comm, MPI_INFO_NULL, &dup));
   CHECK_MPI(MPI_Type_free(&int_dup));
-  want.fallback[BCAST]++;
+  want.routed[BCAST]++;
 
   MPI_Datatype quad; /* a derived send type, predefined receive type: routed, copied in per start */
   int four[4], *quads = malloc(4 * (size_t)size * sizeof *quads);
@@ -315,9 +327,12 @@ static void kept_objects(MPI_Comm comm) {
     for (int i = 0; i < 3; i++) u[i] = rank + i + cycle, usum[i] = -1;
     start_wait(&user_op);
     for (int i = 0; i < 3; i++) bad += usum[i] != size * (i + cycle) + size * (size - 1) / 2;
-    two[0] = rank + cycle, two[1] = -rank - cycle;
+    for (int i = 0; i < 5; i++) two[i] = (rank + cycle) * (i % 2 ? -1 : 1) + i;
+    for (int i = 0; i < 10 * size; i++) pairs[i] = -9;
     start_wait(&derived);
-    for (int r = 0; r < size; r++) bad += pairs[2 * r] != r + cycle || pairs[2 * r + 1] != -r - cycle;
+    for (int r = 0; r < size; r++)
+      for (int i = 0; i < 5; i++)
+        bad += pairs[10 * r + 2 * i] != (r + cycle) * (i % 2 ? -1 : 1) + i || pairs[10 * r + 2 * i + 1] != -9;
     for (int i = 0; i < 4; i++) d[i] = rank == droot ? 10 * cycle + i : -1;
     start_wait(&dup);
     for (int i = 0; i < 4; i++) bad += d[i] != 10 * cycle + i;
@@ -385,58 +400,76 @@ static void fallbacks(MPI_Comm comm) {
   last = size - 1;
   enum { NFB = 7 };
   MPI_Request reqs[NFB];
-  short s[3], ssum, sval; /* MPI_SHORT: a type DFCCL has not */
-  CHECK_MPI(MPIX_Bcast_init(s, 3, MPI_SHORT, last, comm, MPI_INFO_NULL, &reqs[0]));
-  CHECK_MPI(MPIX_Allreduce_init(&sval, &ssum, 1, MPI_SHORT, MPI_SUM, comm, MPI_INFO_NULL, &reqs[1]));
+  int s[6]; /* 3 ints with a hole after each: a datatype with gaps */
+  MPI_Datatype gaps;
+  CHECK_MPI(MPI_Type_vector(3, 1, 2, MPI_INT, &gaps));
+  CHECK_MPI(MPI_Type_commit(&gaps));
+  CHECK_MPI(MPIX_Bcast_init(s, 1, gaps, last, comm, MPI_INFO_NULL, &reqs[0]));
+  long double ssum, sval; /* a type DFCCL has not */
+  CHECK_MPI(MPIX_Allreduce_init(&sval, &ssum, 1, MPI_LONG_DOUBLE, MPI_SUM, comm, MPI_INFO_NULL, &reqs[1]));
   struct {
     int v, r;
   } in, out; /* MAXLOC */
   CHECK_MPI(MPIX_Allreduce_init(&in, &out, 1, MPI_2INT, MPI_MAXLOC, comm, MPI_INFO_NULL, &reqs[2]));
-  int bits, bor; /* bitwise ops */
-  CHECK_MPI(MPIX_Reduce_init(&bits, &bor, 1, MPI_INT, MPI_BOR, 0, comm, MPI_INFO_NULL, &reqs[3]));
+  int bits, bor; /* a user op (a bitwise or that DFCCL cannot know to be one) */
+  MPI_Op user_bor;
+  CHECK_MPI(MPI_Op_create(my_bor, 1, &user_bor));
+  CHECK_MPI(MPIX_Reduce_init(&bits, &bor, 1, MPI_INT, user_bor, 0, comm, MPI_INFO_NULL, &reqs[3]));
   int* band_in = malloc((size_t)size * sizeof *band_in);
-  int band;
-  CHECK_MPI(MPIX_Reduce_scatter_block_init(band_in, &band, 1, MPI_INT, MPI_BAND, comm, MPI_INFO_NULL, &reqs[4]));
+  float _Complex band; /* complex products: not DFCCL's */
+  float _Complex* zin = malloc((size_t)size * sizeof *zin);
+  CHECK_MPI(MPIX_Reduce_scatter_block_init(zin, &band, 1, MPI_C_FLOAT_COMPLEX, MPI_PROD, comm, MPI_INFO_NULL, &reqs[4]));
   int* counts = malloc((size_t)size * sizeof *counts); /* uneven recvcounts: rank r gets r + 1 */
   int total = 0;
   for (int r = 0; r < size; r++) counts[r] = r + 1, total += r + 1;
   int* vals = malloc((size_t)total * sizeof *vals);
   int* res = malloc((size_t)(rank + 1) * sizeof *res);
   CHECK_MPI(MPIX_Reduce_scatter_init(vals, res, counts, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &reqs[5]));
-  short* shorts = malloc(2 * (size_t)size * sizeof *shorts);
-  short mine[2];
-  CHECK_MPI(MPIX_Allgather_init(mine, 2, MPI_SHORT, shorts, 2, MPI_SHORT, comm, MPI_INFO_NULL, &reqs[6]));
+  int* shorts = malloc(6 * (size_t)size * sizeof *shorts); /* received with gaps: 3 ints a rank */
+  int mine[3];
+  MPI_Datatype spread, spread_block;
+  CHECK_MPI(MPI_Type_vector(3, 1, 2, MPI_INT, &spread));
+  CHECK_MPI(MPI_Type_create_resized(spread, 0, 6 * sizeof(int), &spread_block));
+  CHECK_MPI(MPI_Type_commit(&spread_block));
+  CHECK_MPI(MPIX_Allgather_init(mine, 3, MPI_INT, shorts, 1, spread_block, comm, MPI_INFO_NULL, &reqs[6]));
+  CHECK_MPI(MPI_Type_free(&spread));
+  CHECK_MPI(MPI_Type_free(&spread_block)); /* the requests hold what they need */
+  CHECK_MPI(MPI_Type_free(&gaps));
+  CHECK_MPI(MPI_Op_free(&user_bor));
   want.fallback[BCAST]++, want.fallback[ALLREDUCE] += 2, want.fallback[REDUCE]++, want.fallback[RSB]++;
   want.fallback[RS]++, want.fallback[ALLGATHER]++;
   expect_counts(&before, &want, pass);
 
   for (int cycle = 0; cycle < CYCLES; cycle++) {
-    s[0] = s[1] = s[2] = 0;
-    if (rank == last) s[0] = (short)(7 + cycle), s[1] = -8, s[2] = (short)(9 * cycle);
-    sval = (short)(rank + 1 + cycle);
+    for (int i = 0; i < 6; i++) s[i] = -1 - i;
+    if (rank == last) s[0] = 7 + cycle, s[2] = -8, s[4] = 9 * cycle;
+    sval = rank + 1 + cycle;
     in.v = (rank * 10 + cycle) % 7, in.r = rank;
     bits = 1 << ((rank + cycle) % size);
-    for (int r = 0; r < size; r++) band_in[r] = ~(1 << ((rank + r + cycle) % 8));
+    for (int r = 0; r < size; r++) zin[r] = (float)(rank + r + cycle % 2) + 1.0f * I;
     for (int j = 0; j < total; j++) vals[j] = j + rank + cycle;
-    mine[0] = (short)(rank + cycle), mine[1] = (short)(-rank);
+    mine[0] = rank + cycle, mine[1] = -rank, mine[2] = cycle;
+    for (int i = 0; i < 6 * size; i++) shorts[i] = -9;
     CHECK_MPI(MPI_Startall(NFB, reqs));
     CHECK_MPI(MPI_Waitall(NFB, reqs, MPI_STATUSES_IGNORE));
 
-    int bad = 0, best = -1, at = -1, first = rank * (rank + 1) / 2, band_want = ~0;
+    int bad = 0, best = -1, at = -1, first = rank * (rank + 1) / 2;
     for (int r = 0; r < size; r++)
       if ((r * 10 + cycle) % 7 > best) best = (r * 10 + cycle) % 7, at = r;
-    for (int r = 0; r < size; r++) band_want &= ~(1 << ((r + rank + cycle) % 8));
-    bad += s[0] != 7 + cycle || s[1] != -8 || s[2] != 9 * cycle;
+    float _Complex zwant = 1;
+    for (int q = 0; q < size; q++) zwant *= (float)(q + rank + cycle % 2) + 1.0f * I;
+    bad += s[0] != 7 + cycle || s[2] != -8 || s[4] != 9 * cycle || s[1] != -2 || s[3] != -4 || s[5] != -6;
     bad += ssum != size * (size + 1) / 2 + size * cycle;
     bad += out.v != best || out.r != at;
     bad += rank == 0 && bor != (1 << size) - 1;
-    bad += band != band_want;
+    bad += band != zwant;
     for (int i = 0; i <= rank; i++) bad += res[i] != size * (first + i + cycle) + size * (size - 1) / 2;
-    for (int r = 0; r < size; r++) bad += shorts[2 * r] != r + cycle || shorts[2 * r + 1] != -r;
+    for (int r = 0; r < size; r++)
+      bad += shorts[6 * r] != r + cycle || shorts[6 * r + 2] != -r || shorts[6 * r + 4] != cycle || shorts[6 * r + 1] != -9;
     if (bad) fprintf(stderr, "rank %d: %s, start %d: %d wrong results\n", world_rank, pass, cycle, bad), failures++;
   }
   for (int i = 0; i < NFB; i++) CHECK_MPI(MPI_Request_free(&reqs[i]));
-  free(band_in), free(counts), free(vals), free(res), free(shorts);
+  free(band_in), free(zin), free(counts), free(vals), free(res), free(shorts);
   expect_counts(&before, &want, pass);
 
   /* Count 0.  Open MPI 4.1's MPIX_Allreduce_init, MPIX_Reduce_init and MPIX_Reduce_scatter_init
