@@ -2,7 +2,7 @@
  * The element operations of the data path, each in two forms:
  *   df_op_<name>(a, b)    two elements, given as the unsigned integers of their width
  *                         (core/kernel/dtypes.h); returns the result's bits;
- *   df_pack_<name>(a, b)  two 16-byte packs of such elements, element by element.
+ *   df_pack_<name>(a, b)  the same on every element of two 16-byte packs.
  * core/kernel/reduce.h turns each operation into routines over buffers.
  *
  * There is one operation per distinct computation, named after what it depends on (the op
@@ -137,10 +137,10 @@ DF_DEFINE_BITWISE_OP(bxor, ^)
 
 /* Every BITS-bit lane of `word` becomes 1 if it is nonzero, else 0, with no carry between lanes:
  * adding the lane's low bits to all-ones-below-the-top sets the top bit exactly when one of them
- * is set, and or-ing the lane itself adds its own top bit.  Word-wide, because element by element
- * (compare, select, reassemble) the byte-wide pack routine took 72 registers instead of 48, and the
- * most any routine takes is what the daemon kernel must keep free around its calls (ptxas spills
- * it showed). */
+ * is set, and or-ing the lane itself adds its own top bit.  Word-wide because, element by element
+ * (compare, select, reassemble the bytes), the byte-wide pack routine took 72 registers instead of
+ * 48, and the daemon kernel, which calls every routine, paid for them in spills (ptxas: 156/116
+ * bytes of spill stores/loads instead of 140/96). */
 #define DF_DEFINE_TRUTH_LANES(BITS)                                                            \
   DF_FN uint64_t df_truth_lanes##BITS(uint64_t word) {                                         \
     const uint64_t ones = ~0ull / (~0ull >> (64 - BITS)); /* 1 in every lane */                \

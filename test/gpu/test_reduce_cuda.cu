@@ -121,6 +121,8 @@ static const TypeInfo kTypes[] = {
 
 static const char* const kOpNames[] = {"sum", "prod", "max", "min", "band",
                                        "bor", "bxor", "land", "lor", "lxor"};
+static_assert(sizeof kOpNames / sizeof kOpNames[0] == dfcclNumOps, "a name for every op");
+static_assert(sizeof kTypes / sizeof kTypes[0] == dfcclNumTypes, "every type");
 
 static bool is_integer(const TypeInfo& t) { return t.kind == kSigned || t.kind == kUnsigned; }
 

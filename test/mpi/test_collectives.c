@@ -37,10 +37,12 @@ static long run_cases(harness* h, test_case* cases, int n, int batch) {
 
 /* The bitwise and logical ops reach the daemon through the same collectives, chunks and slots as
  * the arithmetic ones; only the element operation differs, which test_reduce checks in every
- * layout.  So they get a lighter sweep: two counts (within one slot, and the largest: several
- * slots and channels), and one variant per (type, op), alternating. */
+ * layout.  So they get a lighter sweep: one (count, variant) per (type, op), cycling through the
+ * variants and two counts -- 17 (within one slot) and the largest (several slots and channels) --
+ * so that each op meets every variant at both counts across the eight integer types. */
 static bool in_light_sweep(size_t count, size_t largest, int t, int o, int v, int nvariants) {
-  return (count == 17 || count == largest) && v == (t + o) % nvariants;
+  const int k = t + o;
+  return v == k % nvariants && count == ((k / nvariants) % 2 ? (size_t)17 : largest);
 }
 
 /* The matrix over all ranks for the kinds selected (only counted when cases is NULL).  Reductions
