@@ -82,13 +82,14 @@ static dfcclResult_t alloc_tables(df_ctx* ctx) {
   a->blocks = p;
   DF_CHECK(t->alloc(ctx, (size_t)DF_MAX_BLOCKS * DF_MAX_COLLS * sizeof(uint16_t), &p));
   a->saved_tasks = p;
-  /* One mapped line: the host's quit request (word 0) and the daemon's launch report (word 1). */
+  /* One mapped line: the host's quit request (word 0) and the daemon's launch report (words 1-3). */
+  _Static_assert(sizeof(uint64_t) + sizeof(df_launch_report) <= 64, "the launch report fits the line");
   void *host, *daemon;
   DF_CHECK(t->alloc_mapped(ctx, 64, &host, &daemon));
   ctx->quit_request_host = host;
-  ctx->launch_report_host = (volatile uint64_t*)host + 1;
+  ctx->launch_report_host = (volatile df_launch_report*)((uint64_t*)host + 1);
   a->quit_request = daemon;
-  a->launch_report = (uint64_t*)daemon + 1;
+  a->launch_report = (df_launch_report*)((uint64_t*)daemon + 1);
   DF_CHECK(t->alloc(ctx, 2 * sizeof(uint64_t), &p));
   a->quit_votes = p;
   DF_CHECK(df_sq_host_init(ctx, &ctx->sq, ctx->cfg.sq_entries));

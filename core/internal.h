@@ -273,7 +273,7 @@ struct dfcclRankCtx {
   df_daemon_args* dev_args;
   df_coll_static* dev_colls;
   volatile uint32_t* quit_request_host;
-  volatile uint64_t* launch_report_host; /* DF_LAUNCH_* of the launch that ran last */
+  volatile df_launch_report* launch_report_host; /* of the launch that ran last */
   atomic_uint grid;     /* blocks of the next launch: the most any collective needs */
   uint32_t grid_launched;
   uint32_t grid_ever;   /* blocks whose state has been initialised                 */

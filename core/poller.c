@@ -70,7 +70,8 @@ void df_poller_fail_outstanding(df_ctx* ctx, dfcclResult_t error) {
 
 dfcclResult_t df_daemon_launch(df_ctx* ctx) {
   *ctx->quit_request_host = 0;
-  *ctx->launch_report_host = 0;
+  ctx->launch_report_host->bits = 0;
+  ctx->launch_report_host->start_ns = ctx->launch_report_host->end_ns = 0;
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
   uint64_t no_votes[2] = {0, 0};
   DF_CHECK(ctx->target->copy_in(ctx, ctx->args.quit_votes, no_votes, sizeof no_votes));
@@ -107,7 +108,13 @@ static bool manage_daemon(df_ctx* ctx, daemon_watch* w) {
   if (w->was_running) { /* it just ended (a voluntary quit) */
     w->was_running = false;
     w->ended_us = now;
-    uint64_t report = *ctx->launch_report_host;
+    uint64_t report = ctx->launch_report_host->bits;
+    if (ctx->cfg.debug >= 2) /* a timeline: GPU global time, one clock for the processes on the GPU */
+      df_debug(ctx, "launch %llu: GPU time %llu..%llu ns (%.1f us)%s%s",
+               (unsigned long long)atomic_load(&ctx->launches), (unsigned long long)ctx->launch_report_host->start_ns,
+               (unsigned long long)ctx->launch_report_host->end_ns,
+               (double)(ctx->launch_report_host->end_ns - ctx->launch_report_host->start_ns) / 1000.0,
+               report & DF_LAUNCH_PROGRESSED ? ", progressed" : "", report & DF_LAUNCH_YIELDED ? ", yielded" : "");
     if (report & DF_LAUNCH_PROGRESSED) w->progress_us = now;
     /* It left the GPU to daemons that time-slice with it while the collectives were moving: back
      * after a short fixed delay, the time for a peer's launch to take the GPU -- not at once (this

@@ -136,11 +136,18 @@ typedef struct {
   df_block_counters counters;
 } df_block_state;
 
-/* What a launch tells the host in its launch_report (host memory): whether it progressed, and
- * whether it quit to yield the GPU to a daemon that time-slices with it (then the host relaunches
- * it at once: the quit was not for a device synchronization). */
+/* What a launch tells the host (host memory, zeroed by the host before each launch): whether it
+ * progressed, whether it quit to yield the GPU to daemons that time-slice with it (the host then
+ * relaunches it soon: the quit was not for a device synchronization), and when block 0 started and
+ * ended, in the GPU's global time (one clock for every process on the GPU: DFCCL_DEBUG=2 prints it,
+ * and the launches of ranks sharing a GPU line up). */
 #define DF_LAUNCH_PROGRESSED 1u
 #define DF_LAUNCH_YIELDED 2u
+typedef struct {
+  uint64_t bits;     /* DF_LAUNCH_*, or-ed by the blocks */
+  uint64_t start_ns; /* block 0 */
+  uint64_t end_ns;
+} df_launch_report;
 
 /* Spin thresholds (paper §4.3): the run at the front of a task queue waits longest, later ones
  * progressively less, and a run that just made progress waits `growth` times longer. */
@@ -166,7 +173,7 @@ typedef struct {
   df_block_state* blocks;        /* [block]                                       */
   uint16_t* saved_tasks;         /* [block * DF_MAX_COLLS + i]                    */
   const volatile uint32_t* quit_request; /* host asks the blocks to quit soon (block 0 reads it) */
-  uint64_t* launch_report;       /* DF_LAUNCH_*, in host memory: zeroed by the host per launch */
+  df_launch_report* launch_report; /* in host memory                                  */
   uint64_t* quit_votes;          /* [0] bit b: block b offers to quit; [1] nonzero: a block asks
                                   * to yield the GPU (DF_COLL_TIMESLICED_PEER); zeroed per launch */
   df_spin_policy spin;

@@ -148,7 +148,7 @@ DF_FN bool df_quit_vote(const df_daemon_args* a, const df_block* blk, bool offer
 DF_FN void df_report(const df_daemon_args* a, df_block_shared* sh, uint32_t bits) {
   if ((sh->reported & bits) == bits) return;
   sh->reported |= bits;
-  df_atomic_or_u64(a->launch_report, bits);
+  df_atomic_or_u64(&a->launch_report->bits, bits);
 }
 
 /* Leader: quit or go on after a traversal of the task queue.  `yield`: every task of the queue is
@@ -181,6 +181,7 @@ DF_FN void df_daemon_block_main(const df_daemon_args* a, const df_block* blk, df
   if (df_is_leader(blk)) {
     df_context_block_start(a, blk, sh);
     sh->last_progress_ns = df_time_ns();
+    if (blk->bid == 0) a->launch_report->start_ns = sh->last_progress_ns;
     sh->quit = DF_CONTINUE;
     sh->reported = 0;
   }
@@ -206,6 +207,7 @@ DF_FN void df_daemon_block_main(const df_daemon_args* a, const df_block* blk, df
   if (df_is_leader(blk)) {
     if (sh->quit == DF_VOLUNTARY_QUIT) a->blocks[blk->bid].counters.voluntary_quits++;
     df_context_block_stop(a, blk, sh);
+    if (blk->bid == 0) a->launch_report->end_ns = df_time_ns();
   }
 }
 

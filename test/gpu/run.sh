@@ -274,6 +274,11 @@ if named coverage; then
     keep_output "shared-gpu-latency-yield$y.txt"
     summarize "^ +[0-9]|^# +[0-9]"
   done
+  # The two daemons' launches on the GPU's clock (DFCCL_DEBUG=2), a few small all-reduces: where the
+  # time of a shared-GPU collective goes.
+  step shared-gpu-timeline 60 env CUDA_VISIBLE_DEVICES=0 DFCCL_DEBUG=2 $mpi 2 benchmarks/dfccl_bench -C allreduce \
+    -b 8 -e 8 -n 6 -w 2 -c 1 -N 0
+  keep_output shared-gpu-timeline.txt
   # The relaunch delay after a yield (YIELD_DELAYS="us ...": a sweep, for tuning the default).
   for d in ${YIELD_DELAYS:-}; do
     step "shared-gpu-latency-yield-delay$d" 60 env CUDA_VISIBLE_DEVICES=0 DFCCL_YIELD_DELAY_US=$d \
