@@ -617,9 +617,10 @@ static int fallbacks(MPI_Comm comm) {
   return 6;
 }
 
-/* Host buffers of signatures the suite set up on device memory (MPI_INT sums of 1000 elements,
- * broadcasts of 4000 bytes from rank 0): a route is decided once per signature, by what every rank
- * passes at its first call, so these run through DFCCL too, on copies in device memory. */
+/* Host buffers.  Of a signature the suite set up on device memory (MPI_INT sums of 1000
+ * elements): a route is decided once per signature, by what every rank passes at its first call, so
+ * these run through DFCCL too, on copies in device memory.  Of a new signature (a broadcast of 4000
+ * bytes from rank 0), host memory on every rank: the previous component's. */
 static void host_buffers(MPI_Comm comm) {
   int rank, size;
   CHECK_MPI(MPI_Comm_rank(comm, &rank));
@@ -639,7 +640,7 @@ static void host_buffers(MPI_Comm comm) {
   for (int i = 0; i < N; i++) out[i] = rank == 0 ? 5 * i : -1, want[i] = 5 * i;
   CHECK_MPI(MPI_Bcast(out, N, MPI_INT, 0, comm));
   check_ints(out, want, N, "MPI_Bcast on host buffers");
-  want_routed[BCAST]++;
+  want_fallback[BCAST]++;
   free(in), free(out), free(want);
 }
 
