@@ -108,8 +108,11 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   DF_CHECK(env_u32("DFCCL_DEBUG", 0, 9, &debug));
   DF_CHECK(df_env_stream_order(&cfg->stream_order));
   uint32_t timeslice_yield = 1;
+  uint64_t timeslice_idle_us = 30;
   DF_CHECK(env_u32("DFCCL_TIMESLICE_YIELD", 0, 1, &timeslice_yield));
+  DF_CHECK(env_u64("DFCCL_TIMESLICE_IDLE_US", 0, 3600ull * 1000000, &timeslice_idle_us));
   cfg->timeslice_yield = timeslice_yield != 0;
+  cfg->spin.timeslice_idle_ns = timeslice_idle_us * 1000;
   cfg->spin.quit_period_ns = quit_us * 1000;
   cfg->spin.preemption = preemption;
   cfg->debug = (int)debug;

@@ -160,7 +160,12 @@ typedef struct {
   uint64_t quit_period_ns; /* quit after this long without progress or new SQEs   */
   uint32_t preemption;     /* 0: never preempt (test twin: shows the deadlock)    */
   uint32_t pad;
+  uint64_t timeslice_idle_ns; /* after DF_COLL_TIMESLICED_PEER work, quit after this long idle */
 } df_spin_policy;
+
+/* A DF_COLL_TIMESLICED_PEER collective's wait: a few polls -- the peer's counters cannot move while
+ * this daemon holds the GPU, only what it posted in its last turn may still be landing. */
+#define DF_TIMESLICED_POLLS 16
 
 typedef struct {
   df_sq sq_host;                 /* the host's SQ (pinned host memory): block 0 reads it */

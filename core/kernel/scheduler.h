@@ -95,7 +95,7 @@ DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_sh
   run.ctx = &sh->slots[sh->current];
   run.timesliced = (run.ctx->stat.flags & DF_COLL_TIMESLICED_PEER) != 0;
   /* Waiting for a peer that cannot run meanwhile only delays it: a brief look, then yield. */
-  run.threshold = run.timesliced ? a->spin.floor : df_initial_threshold(&a->spin, position);
+  run.threshold = run.timesliced ? DF_TIMESLICED_POLLS : df_initial_threshold(&a->spin, position);
   run.progressed = false;
   *timesliced = run.timesliced;
 
@@ -153,8 +153,11 @@ DF_FN void df_report(const df_daemon_args* a, df_block_shared* sh, uint32_t bits
 
 /* Leader: quit or go on after a traversal of the task queue.  `yield`: every task of the queue is
  * blocked on peers that share the GPU without MPS (DF_COLL_TIMESLICED_PEER) -- they run only once
- * this daemon leaves the GPU, so it asks to quit at once rather than after the quit period, and
- * blocks with nothing to do join in. */
+ * this daemon leaves the GPU, so it asks to quit at once rather than after the quit period.  A
+ * block whose queue ran dry after such work waits only briefly for the caller's next collective
+ * (timeslice_idle_ns: a program's next call often comes within tens of microseconds, and sending
+ * its first data before leaving saves the peer a turn) and then asks too: the peers may still have
+ * to finish what this block finished.  Blocks with nothing to do join in. */
 DF_FN uint32_t df_decide(const df_daemon_args* a, const df_block* blk, df_block_shared* sh, bool active,
                          bool yield) {
   df_block_state* bs = &a->blocks[blk->bid];
@@ -168,7 +171,8 @@ DF_FN uint32_t df_decide(const df_daemon_args* a, const df_block* blk, df_block_
     df_report(a, sh, DF_LAUNCH_PROGRESSED);
   }
   uint64_t* yield_requested = a->quit_votes + 1;
-  if (!active && yield) {
+  bool ran_dry = sh->ntasks == 0 && sh->timesliced_seen && now - sh->last_progress_ns >= a->spin.timeslice_idle_ns;
+  if (!active && (yield || ran_dry)) {
     df_atomic_or_u64(yield_requested, 1);
     df_report(a, sh, DF_LAUNCH_YIELDED);
   }
@@ -184,6 +188,7 @@ DF_FN void df_daemon_block_main(const df_daemon_args* a, const df_block* blk, df
     if (blk->bid == 0) a->launch_report->start_ns = sh->last_progress_ns;
     sh->quit = DF_CONTINUE;
     sh->reported = 0;
+    sh->timesliced_seen = 0;
   }
   df_block_sync();
   while (sh->quit == DF_CONTINUE) {
@@ -197,6 +202,7 @@ DF_FN void df_daemon_block_main(const df_daemon_args* a, const df_block* blk, df
       if (df_run_task(a, blk, sh, i, &completed, &timesliced)) active = true;
       if (completed && df_is_leader(blk)) sh->tasks[i] = 0xFFFFu;
       yield = yield && timesliced;
+      if (timesliced && df_is_leader(blk)) sh->timesliced_seen = 1;
     }
     if (df_is_leader(blk)) {
       df_task_queue_compact(sh);

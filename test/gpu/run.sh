@@ -279,6 +279,12 @@ if named coverage; then
   step shared-gpu-timeline 60 env CUDA_VISIBLE_DEVICES=0 DFCCL_DEBUG=2 $mpi 2 benchmarks/dfccl_bench -C allreduce \
     -b 8 -e 8 -n 6 -w 2 -c 1 -N 0
   keep_output shared-gpu-timeline.txt
+  # How long a daemon whose queue ran dry waits for the next call (TIMESLICE_IDLES="us ...": a sweep).
+  for d in ${TIMESLICE_IDLES:-}; do
+    step "shared-gpu-latency-idle$d" 60 env CUDA_VISIBLE_DEVICES=0 DFCCL_TIMESLICE_IDLE_US=$d \
+      $mpi 2 benchmarks/dfccl_bench -C allreduce -b 8 -e 4K -f 8 -n ${SHARED_ITERS:-50} -w 5 -c 1 -N 0 -S
+    summarize "^ +[0-9]|^# +[0-9]"
+  done
   # The relaunch delay after a yield (YIELD_DELAYS="us ...": a sweep, for tuning the default).
   for d in ${YIELD_DELAYS:-}; do
     step "shared-gpu-latency-yield-delay$d" 60 env CUDA_VISIBLE_DEVICES=0 DFCCL_YIELD_DELAY_US=$d \
