@@ -90,7 +90,7 @@ static dfcclResult_t alloc_tables(df_ctx* ctx) {
   ctx->launch_report_host = (volatile df_launch_report*)((uint64_t*)host + 1);
   a->quit_request = daemon;
   a->launch_report = (df_launch_report*)((uint64_t*)daemon + 1);
-  DF_CHECK(t->alloc(ctx, 2 * sizeof(uint64_t), &p));
+  DF_CHECK(t->alloc(ctx, 3 * sizeof(uint64_t), &p)); /* zeroed: the first launch's vote */
   a->quit_votes = p;
   DF_CHECK(df_sq_host_init(ctx, &ctx->sq, ctx->cfg.sq_entries));
   DF_CHECK(df_cq_host_init(ctx, &ctx->cq, ctx->cfg.cq_slots));

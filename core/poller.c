@@ -72,9 +72,7 @@ dfcclResult_t df_daemon_launch(df_ctx* ctx) {
   *ctx->quit_request_host = 0;
   ctx->launch_report_host->bits = 0;
   ctx->launch_report_host->start_ns = ctx->launch_report_host->end_ns = 0;
-  __atomic_thread_fence(__ATOMIC_SEQ_CST);
-  uint64_t no_votes[2] = {0, 0};
-  DF_CHECK(ctx->target->copy_in(ctx, ctx->args.quit_votes, no_votes, sizeof no_votes));
+  __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the last launch's blocks reset their vote themselves */
   ctx->submitted_at_launch = atomic_load(&ctx->submitted);
   ctx->grid_launched = atomic_load(&ctx->grid);
   DF_CHECK(ctx->target->launch(ctx, ctx->dev_args, (int)ctx->grid_launched));

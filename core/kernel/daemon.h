@@ -180,7 +180,10 @@ typedef struct {
   const volatile uint32_t* quit_request; /* host asks the blocks to quit soon (block 0 reads it) */
   df_launch_report* launch_report; /* in host memory                                  */
   uint64_t* quit_votes;          /* [0] bit b: block b offers to quit; [1] nonzero: a block asks
-                                  * to yield the GPU (DF_COLL_TIMESLICED_PEER); zeroed per launch */
+                                  * to yield the GPU (DF_COLL_TIMESLICED_PEER); [2] blocks that have
+                                  * left after the vote: the last one zeroes all three for the next
+                                  * launch (no copy from the host between launches, which on a GPU
+                                  * that time-slices would cost a turn of its own) */
   df_spin_policy spin;
 } df_daemon_args;
 

@@ -149,6 +149,14 @@ DF_FN uint32_t df_atomic_add_u32(uint32_t* p, uint32_t v) {
 #endif
 }
 
+DF_FN uint64_t df_atomic_add_u64(uint64_t* p, uint64_t v) {
+#if DF_CUDA
+  return atomicAdd((unsigned long long*)p, (unsigned long long)v);
+#else
+  return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL);
+#endif
+}
+
 DF_FN uint64_t df_atomic_cas_u64(uint64_t* p, uint64_t expected, uint64_t desired) {
 #if DF_CUDA
   return atomicCAS((unsigned long long*)p, (unsigned long long)expected, (unsigned long long)desired);

@@ -143,6 +143,17 @@ DF_FN bool df_quit_vote(const df_daemon_args* a, const df_block* blk, bool offer
   }
 }
 
+/* Leader, once the vote to quit is decided: the last block to leave resets the vote for the next
+ * launch (every block has seen the decision by then: it counts itself only after seeing it). */
+DF_FN void df_leave_vote(const df_daemon_args* a, const df_block* blk) {
+  uint64_t* left = a->quit_votes + 2;
+  if (df_atomic_add_u64(left, 1) + 1 < (uint64_t)blk->nblocks) return;
+  a->quit_votes[0] = 0;
+  a->quit_votes[1] = 0;
+  *left = 0;
+  df_fence_device();
+}
+
 /* Leader: tells the host what this launch did (each bit once per block and launch: the word is
  * host memory). */
 DF_FN void df_report(const df_daemon_args* a, df_block_shared* sh, uint32_t bits) {
@@ -211,7 +222,10 @@ DF_FN void df_daemon_block_main(const df_daemon_args* a, const df_block* blk, df
     df_block_sync();
   }
   if (df_is_leader(blk)) {
-    if (sh->quit == DF_VOLUNTARY_QUIT) a->blocks[blk->bid].counters.voluntary_quits++;
+    if (sh->quit == DF_VOLUNTARY_QUIT) {
+      a->blocks[blk->bid].counters.voluntary_quits++;
+      df_leave_vote(a, blk);
+    }
     df_context_block_stop(a, blk, sh);
     if (blk->bid == 0) a->launch_report->end_ns = df_time_ns();
   }
