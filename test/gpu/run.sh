@@ -279,6 +279,11 @@ if named coverage; then
   step shared-gpu-timeline 60 env CUDA_VISIBLE_DEVICES=0 DFCCL_DEBUG=2 $mpi 2 benchmarks/dfccl_bench -C allreduce \
     -b 8 -e 8 -n 6 -w 2 -c 1 -N 0
   keep_output shared-gpu-timeline.txt
+  # Four ranks on one GPU without MPS: the random-order program still completes (deadlock-free), and
+  # how long an iteration takes (8 collectives; 3 s per iteration before the daemons yielded).
+  step shared-gpu-4ranks-random-order ${SHARED4_LIMIT:-150} env CUDA_VISIBLE_DEVICES=0 $mpi 4 \
+    test/mpi/test_random_order -i "${SHARED4_ITERS:-50}"
+  summarize "iterations|PASS|FAIL"
   # How long a daemon whose queue ran dry waits for the next call (TIMESLICE_IDLES="us ...": a sweep).
   for d in ${TIMESLICE_IDLES:-}; do
     step "shared-gpu-latency-idle$d" 60 env CUDA_VISIBLE_DEVICES=0 DFCCL_TIMESLICE_IDLE_US=$d \
