@@ -73,6 +73,7 @@ typedef struct {
   int max_colls;            /* signatures registered per communicator at most             */
   int concurrent_runs;      /* DFCCL collectives registered per signature (the pool)      */
   int host_target;          /* dfccl_host_target_t; != 0: a test mode is on               */
+  bool agree_routes;        /* false: each rank routes by its own buffers (a test's twin)   */
 #define DFCCL_COMPONENT_FIELDS(name, mpi)                                                         \
   bool name##_enable;                                                                             \
   unsigned long long name##_routed; /* MPI_T counters (read through the pvar context) */          \

@@ -45,6 +45,7 @@ mca_coll_dfccl_component_t mca_coll_dfccl_component = {
     .max_colls = 128,
     .concurrent_runs = 2,
     .host_target = DFCCL_HOST_TARGET_OFF,
+    .agree_routes = true,
 #define DFCCL_ENABLE_DEFAULT(name, mpi) .name##_enable = true,
     DFCCL_COLLS(DFCCL_ENABLE_DEFAULT)
 };
@@ -147,8 +148,8 @@ static bool register_host_target(void) {
       "Test modes (the same on every rank). 0|off (default): host buffers go to the previous component, and "
       "coll/dfccl declines every communicator on a machine without a GPU. 1|host: host buffers run on DFCCL's host "
       "execution target (CPU threads, POSIX shared memory), as device buffers run on the GPU. 2|simulated: only "
-      "simulated device memory runs on the host target, and other host memory goes to the previous component, as on "
-      "a GPU machine",
+      "the host target's device memory (dfcclMemAlloc) runs on the host target, and other host memory goes to the "
+      "previous component, as on a GPU machine",
       MCA_BASE_VAR_TYPE_INT, values, "0|off, 1|host or 2|simulated", &mca_coll_dfccl_component.host_target);
   OBJ_RELEASE(values); /* the variable holds its own reference */
   return ok;
@@ -161,8 +162,8 @@ static bool register_ints(void) {
        "Priority of coll/dfccl: an integer in [0, 100] (default 90). It must exceed tuned's 30 and that of any "
        "other component that takes over the same collectives",
        &mca_coll_dfccl_component.priority, 0, 100, "Open MPI uses 100 at most"},
-      {"verbose", "Verbosity of coll/dfccl: an integer >= 0 (default 0); 1 setup and teardown, 10 every routed or "
-                  "fallen-back call",
+      {"verbose", "Verbosity of coll/dfccl: an integer >= 0 (default 0); 1 setup and teardown, and at MPI_Finalize "
+                  "each entry point's routed, fallen-back and local calls; 10 every call (and why it fell back)",
        &mca_coll_dfccl_component.verbose, 0, INT_MAX, NULL},
       {"max_colls",
        "Signatures (collective, count, datatype, op and root) registered per communicator at most: an integer in "
@@ -263,7 +264,13 @@ static int dfccl_register(void) {
   bool ints = register_ints();
   bool host_target = register_host_target();
   bool enables = register_enables();
-  if (!(ints && host_target && enables)) return OMPI_ERR_BAD_PARAM;
+  bool agree = register_checked(
+      "agree_routes",
+      "Agree among the ranks on each new signature's route, at its first set-up point (a boolean, default true). "
+      "false decides on each rank's own buffers, which hangs as soon as ranks pass different kinds of memory: only "
+      "for the test that shows what the agreement prevents",
+      MCA_BASE_VAR_TYPE_BOOL, NULL, "a boolean", &mca_coll_dfccl_component.agree_routes);
+  if (!(ints && host_target && enables && agree)) return OMPI_ERR_BAD_PARAM;
   register_counters();
   return OMPI_SUCCESS;
 }

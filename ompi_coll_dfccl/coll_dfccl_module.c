@@ -165,6 +165,7 @@ static dfccl_coll_t* register_coll(dfccl_comm_t* dc, const dfccl_sig_t* sig, dfc
  * memory to DFCCL and ranks that pass host memory to the previous component: each would wait for
  * the others forever. */
 static dfccl_route_t agree_route(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_route_t wish) {
+  if (!mca_coll_dfccl_component.agree_routes) return wish; /* the twin: see coll_dfccl_agree_routes */
   int mine[2] = {(int)wish, -(int)wish}, all[2];
   mca_coll_base_module_allreduce_fn_t allreduce = m->prev_allreduce;
   mca_coll_base_module_t* module = m->prev_allreduce_module;
