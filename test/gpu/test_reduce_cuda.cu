@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "reduce.h"
+#include "reduce_examples.h" /* test/common */
 #include "cuda_check.h"
 
 
@@ -387,35 +388,13 @@ static const TypeInfo& type_of(dfcclDataType_t dtype) {
 /* Examples worked out by hand from MPI's definitions (the same as the host unit test's): they
  * check the reference as much as the GPU, on packs and a tail. */
 static int test_examples() {
-  static const struct {
-    dfcclDataType_t dtype;
-    dfcclRedOp_t op;
-    uint64_t a, b, want;
-  } kExamples[] = {
-      {dfcclInt8, dfcclMax, 0x80, 0x01, 0x01},            /* -128 < 1 */
-      {dfcclUint8, dfcclMax, 0x80, 0x01, 0x80},           /* 128 > 1 */
-      {dfcclInt16, dfcclMin, 0x8000, 0x0001, 0x8000},     /* -32768 < 1 */
-      {dfcclUint16, dfcclMin, 0x8000, 0x0001, 0x0001},
-      {dfcclInt64, dfcclMax, 1ull << 63, 0x7f, 0x7f},
-      {dfcclUint8, dfcclBand, 0xf0, 0x3c, 0x30},
-      {dfcclInt16, dfcclBor, 0x00f0, 0x8001, 0x80f1},
-      {dfcclInt64, dfcclBxor, ~0ull, 0x0f, ~0ull ^ 0x0f},
-      {dfcclInt32, dfcclLand, 0x100, 2, 1},               /* nonzero with a zero low byte */
-      {dfcclUint64, dfcclLand, 1ull << 63, 1, 1},
-      {dfcclInt8, dfcclLand, 0, 0xff, 0},                 /* 0 && -1 */
-      {dfcclInt16, dfcclLor, 0, 0x8000, 1},
-      {dfcclUint16, dfcclLor, 0, 0, 0},
-      {dfcclUint32, dfcclLxor, 2, 0x80, 0},               /* both true */
-      {dfcclInt64, dfcclLxor, 0, ~0ull, 1},
-      {dfcclUint8, dfcclLxor, 0x80, 0, 1},
-  };
   const size_t n = 40; /* two packs and a tail for 1-byte elements */
   char *a, *b, *d;
   CHECK_CUDA(cudaMalloc(&a, n * 8));
   CHECK_CUDA(cudaMalloc(&b, n * 8));
   CHECK_CUDA(cudaMalloc(&d, n * 8));
   int failures = 0;
-  for (const auto& e : kExamples) {
+  for (const auto& e : reduce_examples) {
     const TypeInfo& t = type_of(e.dtype);
     const uint64_t ref = ref_op(t, e.op, e.a, e.b);
     std::vector<unsigned char> ha(n * t.size), hb(n * t.size), hd(n * t.size);
@@ -442,7 +421,7 @@ static int test_examples() {
   CHECK_CUDA(cudaFree(a));
   CHECK_CUDA(cudaFree(b));
   CHECK_CUDA(cudaFree(d));
-  printf("examples: %zu, %d failures\n", sizeof kExamples / sizeof kExamples[0], failures);
+  printf("examples: %zu, %d failures\n", sizeof reduce_examples / sizeof reduce_examples[0], failures);
   return failures;
 }
 

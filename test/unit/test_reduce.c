@@ -30,6 +30,7 @@
 /* Abort on an access the GPU would fault on (a 16-byte pack or an element not aligned). */
 #define DF_REDUCE_CHECK_ALIGNMENT 1
 #include "reduce.h"
+#include "reduce_examples.h" /* test/common */
 
 /* ---------------------------------------------------------------- failures */
 
@@ -611,51 +612,29 @@ static const type_info* type_of(dfcclDataType_t dtype) {
 /* Examples worked out by hand from MPI's definitions: they check the reference above as much as
  * the code under test, in both the element and the pack path. */
 static void test_examples(void) {
-  static const struct {
-    dfcclDataType_t dtype;
-    dfcclRedOp_t op;
-    uint64_t a, b, want;
-  } examples[] = {
-      {dfcclInt8, dfcclMax, 0x80, 0x01, 0x01},            /* -128 < 1 */
-      {dfcclUint8, dfcclMax, 0x80, 0x01, 0x80},           /* 128 > 1 */
-      {dfcclInt16, dfcclMin, 0x8000, 0x0001, 0x8000},     /* -32768 < 1 */
-      {dfcclUint16, dfcclMin, 0x8000, 0x0001, 0x0001},
-      {dfcclInt64, dfcclMax, 1ull << 63, 0x7f, 0x7f},
-      {dfcclUint8, dfcclBand, 0xf0, 0x3c, 0x30},
-      {dfcclInt16, dfcclBor, 0x00f0, 0x8001, 0x80f1},
-      {dfcclInt64, dfcclBxor, ~0ull, 0x0f, ~0ull ^ 0x0f},
-      {dfcclInt32, dfcclLand, 0x100, 2, 1},               /* nonzero with a zero low byte */
-      {dfcclUint64, dfcclLand, 1ull << 63, 1, 1},
-      {dfcclInt8, dfcclLand, 0, 0xff, 0},                 /* 0 && -1 */
-      {dfcclInt16, dfcclLor, 0, 0x8000, 1},
-      {dfcclUint16, dfcclLor, 0, 0, 0},
-      {dfcclUint32, dfcclLxor, 2, 0x80, 0},               /* both true */
-      {dfcclInt64, dfcclLxor, 0, ~0ull, 1},
-      {dfcclUint8, dfcclLxor, 0x80, 0, 1},
-  };
   enum { N = 40 }; /* two packs and a tail for 1-byte elements */
-  for (size_t e = 0; e < sizeof examples / sizeof examples[0]; e++) {
-    const type_info* t = type_of(examples[e].dtype);
+  for (size_t e = 0; e < sizeof reduce_examples / sizeof reduce_examples[0]; e++) {
+    const type_info* t = type_of(reduce_examples[e].dtype);
     snprintf(g_context, sizeof g_context, "example %s %s(0x%llx, 0x%llx)", t->name,
-             g_op_names[examples[e].op], (unsigned long long)examples[e].a,
-             (unsigned long long)examples[e].b);
-    const uint64_t ref = ref_op(t, examples[e].op, examples[e].a, examples[e].b);
-    if (ref != examples[e].want)
+             g_op_names[reduce_examples[e].op], (unsigned long long)reduce_examples[e].a,
+             (unsigned long long)reduce_examples[e].b);
+    const uint64_t ref = ref_op(t, reduce_examples[e].op, reduce_examples[e].a, reduce_examples[e].b);
+    if (ref != reduce_examples[e].want)
       fail("the test's reference gives 0x%llx, want 0x%llx", (unsigned long long)ref,
-           (unsigned long long)examples[e].want);
+           (unsigned long long)reduce_examples[e].want);
     DF_ALIGN16 unsigned char a[N * 8], b[N * 8], d[N * 8];
     for (size_t i = 0; i < N; i++) {
-      put_element(a + i * t->size, t->size, examples[e].a);
-      put_element(b + i * t->size, t->size, examples[e].b);
+      put_element(a + i * t->size, t->size, reduce_examples[e].a);
+      put_element(b + i * t->size, t->size, reduce_examples[e].b);
     }
     memset(d, 0x5a, sizeof d);
     const df_block block = {0, 1, 0, 1};
-    df_reduce_copy(&block, t->dtype, examples[e].op, a, b, d, NULL, N);
+    df_reduce_copy(&block, t->dtype, reduce_examples[e].op, a, b, d, NULL, N);
     for (size_t i = 0; i < N; i++) {
       const uint64_t got = get_element(d + i * t->size, t->size);
-      if (got != examples[e].want)
+      if (got != reduce_examples[e].want)
         fail("df_reduce_copy gives 0x%llx at element %zu, want 0x%llx", (unsigned long long)got, i,
-             (unsigned long long)examples[e].want);
+             (unsigned long long)reduce_examples[e].want);
     }
   }
 }
