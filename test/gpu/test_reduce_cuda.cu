@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "reduce.h"
-#include "reduce_examples.h" /* test/common */
+#include "reduce_reference.h" /* test/common */
 #include "cuda_check.h"
 
 
@@ -145,24 +145,14 @@ static float bf16_value(uint64_t bits) {
 static uint64_t f16_bits(float f) { return __half_as_ushort(__float2half_rn(f)); }
 static uint64_t bf16_bits(float f) { return __bfloat16_as_ushort(__float2bfloat16_rn(f)); }
 
-/* Integers (a and b hold the element's bits): MPI's definitions. */
 static uint64_t ref_int_op(const TypeInfo& t, dfcclRedOp_t op, uint64_t a, uint64_t b) {
-  const unsigned unused = 64 - 8 * (unsigned)t.size;
-  const uint64_t mask = ~0ull >> unused;
-  const bool less = t.kind == kSigned ? (int64_t)(a << unused) < (int64_t)(b << unused) : a < b;
-  switch (op) {
-    case dfcclSum: return (a + b) & mask;
-    case dfcclProd: return (a * b) & mask;
-    case dfcclMax: return (!less && a != b) ? a : b;
-    case dfcclMin: return less ? a : b;
-    case dfcclBand: return a & b;
-    case dfcclBor: return a | b;
-    case dfcclBxor: return a ^ b;
-    case dfcclLand: return a && b;
-    case dfcclLor: return a || b;
-    case dfcclLxor: return !a != !b;
-    default: fprintf(stderr, "ref_int_op: op %d\n", (int)op); exit(1);
+  bool defined;
+  const uint64_t r = reduce_reference_int(op, (unsigned)t.size, t.kind == kSigned, a, b, &defined);
+  if (!defined) {
+    fprintf(stderr, "ref_int_op: op %d\n", (int)op);
+    exit(1);
   }
+  return r;
 }
 
 template <typename Decode, typename Encode, typename Compute>

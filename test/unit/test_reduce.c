@@ -30,7 +30,7 @@
 /* Abort on an access the GPU would fault on (a 16-byte pack or an element not aligned). */
 #define DF_REDUCE_CHECK_ALIGNMENT 1
 #include "reduce.h"
-#include "reduce_examples.h" /* test/common */
+#include "reduce_reference.h" /* test/common */
 
 /* ---------------------------------------------------------------- failures */
 
@@ -241,28 +241,12 @@ static double ref_decode(const type_info* t, uint64_t bits) {
   }
 }
 
-/* Integers (a and b hold the element's bits): MPI's definitions. */
 static uint64_t ref_int_op(const type_info* t, dfcclRedOp_t op, uint64_t a, uint64_t b) {
-  const unsigned bits = (unsigned)(8 * t->size);
-  const uint64_t mask = bits == 64 ? ~0ull : (1ull << bits) - 1;
-  const unsigned unused = 64 - bits;
-  /* Compare as signed (sign-extended) or unsigned 64-bit numbers. */
-  const bool less = t->kind == KIND_SIGNED
-                        ? (int64_t)(a << unused) < (int64_t)(b << unused)
-                        : a < b;
-  switch (op) {
-    case dfcclSum: return (a + b) & mask;
-    case dfcclProd: return (a * b) & mask;
-    case dfcclMax: return (!less && a != b) ? a : b; /* a > b ? a : b */
-    case dfcclMin: return less ? a : b;
-    case dfcclBand: return a & b;
-    case dfcclBor: return a | b;
-    case dfcclBxor: return a ^ b;
-    case dfcclLand: return a && b;
-    case dfcclLor: return a || b;
-    case dfcclLxor: return !a != !b;
-    default: fail("ref_int_op: op %d", (int)op); return 0;
-  }
+  bool defined;
+  const uint64_t r =
+      reduce_reference_int(op, (unsigned)t->size, t->kind == KIND_SIGNED, a, b, &defined);
+  if (!defined) fail("ref_int_op: op %d", (int)op);
+  return r;
 }
 
 /* Floats: the exact result in double (or, for sums of bf16, a double rounding that is
