@@ -59,24 +59,6 @@ static double input_value(const bench_pattern* p, int rank, size_t i) {
   return (double)((((size_t)rank + 1u) * (j + 1u) + 7u * j) % m) - p->offset;
 }
 
-/* The inputs are integers that int64_t holds exactly (bitwise and logical ops come with integer
- * types only), and two's complement gives a narrower signed type's bits. */
-static double reduce2(dfcclRedOp_t op, double a, double b) {
-  switch (op) {
-    case dfcclSum: return a + b;
-    case dfcclProd: return a * b;
-    case dfcclMax: return a > b ? a : b;
-    case dfcclMin: return a < b ? a : b;
-    case dfcclBand: return (double)((int64_t)a & (int64_t)b);
-    case dfcclBor: return (double)((int64_t)a | (int64_t)b);
-    case dfcclBxor: return (double)((int64_t)a ^ (int64_t)b);
-    case dfcclLand: return a != 0 && b != 0;
-    case dfcclLor: return a != 0 || b != 0;
-    case dfcclLxor: return (a != 0) != (b != 0);
-    default: BENCH_DIE("unknown reduction %d", (int)op);
-  }
-}
-
 void bench_pattern_init(bench_pattern* p, bench_coll coll, dfcclDataType_t dtype, dfcclRedOp_t op, int rank,
                         int nranks, int root) {
   int reduces = bench_coll_reduces(coll);
@@ -94,7 +76,7 @@ void bench_pattern_init(bench_pattern* p, bench_coll coll, dfcclDataType_t dtype
   if (p->expected == NULL) BENCH_DIE("out of memory for %zu expected values", p->period);
   for (size_t i = 0; i < p->period; i++) {
     double acc = input_value(p, 0, i);
-    for (int r = 1; r < nranks; r++) acc = reduce2(p->op, acc, input_value(p, r, i));
+    for (int r = 1; r < nranks; r++) acc = element_reduce(p->op, acc, input_value(p, r, i));
     p->expected[i] = acc;
   }
 }

@@ -75,29 +75,11 @@ static double input(const test_case* c, int rank, size_t i) {
   }
 }
 
-/* MPI's definition of each op, on values that are integers for the bitwise and logical ops (and
- * that int64_t holds: two's complement makes the bits of a narrower signed type come out right). */
-static double reduce2(dfcclRedOp_t op, double a, double b) {
-  switch (op) {
-    case dfcclSum: return a + b;
-    case dfcclProd: return a * b;
-    case dfcclMax: return b > a ? b : a;
-    case dfcclMin: return b < a ? b : a;
-    case dfcclBand: return (double)((int64_t)a & (int64_t)b);
-    case dfcclBor: return (double)((int64_t)a | (int64_t)b);
-    case dfcclBxor: return (double)((int64_t)a ^ (int64_t)b);
-    case dfcclLand: return a != 0 && b != 0;
-    case dfcclLor: return a != 0 || b != 0;
-    case dfcclLxor: return (a != 0) != (b != 0);
-    default: fprintf(stderr, "cases.c: unknown op %d\n", (int)op); abort();
-  }
-}
-
 static int rank_at(const test_case* c, int position) { return c->ranks ? c->ranks[position] : position; }
 
 static double reduce_over_ranks(const test_case* c, size_t i) {
   double acc = input(c, rank_at(c, 0), i);
-  for (int k = 1; k < c->nranks; k++) acc = reduce2(c->op, acc, input(c, rank_at(c, k), i));
+  for (int k = 1; k < c->nranks; k++) acc = element_reduce(c->op, acc, input(c, rank_at(c, k), i));
   return acc;
 }
 

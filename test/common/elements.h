@@ -8,6 +8,7 @@
 #ifndef DFCCL_TEST_ELEMENTS_H
 #define DFCCL_TEST_ELEMENTS_H
 
+#include <math.h>
 #include <stdint.h>
 
 #include "dtypes.h"
@@ -43,6 +44,25 @@ static inline double element_load(const void* buf, dfcclDataType_t t, size_t i) 
     case dfcclBfloat16: return df_bf16_to_f32(((const uint16_t*)buf)[i]);
     case dfcclFloat32: return ((const float*)buf)[i];
     default: return ((const double*)buf)[i];
+  }
+}
+
+/* MPI's definition of op(a, b) on values that are integers for the bitwise and logical ops (and that
+ * int64_t holds: two's complement makes the bits of a narrower signed type come out right).  An op
+ * that is not one of DFCCL's returns NaN, which no check accepts. */
+static inline double element_reduce(dfcclRedOp_t op, double a, double b) {
+  switch (op) {
+    case dfcclSum: return a + b;
+    case dfcclProd: return a * b;
+    case dfcclMax: return b > a ? b : a;
+    case dfcclMin: return b < a ? b : a;
+    case dfcclBand: return (double)((int64_t)a & (int64_t)b);
+    case dfcclBor: return (double)((int64_t)a | (int64_t)b);
+    case dfcclBxor: return (double)((int64_t)a ^ (int64_t)b);
+    case dfcclLand: return a != 0 && b != 0;
+    case dfcclLor: return a != 0 || b != 0;
+    case dfcclLxor: return (a != 0) != (b != 0);
+    default: return NAN;
   }
 }
 
