@@ -46,6 +46,38 @@ static inline void download(void* host, const void* dev, size_t bytes) {
  * a device synchronization, which would wait for the daemon to quit. */
 static inline void uploads_done(void) { CHECK_CUDA(cuda.stream_synchronize(NULL)); }
 
+/* Selects this rank's GPU, its node-local rank modulo the node's `devices` GPUs, before any
+ * collective on device buffers; returns how many ranks share this node. */
+static inline int select_node_gpu(int devices) {
+  MPI_Comm node;
+  int world_rank, local_rank, local_size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank, MPI_INFO_NULL, &node) != MPI_SUCCESS ||
+      MPI_Comm_rank(node, &local_rank) != MPI_SUCCESS || MPI_Comm_size(node, &local_size) != MPI_SUCCESS ||
+      MPI_Comm_free(&node) != MPI_SUCCESS) {
+    fprintf(stderr, "rank %d: cannot split MPI_COMM_WORLD by node\n", world_rank);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  CHECK_CUDA(cuda.set_device(local_rank % devices));
+  return local_size;
+}
+
+/* A program tests GPUs on every rank or on none: true when every rank `have`s CUDA; otherwise the
+ * ranks without it say `why`, MPI is finalized, "SKIP: no GPU" printed and false returned. */
+static inline bool cuda_on_every_rank(int have, const char* why) {
+  int rank, everywhere = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (MPI_Allreduce(&have, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS) {
+    fprintf(stderr, "rank %d: MPI_Allreduce of who has CUDA failed\n", rank);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  if (everywhere) return true;
+  if (!have) printf("rank %d: %s\n", rank, why);
+  MPI_Finalize();
+  puts("SKIP: no GPU");
+  return false;
+}
+
 static inline void* dev_copy_of(const void* host, size_t bytes) {
   void* d = dev_alloc(bytes);
   upload(d, host, bytes);

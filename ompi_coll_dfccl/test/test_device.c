@@ -981,23 +981,10 @@ int main(int argc, char** argv) {
   bool is_persistent = strcmp(mode, "persistent") == 0;
   if (iterations == 0) iterations = is_suite || is_persistent ? 1 : 1000;
 
-  /* CUDA: skip everywhere unless every rank has it. */
   char why[200];
-  int devices = 0, have = cuda_load(&devices, why, sizeof why), everywhere = 0;
-  CHECK_MPI(MPI_Allreduce(&have, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
-  if (!everywhere) {
-    if (!have) printf("rank %d: %s\n", world_rank, why);
-    CHECK_MPI(MPI_Finalize());
-    puts("SKIP: no GPU");
-    return 0;
-  }
-  MPI_Comm node;
-  int local_rank, local_size;
-  CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank, MPI_INFO_NULL, &node));
-  CHECK_MPI(MPI_Comm_rank(node, &local_rank));
-  CHECK_MPI(MPI_Comm_size(node, &local_size));
-  CHECK_MPI(MPI_Comm_free(&node));
-  CHECK_CUDA(cuda.set_device(local_rank % devices)); /* before any collective on device buffers */
+  int devices = 0, have = cuda_load(&devices, why, sizeof why);
+  if (!cuda_on_every_rank(have, why)) return 0;
+  int local_size = select_node_gpu(devices);
   if (world_rank == 0)
     printf("%s: %d ranks, %d per node on %d GPU(s) of that node\n", mode, world_size, local_size,
            local_size < devices ? local_size : devices), fflush(stdout);

@@ -304,24 +304,12 @@ int main(int argc, char** argv) {
   }
   delay_bytes = (size_t)delay;
 
-  /* CUDA: skip everywhere unless every rank has it. */
   char why[200];
-  int devices = 0, have = cuda_load(&devices, why, sizeof why), everywhere = 0;
+  int devices = 0, have = cuda_load(&devices, why, sizeof why);
   if (have && !cuda_async_load(why, sizeof why)) have = 0;
-  CHECK_MPI(MPI_Allreduce(&have, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
-  if (!everywhere) {
-    if (!have) printf("rank %d: %s\n", rank, why);
-    CHECK_MPI(MPI_Finalize());
-    puts("SKIP: no GPU");
-    return 0;
-  }
-  MPI_Comm node, comm;
-  int local_rank, local_size;
-  CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node));
-  CHECK_MPI(MPI_Comm_rank(node, &local_rank));
-  CHECK_MPI(MPI_Comm_size(node, &local_size));
-  CHECK_MPI(MPI_Comm_free(&node));
-  CHECK_CUDA(cuda.set_device(local_rank % devices)); /* before any collective on device buffers */
+  if (!cuda_on_every_rank(have, why)) return 0;
+  int local_size = select_node_gpu(devices);
+  MPI_Comm comm;
   CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
 
   /* Device buffers of the largest size and their pageable (malloc) images. */
