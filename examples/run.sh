@@ -19,14 +19,8 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 np=${1:-2}
 case $np in '' | *[!0-9]*) echo "usage: bash $0 [NP]" >&2; exit 2 ;; esac
-if [ -n "${BUILD_DIR:-}" ]; then build=$(cd "$BUILD_DIR" && pwd) || exit 2
-elif [ -f libdfccl.la ]; then build=$PWD
-else build=$(cd "$here/.." && pwd); fi
-sodir=${DFCCL_COMPONENT_DIR:-$build/ompi_coll_dfccl/.libs}
-configured_cuda=$(sed -n 's|^CUDA_CPPFLAGS = -I\(.*\)/include *$|\1|p' "$build/Makefile" 2>/dev/null)
-cuda=${CUDA_HOME:-${configured_cuda:-/usr/local/cuda}}
-cuda_lib=$cuda/lib64
-[ -d "$cuda_lib" ] || cuda_lib=$cuda/lib
+. "$here/uninstalled.sh"
+uninstalled_component "$here/.." || exit 1
 iterations=${ITERATIONS:-20}
 limit=${EXAMPLE_TIMEOUT_S:-180}
 failed=0
@@ -36,10 +30,6 @@ result() { # result PASS|FAIL|SKIP NAME WHY
   [ "$1" != FAIL ] || failed=1
 }
 
-[ -f "$sodir/mca_coll_dfccl.so" ] || {
-  echo "FAIL: no $sodir/mca_coll_dfccl.so (build with ./configure && make, or set DFCCL_COMPONENT_DIR)"
-  exit 1
-}
 gpus=0
 if command -v nvidia-smi > /dev/null 2>&1; then
   gpus=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU')
@@ -54,17 +44,6 @@ fi
 [ "$gpus" -ge "$np" ] || echo "note: $np ranks on $gpus GPU(s): ranks share GPUs (slow without MPS, see README.md)"
 logs=${LOG_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/dfccl-examples.XXXXXX")}
 mkdir -p "$logs" || exit 2
-
-# Open MPI loads coll/dfccl from the component path, which replaces the default: keep Open MPI's
-# own components (SYS_DEFAULT).  The uninstalled component finds libdfccl in the build's .libs.
-export OMPI_MCA_mca_base_component_path="$sodir:SYS_DEFAULT"
-for d in "$cuda_lib" "$build/.libs"; do
-  [ -d "$d" ] && LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-done
-export LD_LIBRARY_PATH
-# Containers often forbid the cross-memory attach (ptrace) that Open MPI's shared-memory transport
-# uses for large host messages; the examples' host messages do not need it.
-export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
 
 # run_example NAME PROGRAM [ARGS...]: on $np ranks through coll/dfccl; prints its verdict.
 run_example() {

@@ -9,7 +9,7 @@ ompi_supp=$(ls /usr/share/openmpi/openmpi-valgrind.supp /usr/share/openmpi/*/ope
 status=0
 for prog in test_allreduce test_nonblocking test_persistent; do
   log=$(mktemp)
-  timeout "${TEST_TIMEOUT_S:-600}" sh "$mpirun_sh" 2 --mca coll_dfccl_host_target 1 --mca coll_dfccl_priority 90 \
+  timeout "${TEST_TIMEOUT_S:-600}" sh "$mpirun_sh" 2 --mca coll_dfccl_host_target host --mca coll_dfccl_priority 90 \
     valgrind -q --error-exitcode=9 ${ompi_supp:+--suppressions=$ompi_supp} --suppressions="$here/valgrind.supp" \
     --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=none --num-callers=40 \
     "$testdir/$prog" > "$log" 2>&1

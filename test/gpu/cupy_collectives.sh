@@ -21,23 +21,14 @@ nps=${*:-2 4}
 for np in $nps; do
   case $np in '' | *[!0-9]*) echo "usage: bash $0 [NP ...]" >&2; exit 2 ;; esac
 done
-if [ -n "${BUILD_DIR:-}" ]; then build=$(cd "$BUILD_DIR" && pwd) || exit 2
-elif [ -f libdfccl.la ]; then build=$PWD
-else build=$(cd "$here/../.." && pwd); fi
-sodir=${DFCCL_COMPONENT_DIR:-$build/ompi_coll_dfccl/.libs}
-cuda=${CUDA_HOME:-/usr/local/cuda}
-cuda_lib=$cuda/lib64
-[ -d "$cuda_lib" ] || cuda_lib=$cuda/lib
 python=${PYTHON:-python3}
 limit=${CUPY_TIMEOUT_S:-600}
 numpy=0
 [ "${ARRAYS:-cupy}" = numpy ] && numpy=1
 failed=0
 
-[ -f "$sodir/mca_coll_dfccl.so" ] || {
-  echo "FAIL: no $sodir/mca_coll_dfccl.so (build with ./configure && make, or set DFCCL_COMPONENT_DIR)"
-  exit 1
-}
+. "$here/../../examples/uninstalled.sh"
+uninstalled_component "$here/../.." || exit 1
 if [ $numpy -eq 0 ]; then
   gpus=0
   if command -v nvidia-smi > /dev/null 2>&1; then gpus=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU'); fi
@@ -47,17 +38,8 @@ if [ $numpy -eq 0 ]; then
 fi
 logs=${LOG_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/dfccl-cupy.XXXXXX")}
 mkdir -p "$logs" || exit 2
-
-# Open MPI loads coll/dfccl from the component path, which replaces the default: keep Open MPI's
-# own components (SYS_DEFAULT).  The uninstalled component finds libdfccl in the build's .libs.
-export OMPI_MCA_mca_base_component_path="$sodir:SYS_DEFAULT"
-for d in "$cuda_lib" "$build/.libs"; do
-  [ -d "$d" ] && LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-done
-export LD_LIBRARY_PATH
-export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
 mode_args=() script_args=()
-[ $numpy -eq 1 ] && mode_args=(--mca coll_dfccl_host_target 1) script_args=(--host)
+[ $numpy -eq 1 ] && mode_args=(--mca coll_dfccl_host_target host) script_args=(--host)
 
 # run NAME NP [VAR=VALUE]: the script on NP ranks through coll/dfccl; prints its verdict.
 run() {
