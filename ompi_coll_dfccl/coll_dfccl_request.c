@@ -149,6 +149,9 @@ static void complete(mca_coll_dfccl_request_t* req) {
   if (!mpi_request(req)->req_persistent) mca_coll_dfccl_scratch_free(c); /* a persistent one's stay */
   ompi_request_t* r = mpi_request(req);
   r->req_status.MPI_ERROR = req->status == dfcclSuccess ? MPI_SUCCESS : MPI_ERR_INTERN;
+  DFCCL_VERBOSE(10, "%s on comm '%s' (count %zu) completed on DFCCL collective %d%s",
+                mca_coll_dfccl_kind_name[c->coll->sig.kind], dc->comm->c_name, c->coll->sig.count,
+                req->slot->coll_id, req->status == dfcclSuccess ? "" : " with an error");
   /* Completing never releases the request: MPI_Wait/Test free a nonblocking one (or set a
    * persistent one inactive), the blocking call frees its own. */
   ompi_request_complete(r, true);                                  /* req may be freed from here on */
