@@ -18,14 +18,15 @@
  *     df_context_save() of a dirty slot; also df_context_acquire() whose slot holds a dirty context
  *     (save + load, what a preemption-heavy schedule pays).  Each with L1 "cold" (the whole block
  *     reads 1 MiB of other data between repetitions, as the data path would) and L1 "warm".
- *   - df_cq_try_write() (one 64-bit CAS into pinned host memory), and for comparison two plain
- *     ring-buffer CQs written here: one producer (load tail and head, write the entry,
- *     __threadfence_system, atomically advance tail) and several producers (reserve a position
- *     atomically, check head, write the entry, __threadfence_system, publish tail in order by CAS).
+ *   - df_cq_try_write() (the block's own ring in pinned host memory: the entry, then a release
+ *     store of the tail), and for comparison two ring-buffer CQs written here that the blocks would
+ *     share: one producer (load tail and head, write the entry, __threadfence_system, atomically
+ *     advance tail) and several producers (reserve a position atomically, check head, write the
+ *     entry, __threadfence_system, publish tail in order by CAS).
  * The tables are allocated with the sizes core/api.c alloc_tables uses (DF_MAX_COLLS x
  * DF_MAX_BLOCKS) and hold `--colls` registered collectives.  The SQ and CQs are sized to the number
  * of repetitions, so that every read finds a fresh entry written by the host and every CQE write
- * finds a free slot on its first try (no poller runs during the measurement).
+ * finds room on its first try (no poller runs during the measurement).
  *
  * Each repetition reads %globaltimer and clock64 around the operation; the result of the operation
  * is consumed (stored to shared memory) before the closing clock read, so loads still in flight are
@@ -106,7 +107,9 @@ __host__ __device__ inline df_coll_static expected_static(uint32_t c, const df_l
   s.priority = (int32_t)(c % 3);
   s.count = 4096ull * (c + 1);
   s.links = links + c;
-  s.pad[0] = s.pad[1] = 0;
+  s.flags = 0;
+  s.pad32 = 0;
+  s.pad = 0;
   return s;
 }
 
@@ -275,7 +278,8 @@ __global__ void __launch_bounds__(kThreads, 1) measure_kernel(const df_daemon_ar
     } else if constexpr (OP == OP_CTX_SAVE) {
       df_context_save(a, &blk, &sh->slots[prepared]); /* as df_context_acquire/_block_stop */
     } else if constexpr (OP == OP_CQ_WRITE) {
-      ok = df_cq_try_write(a->cq, &a->blocks[blk.bid].cq_hint, cqe); /* as df_complete_run */
+      df_block_state* bs = &a->blocks[blk.bid]; /* as df_complete_run */
+      ok = df_cq_try_write(a->cq, (uint32_t)blk.bid, &bs->cq_tail, &bs->cq_head_seen, cqe);
       v = ok;
     } else if constexpr (OP == OP_PLAIN_CQ_1P) {
       ok = plain_cq_write_1p(p.plain, cqe);
@@ -309,7 +313,7 @@ __global__ void __launch_bounds__(kThreads, 1) measure_kernel(const df_daemon_ar
       if (sh->slots[prepared].dirty != 0 || *saved != expected_dynamic(c, round + 1).iteration)
         record_failure(p, i, FAIL_CTX_SAVE);
     } else if constexpr (OP == OP_CQ_WRITE) {
-      if (!ok || a->blocks[blk.bid].cq_hint != i + 1) record_failure(p, i, FAIL_CQE);
+      if (!ok || a->blocks[blk.bid].cq_tail != (uint64_t)i + 1) record_failure(p, i, FAIL_CQE);
     } else if constexpr (OP == OP_PLAIN_CQ_1P || OP == OP_PLAIN_CQ_MP) {
       if (!ok) record_failure(p, i, FAIL_CQE);
     }
@@ -409,8 +413,8 @@ struct Tables {
   df_sqe* sq_host = nullptr;
   df_sqe* sq_mirror = nullptr;
   uint32_t sq_entries = 0;
-  uint64_t* cq_host = nullptr;
-  uint32_t cq_slots = 0;
+  uint64_t* cq_host = nullptr; /* block 0's tail, the host's head, block 0's ring */
+  uint32_t cq_ring = 0;
   uint64_t* plain_entries_host = nullptr;
   uint64_t* plain_ctrl_host = nullptr;
   PlainCq plain;
@@ -461,10 +465,14 @@ static void build_tables(Tables& t, const Options& o) {
   alloc_device(&t.sq_mirror, (size_t)t.sq_entries * sizeof(df_sqe));
   a.sq.entries = t.sq_mirror;
   a.sq.mask = t.sq_entries - 1;
-  /* CQ: a free slot for every write. */
-  t.cq_slots = total;
-  a.cq.slots = alloc_mapped(&t.cq_host, (size_t)t.cq_slots * sizeof(uint64_t));
-  a.cq.nslots = t.cq_slots;
+  /* CQ: block 0's ring (the only block here), with room for every write. */
+  t.cq_ring = 1;
+  while (t.cq_ring < total) t.cq_ring *= 2;
+  uint64_t* cq = (uint64_t*)alloc_mapped(&t.cq_host, (2 * DF_CQ_STRIDE + (size_t)t.cq_ring) * sizeof(uint64_t));
+  a.cq.tails = cq;
+  a.cq.heads = cq + DF_CQ_STRIDE;
+  a.cq.entries = cq + 2 * DF_CQ_STRIDE;
+  a.cq.ring = t.cq_ring;
   /* The GPU defaults of core/config.c (unused by the functions measured). */
   a.spin.front = 1000;
   a.spin.floor = 100;
@@ -532,7 +540,7 @@ static void reset_tables(Tables& t, const Options& o, int op) {
   memset(mirror.data(), 0, mirror.size() * sizeof(df_sqe));
   for (df_sqe& m : mirror) m.seq = DF_SEQ_NONE;
   CHECK_CUDA(cudaMemcpy(t.sq_mirror, mirror.data(), mirror.size() * sizeof(df_sqe), cudaMemcpyHostToDevice));
-  for (uint32_t s = 0; s < t.cq_slots; s++) t.cq_host[s] = DF_CQE_FREE; /* as df_cq_host_init */
+  memset(t.cq_host, 0, (2 * DF_CQ_STRIDE + (size_t)t.cq_ring) * sizeof(uint64_t)); /* as df_cq_host_init */
   memset(t.plain_entries_host, 0, (size_t)t.plain.n * sizeof(uint64_t));
   memset(t.plain_ctrl_host, 0, kCtrlWords * sizeof(uint64_t));
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -610,11 +618,12 @@ static uint64_t verify(const Tables& t, const Options& o, int op) {
       break;
     }
     case OP_CQ_WRITE: {
-      expect("cq_hint", bs.cq_hint, total);
+      expect("cq_tail", bs.cq_tail, total);
+      expect("the CQ ring's tail in host memory", __atomic_load_n(&t.cq_host[0], __ATOMIC_ACQUIRE), total);
       uint64_t wrong = 0;
-      for (uint32_t s = 0; s < t.cq_slots; s++)
-        wrong += __atomic_load_n(&t.cq_host[s], __ATOMIC_ACQUIRE) != cqe_value(s, o.ncolls);
-      expect("CQ slots not holding the expected CQE", wrong, 0);
+      for (uint32_t s = 0; s < total; s++)
+        wrong += __atomic_load_n(&t.cq_host[2 * DF_CQ_STRIDE + s], __ATOMIC_ACQUIRE) != cqe_value(s, o.ncolls);
+      expect("CQ entries not holding the expected CQE", wrong, 0);
       break;
     }
     case OP_PLAIN_CQ_1P:
@@ -765,9 +774,9 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaMalloc((void**)&p.nanos, o.reps * sizeof(uint64_t)));
   CHECK_CUDA(cudaMalloc((void**)&p.run, 2 * sizeof(uint64_t)));
   CHECK_CUDA(cudaMalloc((void**)&p.errors, 3 * sizeof(unsigned long long)));
-  printf("SQ %u entries, optimized CQ %u slots, plain ring CQ %u entries (sized to the repetitions); "
+  printf("SQ %u entries, CQ ring of %u entries, shared ring CQ %u entries (sized to the repetitions); "
          "L1 cold = the block reads %zu KiB of other data before each repetition\n\n",
-         t.sq_entries, t.cq_slots, t.plain.n, kFlushBytes / 1024);
+         t.sq_entries, t.cq_ring, t.plain.n, kFlushBytes / 1024);
 
   struct Spec {
     const char* name;
@@ -784,9 +793,9 @@ int main(int argc, char** argv) {
       {"context save: df_context_save, L1 cold", OP_CTX_SAVE, 1, "0.05 us"},
       {"context save: df_context_save, L1 warm", OP_CTX_SAVE, 0, "0.05 us"},
       {"acquire evicting a dirty slot, L1 cold", OP_CTX_EVICT, 1, "-"},
-      {"CQE write: df_cq_try_write (1 CAS)", OP_CQ_WRITE, 0, "2.0 us"},
-      {"CQE write: plain ring, 1 producer", OP_PLAIN_CQ_1P, 0, "6.9 us"},
-      {"CQE write: plain ring, multi-producer", OP_PLAIN_CQ_MP, 0, "6.9 us"},
+      {"CQE write: df_cq_try_write (own ring)", OP_CQ_WRITE, 0, "2.0 us"},
+      {"CQE write: shared ring, 1 producer", OP_PLAIN_CQ_1P, 0, "6.9 us"},
+      {"CQE write: shared ring, multi-producer", OP_PLAIN_CQ_MP, 0, "6.9 us"},
   };
   std::vector<Result> results;
   int64_t empty_cycles[2] = {0, 0}, empty_nanos[2] = {0, 0};

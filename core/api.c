@@ -98,8 +98,7 @@ static dfcclResult_t alloc_tables(df_ctx* ctx) {
   a->sq_host.mask = ctx->cfg.sq_entries - 1;
   DF_CHECK(alloc_sq_mirror(ctx, ctx->cfg.sq_entries, &a->sq.entries));
   a->sq.mask = ctx->cfg.sq_entries - 1;
-  a->cq.slots = ctx->cq.daemon;
-  a->cq.nslots = ctx->cfg.cq_slots;
+  a->cq = ctx->cq.daemon;
   a->spin = ctx->cfg.spin;
   DF_CHECK(t->alloc(ctx, sizeof *a, &p));
   ctx->dev_args = p;

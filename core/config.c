@@ -92,7 +92,7 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   DF_CHECK(env_u64("DFCCL_MIN_CHANNEL_BYTES", 16, UINT64_MAX, &cfg->min_channel_bytes));
   DF_CHECK(env_u32("DFCCL_SLOT_BYTES", 256, 64u << 20, &cfg->slot_bytes));
   DF_CHECK(env_u32("DFCCL_SQ_ENTRIES", 2, 1u << 20, &cfg->sq_entries));
-  DF_CHECK(env_u32("DFCCL_CQ_SLOTS", 1, 1u << 20, &cfg->cq_slots));
+  DF_CHECK(env_u32("DFCCL_CQ_SLOTS", 1, 1u << 16, &cfg->cq_slots));
   DF_CHECK(env_u64("DFCCL_SUBMIT_TIMEOUT_MS", 0, UINT64_MAX, &cfg->submit_timeout_ms));
   DF_CHECK(env_u64("DFCCL_DESTROY_TIMEOUT_MS", 0, UINT64_MAX, &cfg->destroy_timeout_ms));
   DF_CHECK(env_u64("DFCCL_RELAUNCH_DELAY_US", 0, 10000000, &cfg->relaunch_delay_us));
@@ -119,6 +119,8 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
 
   if (cfg->slot_bytes % 16)
     return df_error(dfcclInvalidArgument, "DFCCL_SLOT_BYTES=%u: must be a multiple of 16", cfg->slot_bytes);
+  if (!is_power_of_two(cfg->cq_slots))
+    return df_error(dfcclInvalidArgument, "DFCCL_CQ_SLOTS=%u: must be a power of two", cfg->cq_slots);
   if (!is_power_of_two(cfg->sq_entries))
     return df_error(dfcclInvalidArgument, "DFCCL_SQ_ENTRIES=%u: must be a power of two", cfg->sq_entries);
   if (cfg->spin.floor > cfg->spin.front) cfg->spin.floor = cfg->spin.front;

@@ -36,7 +36,7 @@ typedef struct {
   uint64_t min_channel_bytes; /* a collective gets one channel per this many bytes   */
   uint32_t slot_bytes;        /* largest FIFO slot (small collectives get smaller)   */
   uint32_t sq_entries;
-  uint32_t cq_slots;
+  uint32_t cq_slots;           /* CQ entries per daemon block (DFCCL_CQ_SLOTS), a power of two */
   uint64_t submit_timeout_ms; /* a full SQ makes dfcclRun* wait this long at most    */
   uint64_t destroy_timeout_ms;/* dfcclDestroy waits this long for outstanding runs   */
   uint64_t relaunch_delay_us; /* first delay before relaunching for stalled runs     */
@@ -218,15 +218,22 @@ dfcclResult_t df_sq_host_submit(df_sq_host* sq, uint32_t coll, uint32_t epoch, c
  * such entry (where blocks that have not read the queue before must start). */
 uint64_t df_sq_host_set_readers(df_sq_host* sq, uint32_t readers);
 
+/* The completion queue (queue/cq.h) as the poller sees it, and `daemon`, the daemon's view. */
 typedef struct {
-  uint64_t* host;
-  uint64_t* daemon;
-  uint32_t nslots;
+  void* region;                     /* the mapped allocation                     */
+  uint64_t* tails;                  /* [block * DF_CQ_STRIDE], written by blocks */
+  uint64_t* heads;                  /* [block * DF_CQ_STRIDE], written here      */
+  uint64_t* entries;                /* [block][ring]                             */
+  uint32_t ring;
+  uint64_t taken[DF_MAX_BLOCKS];    /* the poller's heads                        */
+  df_cq daemon;
 } df_cq_host;
 
-dfcclResult_t df_cq_host_init(df_ctx* ctx, df_cq_host* cq, uint32_t nslots);
+/* `ring`: entries per daemon block, a power of two. */
+dfcclResult_t df_cq_host_init(df_ctx* ctx, df_cq_host* cq, uint32_t ring);
 void df_cq_host_fini(df_ctx* ctx, df_cq_host* cq);
-/* Takes every published completion: calls fn(arg, cqe) for each, frees its slot.  Returns how many. */
+/* Takes every published completion: calls fn(arg, cqe) for each, in each block's order.  Returns
+ * how many. */
 uint32_t df_cq_host_reap(df_cq_host* cq, void (*fn)(void* arg, uint64_t cqe), void* arg);
 
 /* ---- poller (poller.c) ---- */

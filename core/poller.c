@@ -26,9 +26,10 @@ static void on_completion(void* arg, uint64_t cqe) {
   df_coll* c = index < (uint32_t)ctx->ncolls ? &ctx->colls[index] : NULL;
   if (!c || !c->in_flight || c->epoch != epoch) {
     pthread_mutex_unlock(&ctx->lock);
-    /* Never silently dropped: this would be a bug in DFCCL, and the user must hear of it. */
-    fprintf(stderr, "dfccl: rank %d: unexpected completion (collective index %u, run %u)\n", ctx->rank,
-            index, epoch);
+    /* Never silently dropped: this would be a bug in DFCCL, and the user must hear of it.  The
+     * poller then fails every outstanding run (the daemon's bookkeeping cannot be trusted). */
+    df_error(dfcclInternalError, "unexpected completion (collective index %u, run %u)", index, epoch);
+    fprintf(stderr, "dfccl: rank %d: %s\n", ctx->rank, dfcclGetLastErrorMessage());
     atomic_store(&ctx->fatal, dfcclInternalError);
     return;
   }
@@ -70,7 +71,7 @@ void df_poller_fail_outstanding(df_ctx* ctx, dfcclResult_t error) {
 
 dfcclResult_t df_daemon_launch(df_ctx* ctx) {
   *ctx->quit_request_host = 0;
-  ctx->launch_report_host->bits = 0;
+  ctx->launch_report_host->progressed = ctx->launch_report_host->yielded = 0;
   ctx->launch_report_host->start_ns = ctx->launch_report_host->end_ns = 0;
   __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the last launch's blocks reset their vote themselves */
   ctx->submitted_at_launch = atomic_load(&ctx->submitted);
@@ -106,22 +107,22 @@ static bool manage_daemon(df_ctx* ctx, daemon_watch* w) {
   if (w->was_running) { /* it just ended (a voluntary quit) */
     w->was_running = false;
     w->ended_us = now;
-    uint64_t report = ctx->launch_report_host->bits;
+    bool progressed = ctx->launch_report_host->progressed != 0, yielded = ctx->launch_report_host->yielded != 0;
     if (ctx->cfg.debug >= 2) /* a timeline: GPU global time, one clock for the processes on the GPU */
       df_debug(ctx, "launch %llu: GPU time %llu..%llu ns (%.1f us)%s%s",
                (unsigned long long)atomic_load(&ctx->launches), (unsigned long long)ctx->launch_report_host->start_ns,
                (unsigned long long)ctx->launch_report_host->end_ns,
                (double)(ctx->launch_report_host->end_ns - ctx->launch_report_host->start_ns) / 1000.0,
-               report & DF_LAUNCH_PROGRESSED ? ", progressed" : "", report & DF_LAUNCH_YIELDED ? ", yielded" : "");
-    if (report & DF_LAUNCH_PROGRESSED) w->progress_us = now;
+               progressed ? ", progressed" : "", yielded ? ", yielded" : "");
+    if (progressed) w->progress_us = now;
     /* It left the GPU to daemons that time-slice with it while the collectives were moving: back
      * after a short fixed delay, the time for a peer's launch to take the GPU -- not at once (this
      * daemon could take the GPU again before the peer it waits for) and without backing off.  Any
      * other progress resets the backoff, which is for launches that only wait (maybe for a
      * device synchronization to return). */
-    w->yielding = (report & DF_LAUNCH_YIELDED) && now - w->progress_us < ctx->cfg.spin.quit_period_ns / 1000;
+    w->yielding = yielded && now - w->progress_us < ctx->cfg.spin.quit_period_ns / 1000;
     if (w->yielding) w->delay_us = ctx->cfg.yield_delay_us;
-    else if (report & DF_LAUNCH_PROGRESSED) w->delay_us = ctx->cfg.relaunch_delay_us;
+    else if (progressed) w->delay_us = ctx->cfg.relaunch_delay_us;
   }
   bool new_sqes = atomic_load(&ctx->submitted) > ctx->submitted_at_launch;
   bool outstanding = atomic_load(&ctx->outstanding) > 0;
@@ -177,7 +178,11 @@ static void* poller_main(void* arg) {
       watch.delay_us = ctx->cfg.relaunch_delay_us;
     }
     watch.launched = false;
-    bool needed = atomic_load(&ctx->fatal) == dfcclSuccess && manage_daemon(ctx, &watch);
+    dfcclResult_t fatal = (dfcclResult_t)atomic_load(&ctx->fatal);
+    /* After a fatal error nothing relaunches the daemon: the runs still out end with the error
+     * rather than never (their callbacks say so, and dfcclRun* refuses new ones). */
+    if (fatal != dfcclSuccess && atomic_load(&ctx->outstanding) > 0) df_poller_fail_outstanding(ctx, fatal);
+    bool needed = fatal == dfcclSuccess && manage_daemon(ctx, &watch);
     if (watch.launched) idle = 0; /* its end is near when it yields: keep watching closely */
     if (n == 0) idle_wait(ctx, idle++, needed);
   }

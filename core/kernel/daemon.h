@@ -131,8 +131,8 @@ typedef struct {
   uint64_t sq_forwarded;   /* block 0: next entry of the host's SQ to copy over    */
   uint32_t ntasks;         /* entries of the block's row of saved_tasks          */
   uint32_t exited;         /* saw the final-exit SQE                             */
-  uint32_t cq_hint;
-  uint32_t pad;
+  uint64_t cq_tail;         /* completions this block stored in its CQ ring         */
+  uint64_t cq_head_seen;    /* the host's head of that ring, as last read           */
   df_block_counters counters;
 } df_block_state;
 
@@ -141,11 +141,12 @@ typedef struct {
  * relaunches it soon: the quit was not for a device synchronization), and when block 0 started and
  * ended, in the GPU's global time (one clock for every process on the GPU: DFCCL_DEBUG=2 prints it,
  * and the launches of ranks sharing a GPU line up). */
-#define DF_LAUNCH_PROGRESSED 1u
+#define DF_LAUNCH_PROGRESSED 1u /* a block's own record of what it reported (df_block_shared) */
 #define DF_LAUNCH_YIELDED 2u
 typedef struct {
-  uint64_t bits;     /* DF_LAUNCH_*, or-ed by the blocks */
-  uint64_t start_ns; /* block 0 */
+  uint32_t progressed; /* 1 when a block progressed: each block stores 1, nobody adds or ors */
+  uint32_t yielded;    /* 1 when a block asked to yield the GPU                             */
+  uint64_t start_ns;   /* block 0                                                           */
   uint64_t end_ns;
 } df_launch_report;
 

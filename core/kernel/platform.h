@@ -81,6 +81,14 @@ DF_FN void df_store_release_u64(volatile uint64_t* p, uint64_t v) {
 #endif
 }
 
+DF_FN void df_store_release_u32(volatile uint32_t* p, uint32_t v) {
+#if DF_CUDA
+  asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+#else
+  __atomic_store_n(p, v, __ATOMIC_RELEASE);
+#endif
+}
+
 DF_FN uint64_t df_load_relaxed_u64(const volatile uint64_t* p) {
 #if DF_CUDA
   uint64_t v;
@@ -138,9 +146,10 @@ DF_FN void df_fence_device(void) {
 #endif
 }
 
-/* Atomics among the blocks of one daemon.  They may touch pinned host memory (SQ, CQ), where a GPU
- * may only perform device-scope atomics: atomic among that GPU's blocks -- all DFCCL asks of them,
- * since the host never updates those words atomically. */
+/* Atomics among the blocks of one daemon, on device memory only.  A GPU's read-modify-write of
+ * mapped host memory is not atomic with respect to the host (CUDA programming guide), and DFCCL
+ * has seen a host store lost under one: what the daemon shares with the host (SQ, CQ, launch
+ * report) has one writer per word and plain stores. */
 DF_FN uint32_t df_atomic_add_u32(uint32_t* p, uint32_t v) {
 #if DF_CUDA
   return atomicAdd((unsigned int*)p, v);

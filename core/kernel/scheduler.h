@@ -79,7 +79,8 @@ DF_FN void df_complete_run(const df_daemon_args* a, const df_block* blk, df_cont
   df_fence_system();
   df_block_state* bs = &a->blocks[blk->bid];
   uint64_t cqe = df_cqe_pack(coll, epoch);
-  for (uint64_t i = 0; !df_cq_try_write(a->cq, &bs->cq_hint, cqe); i++) df_spin_pause(i);
+  for (uint64_t i = 0; !df_cq_try_write(a->cq, (uint32_t)blk->bid, &bs->cq_tail, &bs->cq_head_seen, cqe); i++)
+    df_spin_pause(i); /* the host's poller is behind: it takes entries whenever runs are out */
 }
 
 /* Runs the task at queue position i.  Returns true when it progressed; *timesliced tells whether
@@ -159,7 +160,10 @@ DF_FN void df_leave_vote(const df_daemon_args* a, const df_block* blk) {
 DF_FN void df_report(const df_daemon_args* a, df_block_shared* sh, uint32_t bits) {
   if ((sh->reported & bits) == bits) return;
   sh->reported |= bits;
-  df_atomic_or_u64(&a->launch_report->bits, bits);
+  /* Plain stores of 1: a read-modify-write of host memory is not atomic with respect to the host. */
+  volatile df_launch_report* r = a->launch_report;
+  if (bits & DF_LAUNCH_PROGRESSED) r->progressed = 1;
+  if (bits & DF_LAUNCH_YIELDED) r->yielded = 1;
 }
 
 /* Leader: quit or go on after a traversal of the task queue.  `yield`: every task of the queue is

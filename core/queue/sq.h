@@ -12,10 +12,10 @@
  * An entry is valid when its `seq` equals the sequence number a reader expects; the writer stores
  * `seq` last, with release order, so seq is both the "valid" flag and the position.  The mirror
  * uses the host ring's sequence numbers, so a block's frontier means the same in both.  A reader
- * adds one to `readers_done` once it has copied an entry; the writer reuses the slot when
- * readers_done == nreaders: 1 (block 0) in the host ring; in the mirror, the daemon's grid when
- * the host wrote the entry, which the host passes along in `grid`.  A block that does not take
- * part in the collective ignores its copy.  (A reader that skipped entries not addressed to it
+ * counts itself in `readers_done` once it has copied an entry; the writer reuses the slot when
+ * readers_done == nreaders: 1 (block 0, which stores it) in the host ring; in the mirror, the
+ * daemon's grid when the host wrote the entry, which the host passes along in `grid`.  A block
+ * that does not take part in the collective ignores its copy.  (A reader that skipped entries not addressed to it
  * could read a slot the writer is reusing.)
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
@@ -81,9 +81,11 @@ DF_FN uint32_t df_sq_forward(df_sq host, df_sq mirror, uint64_t* forwarded) {
     to->nreaders = from->grid;
     to->readers_done = 0;
     df_store_release_u64(&to->seq, *forwarded);
-    /* The host may rewrite its slot after this: every load from it is done before. */
+    /* The host may rewrite its slot after this: every load from it is done before.  Block 0 is the
+     * host entry's one reader: it stores the count, a read-modify-write of host memory would not be
+     * atomic with respect to the host. */
     df_fence_system();
-    df_atomic_add_u32(&from->readers_done, 1);
+    df_store_release_u32(&from->readers_done, 1);
     (*forwarded)++;
     n++;
   }

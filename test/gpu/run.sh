@@ -110,6 +110,7 @@ in_part() { [ "$part" = all ] || named "$1"; }
 if in_part 1; then
 # ---- data path ----
 step reduce-unit-gpu 120 sh -c "nvcc -std=c++17 -O3 -arch=sm_90 -I core -I core/kernel -I test/common test/gpu/test_reduce_cuda.cu -o /tmp/test_reduce_cuda && /tmp/test_reduce_cuda"
+step cq-host-memory 120 sh -c "nvcc -std=c++17 -O2 -arch=sm_90 -I core -I core/kernel test/gpu/cq_host_memory.cu -o /tmp/cq_host_memory && /tmp/cq_host_memory both 20000"
 
 # ---- correctness ----
 step bad-input 120 $mpi 2 test/mpi/test_bad_input

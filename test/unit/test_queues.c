@@ -135,15 +135,16 @@ typedef struct {
 
 static void* cq_writer_main(void* arg) {
   cq_writer* w = arg;
-  uint32_t hint = (uint32_t)w->block;
+  uint64_t tail = 0, head_seen = 0; /* a block's state */
   for (uint32_t i = 0; i < CQ_PER_BLOCK; i++)
-    for (uint64_t spins = 0; !df_cq_try_write(w->cq, &hint, df_cqe_pack((uint32_t)w->block, i)); spins++)
-      sched_yield();
+    while (!df_cq_try_write(w->cq, (uint32_t)w->block, &tail, &head_seen, df_cqe_pack((uint32_t)w->block, i)))
+      sched_yield(); /* full: the reaper is behind */
   return NULL;
 }
 
 typedef struct {
   unsigned char* seen; /* [block * CQ_PER_BLOCK + i] */
+  uint32_t next[BLOCKS]; /* each block's completions come in its order */
   uint64_t total;
 } cq_tally;
 
@@ -155,12 +156,14 @@ static void tally(void* arg, uint64_t cqe) {
     return;
   }
   if (t->seen[b * CQ_PER_BLOCK + i]++) FAIL("completion %u of block %u seen twice", i, b);
+  if (i != t->next[b]) FAIL("block %u: completion %u came where %u was due", b, i, t->next[b]);
+  t->next[b] = i + 1;
   t->total++;
 }
 
 static void test_cq(df_ctx* ctx) {
   df_cq_host cq;
-  if (df_cq_host_init(ctx, &cq, 3) != dfcclSuccess) {
+  if (df_cq_host_init(ctx, &cq, 4) != dfcclSuccess) { /* small rings: the writers often find theirs full */
     FAIL("cq init: %s", dfcclGetLastErrorMessage());
     return;
   }
@@ -168,7 +171,7 @@ static void test_cq(df_ctx* ctx) {
   cq_writer writers[BLOCKS];
   pthread_t threads[BLOCKS];
   for (int b = 0; b < BLOCKS; b++) {
-    writers[b] = (cq_writer){.cq = {.slots = cq.daemon, .nslots = cq.nslots}, .block = b};
+    writers[b] = (cq_writer){.cq = cq.daemon, .block = b};
     pthread_create(&threads[b], NULL, cq_writer_main, &writers[b]);
   }
   while (t.total < (uint64_t)BLOCKS * CQ_PER_BLOCK && !failures)
@@ -182,8 +185,8 @@ static void test_cq(df_ctx* ctx) {
     }
   free(t.seen);
   df_cq_host_fini(ctx, &cq);
-  printf("cq: %d completions from %d writers through 3 slots, each seen exactly once\n", BLOCKS * CQ_PER_BLOCK,
-         BLOCKS);
+  printf("cq: %d completions from %d writers through rings of 4 entries, each seen exactly once, in order\n",
+         BLOCKS * CQ_PER_BLOCK, BLOCKS);
 }
 
 int main(void) {
