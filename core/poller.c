@@ -171,6 +171,7 @@ static void* poller_main(void* arg) {
   df_ctx* ctx = arg;
   daemon_watch watch = {.delay_us = ctx->cfg.relaunch_delay_us};
   uint64_t idle = 0;
+  bool failed_outstanding = false;
   while (!atomic_load(&ctx->poller_stop)) {
     uint32_t n = df_cq_host_reap(&ctx->cq, on_completion, ctx);
     if (n) {
@@ -181,7 +182,10 @@ static void* poller_main(void* arg) {
     dfcclResult_t fatal = (dfcclResult_t)atomic_load(&ctx->fatal);
     /* After a fatal error nothing relaunches the daemon: the runs still out end with the error
      * rather than never (their callbacks say so, and dfcclRun* refuses new ones). */
-    if (fatal != dfcclSuccess && atomic_load(&ctx->outstanding) > 0) df_poller_fail_outstanding(ctx, fatal);
+    if (fatal != dfcclSuccess && !failed_outstanding && atomic_load(&ctx->outstanding) > 0) {
+      df_poller_fail_outstanding(ctx, fatal);
+      failed_outstanding = true; /* once: it says so on stderr */
+    }
     bool needed = fatal == dfcclSuccess && manage_daemon(ctx, &watch);
     if (watch.launched) idle = 0; /* its end is near when it yields: keep watching closely */
     if (n == 0) idle_wait(ctx, idle++, needed);
