@@ -11,11 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include <unistd.h>
-
 #include <cuda_runtime_api.h>
 
 #include <dfccl.h>
+
+#include "options.h" /* test/common */
 
 static double now_us(void) {
   struct timespec ts;
@@ -32,16 +32,10 @@ static void check(dfcclResult_t r) {
 
 int main(int argc, char** argv) {
   long calls = 100000, bytes = 4 << 20;
-  for (int opt; (opt = getopt(argc, argv, "n:b:")) != -1;) {
-    char* end = NULL;
-    long v = strtol(optarg, &end, 10);
-    if (*optarg == '\0' || *end != '\0' || v < 1) {
-      fprintf(stderr, "stream_order_cost: -%c: expected a positive integer, got '%s'\n", opt, optarg);
-      return 2;
-    }
-    if (opt == 'n') calls = v;
-    else if (opt == 'b') bytes = v;
-    else return 2;
+  options o = options_begin("stream_order_cost", "usage: stream_order_cost [-n calls] [-b bytes]", argc, argv, "n:b:");
+  for (int opt; (opt = options_next(&o)) != -1;) {
+    if (opt == 'n') calls = option_int(&o, 1, 1 << 30);
+    else if (opt == 'b') bytes = option_int(&o, 1, 1 << 30);
   }
   if (dfcclDeviceCount() == 0) {
     puts("SKIP: no GPU");

@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "options.h" /* test/common */
+
 #define CHECK(call)                                                                     \
   do {                                                                                  \
     cudaError_t e_ = (call);                                                            \
@@ -45,15 +47,10 @@ static double now_us(void) {
 
 int main(int argc, char** argv) {
   int procs = 2, turns = 200;
-  for (int opt; (opt = getopt(argc, argv, "p:n:")) != -1;) {
-    char* end = NULL;
-    long v = strtol(optarg, &end, 10);
-    if (*end != '\0' || (opt == 'p' && (v < 1 || v > 2)) || (opt == 'n' && v < 1)) {
-      fprintf(stderr, "timeslice_switch: -%c: bad value '%s' (-p 1|2, -n turns >= 1)\n", opt, optarg);
-      return 2;
-    }
-    if (opt == 'p') procs = (int)v;
-    else turns = (int)v;
+  options o = options_begin("timeslice_switch", "usage: timeslice_switch [-p 1|2] [-n turns]", argc, argv, "p:n:");
+  for (int opt; (opt = options_next(&o)) != -1;) {
+    if (opt == 'p') procs = option_int(&o, 1, 2);
+    else if (opt == 'n') turns = option_int(&o, 1, 1 << 30);
   }
   int* shared = (int*)mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (shared == MAP_FAILED) return 1;

@@ -4,6 +4,9 @@
 #     libdfccl.la, else REPO_ROOT), sodir (DFCCL_COMPONENT_DIR, else build/ompi_coll_dfccl/.libs),
 #     cuda and cuda_lib (CUDA_HOME, else the CUDA configure found, else /usr/local/cuda) and exports
 #     what mpirun's ranks need; prints FAIL and returns 1 when sodir has no mca_coll_dfccl.so.
+#   ranks_selecting_dfccl DIR   of a run with --output-filename DIR and --mca coll_base_verbose 10:
+#     how many ranks said that Open MPI selected coll/dfccl (ranks, not lines: each rank says it
+#     once per communicator).
 uninstalled_component() {
   if [ -n "${BUILD_DIR:-}" ]; then build=$(cd "$BUILD_DIR" && pwd) || return 1
   elif [ -f libdfccl.la ]; then build=$PWD
@@ -29,4 +32,12 @@ uninstalled_component() {
   # Containers often forbid the cross-memory attach (ptrace) that Open MPI's shared-memory transport
   # uses for large host messages; the programs' host messages do not need it.
   export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
+}
+
+ranks_selecting_dfccl() {
+  local r n=0
+  for r in "$1"/1/rank.*; do
+    cat "$r"/stdout "$r"/stderr 2> /dev/null | grep -q 'selecting *dfccl.*Enabled' && n=$((n + 1))
+  done
+  echo "$n"
 }

@@ -39,7 +39,7 @@
 #include <string.h>
 #include <dfccl.h>
 
-#include "cudart_dl.h"   /* test/common: cudaSetDevice at run time, on GPU machines */
+#include "cudart.h"      /* the CUDA runtime at run time, on GPU machines; select_node_gpu */
 #include "elements.h"
 #include "mpi_options.h" /* test/common */
 
@@ -681,18 +681,15 @@ int main(int argc, char** argv) {
     else if (opt == 'w') watchdog_s = (unsigned)option_int(&o, 1, 86400);
   }
   bool all = strcmp(mode, "all") == 0;
-  const char* target = getenv("DFCCL_TARGET");
-  if (device_memory && !(target && strcmp(target, "host") == 0)) { /* this rank's GPU: local rank % GPUs */
-    MPI_Comm local;
-    int local_rank, devices = 0;
+  if (strcmp(mode, "mixed") == 0 && !device_memory) options_fail(&o, "-m mixed needs -d device");
+  if (device_memory && option_env_target_is_gpu(&o)) { /* this rank's GPU: local rank % GPUs */
+    int devices = 0;
     char why[128];
-    CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local));
-    MPI_Comm_rank(local, &local_rank);
-    MPI_Comm_free(&local);
-    if (!cuda_load(&devices, why, sizeof why) || cuda.set_device(local_rank % devices) != 0) {
+    if (!cuda_load(&devices, why, sizeof why)) {
       fprintf(stderr, "rank %d: -d device with DFCCL_TARGET=cuda: %s\n", rank, why);
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    select_node_gpu(devices);
   }
   watchdog_start(watchdog_s);
   counters_start();
@@ -710,10 +707,6 @@ int main(int argc, char** argv) {
   if (all || strcmp(mode, "layouts") == 0) test_layouts(comm), watchdog_reset();
   if (all || strcmp(mode, "single") == 0) test_single(alone), watchdog_reset();
   if ((all && device_memory) || strcmp(mode, "mixed") == 0) {
-    if (!device_memory) {
-      if (rank == 0) fprintf(stderr, "test_coverage: -m mixed needs -d device\n");
-      MPI_Abort(MPI_COMM_WORLD, 2);
-    }
     test_mixed(comm);
     watchdog_reset();
   }

@@ -87,11 +87,7 @@ bool harness_environment(const char* program) {
   const char* watchdog = getenv("TEST_WATCHDOG_S");
   if (watchdog != NULL && *watchdog != '\0' && !parse_double(watchdog, 0.1, &watchdog_override_s))
     options_fail(&env, "TEST_WATCHDOG_S is '%s': expected a number of seconds >= 0.1", watchdog);
-  /* As dfcclInit reads it, but checked before anything touches CUDA. */
-  const char* target = getenv("DFCCL_TARGET");
-  bool gpu = target == NULL || *target == '\0' || strcmp(target, "cuda") == 0;
-  if (!gpu && strcmp(target, "host") != 0)
-    options_fail(&env, "DFCCL_TARGET is '%s': expected 'cuda' or 'host' (unset: cuda)", target);
+  bool gpu = option_env_target_is_gpu(&env);
 #ifndef DFCCL_HAVE_CUDA
   if (gpu) options_fail(&env, "built without CUDA: set DFCCL_TARGET=host to run on the host target");
 #endif

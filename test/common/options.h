@@ -50,7 +50,8 @@ static inline bool parse_unsigned(const char* s, unsigned long* out) {
   if (!starts_with_digit(s)) return false;
   char* end = NULL;
   errno = 0;
-  unsigned long v = strtoul(s, &end, 0);
+  bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+  unsigned long v = strtoul(s, &end, hex ? 16 : 10); /* not base 0: "010" is ten, not octal */
   if (errno != 0 || *end != '\0') return false;
   *out = v;
   return true;
@@ -188,6 +189,16 @@ static inline int option_choice(const options* o, const char* const* choices) {
     snprintf(accepted + used, sizeof accepted - used, "%s%s", i > 0 ? ", " : "", choices[i]);
   }
   options_fail(o, "-%c: expected one of %s, got '%s'", o->opt, accepted, o->value);
+}
+
+/* DFCCL_TARGET as dfcclInit reads it, checked before anything touches CUDA: true for the GPU
+ * ("cuda" or unset), false for "host"; any other value ends the program (o says whose). */
+static inline bool option_env_target_is_gpu(const options* o) {
+  const char* target = getenv("DFCCL_TARGET");
+  bool gpu = target == NULL || *target == '\0' || strcmp(target, "cuda") == 0;
+  if (!gpu && strcmp(target, "host") != 0)
+    options_fail(o, "DFCCL_TARGET is '%s': expected 'cuda' or 'host' (unset: cuda)", target);
+  return gpu;
 }
 
 #endif /* DFCCL_TEST_OPTIONS_H */

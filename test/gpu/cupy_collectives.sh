@@ -60,7 +60,7 @@ run() {
   # Counted in the ranks' own files: in mpirun's merged output, lines of two ranks can interleave.
   cat "$logs/$name"/1/rank.*/stdout "$logs/$name"/1/rank.*/stderr > "$ranks" 2> /dev/null
   [ -s "$ranks" ] || cp "$log" "$ranks"
-  selected=$(grep -c 'selecting *dfccl.*Enabled' "$ranks")
+  selected=$(ranks_selecting_dfccl "$logs/$name")
   calls=$(sed -n "s/^calls: \([0-9]*\) per rank.*/\1/p" "$ranks" | head -n 1)
   started=$(grep -c "on comm 'cupy collectives' (count [0-9]*) started on DFCCL" "$ranks")
   fell_back=$(grep "on comm 'cupy collectives' (count [0-9]*\(, root [0-9]*\)\?) falls back" "$ranks" |
@@ -69,13 +69,13 @@ run() {
   grep -E "^(rank [0-9]+:|mpi4py |calls: |PASS|FAIL|SKIP)|Traceback|Error" "$ranks" | head -n 20 | sed 's/^/  /'
   if [ "$rc" -eq 0 ] && grep -q '^SKIP' "$ranks"; then
     echo "SKIP $name: $(grep -m 1 '^SKIP' "$ranks" | sed 's/^SKIP: *//')"
-  elif [ "$rc" -eq 0 ] && grep -q '^PASS' "$ranks" && [ "$selected" -ge "$np" ] && [ "$want" -gt 0 ] &&
+  elif [ "$rc" -eq 0 ] && grep -q '^PASS' "$ranks" && [ "$selected" -eq "$np" ] && [ "$want" -gt 0 ] &&
     [ "$started" -eq "$want" ]; then
     echo "PASS $name (${took}s): $(grep -m 1 '^PASS' "$ranks" | sed 's/^PASS: //'); all $started calls started on DFCCL"
   else
     why="exit status $rc"
     [ "$rc" -ne 124 ] || why="no result within $limit s (CUPY_TIMEOUT_S): a hang?"
-    [ "$selected" -ge "$np" ] || why="$why; coll/dfccl selected $selected times, expected >= $np"
+    [ "$selected" -eq "$np" ] || why="$why; coll/dfccl selected on $selected of $np ranks"
     [ "$started" -eq "$want" ] || why="$why; $started of $want calls started on DFCCL, $fell_back of ours fell back"
     grep -vE '^\[[^]]*\] (mca: |coll:|\([0-9]+/)' "$log" | tail -n 20 | sed 's/^/  | /'
     echo "FAIL $name (${took}s): $why (log $log)"

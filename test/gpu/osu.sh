@@ -27,14 +27,14 @@
 #   OSU_CHAR (default 1; 0 leaves the MPI_CHAR run out), OSU_DEVICE (default cuda; none runs on host
 #   buffers, for checking this script without a GPU in coll_dfccl_host_target mode through
 #   MPIRUN_ARGS), OSU_TIMEOUT_S (default 300) per run, MPIRUN_ARGS (more mpirun options), LOG_DIR
-#   (default a new directory under /tmp), BUILD_DIR, CUDA_HOME (default /usr/local/cuda); and
-#   ompi_coll_dfccl/test/common.sh's (DFCCL_COMPONENT_DIR, MPIRUN_SH).
+#   (default a new directory under /tmp), BUILD_DIR, DFCCL_COMPONENT_DIR and CUDA_HOME as
+#   examples/uninstalled.sh's; MPIRUN_SH as ompi_coll_dfccl/test/common.sh's.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-if [ -n "${BUILD_DIR:-}" ]; then build=$(cd "$BUILD_DIR" && pwd) || exit 2
-elif [ -f libdfccl.la ]; then build=$PWD
-else build=$(cd "$here/../.." && pwd); fi
-export DFCCL_COMPONENT_DIR=${DFCCL_COMPONENT_DIR:-$build/ompi_coll_dfccl/.libs}
+# shellcheck source=../../examples/uninstalled.sh
+. "$here/../../examples/uninstalled.sh"
+uninstalled_component "$here/../.." || exit 1 # build, sodir, LD_LIBRARY_PATH
+export DFCCL_COMPONENT_DIR=$sodir
 export MPIRUN_SH=${MPIRUN_SH:-$here/../mpi/mpirun.sh}
 # shellcheck source=../../ompi_coll_dfccl/test/common.sh
 . "$here/../../ompi_coll_dfccl/test/common.sh" # the component path (Open MPI's kept: SYS_DEFAULT), mpirun_sh
@@ -45,11 +45,6 @@ osu_iallreduce osu_ibcast osu_ireduce osu_iallgather osu_ireduce_scatter}
 types=${OSU_TYPES:-mpi_float mpi_int}
 device=${OSU_DEVICE:-cuda}
 limit=${OSU_TIMEOUT_S:-300}
-cuda_lib=${CUDA_HOME:-/usr/local/cuda}/lib64
-for d in "$cuda_lib" "$build/.libs"; do
-  [ -d "$d" ] && LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-done
-export LD_LIBRARY_PATH
 export DFCCL_TARGET=cuda # mpirun.sh's default is the host target, for DFCCL's own tests
 logs=${LOG_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/dfccl-osu.XXXXXX")}
 mkdir -p "$logs" || exit 2
@@ -118,11 +113,11 @@ run() {
   largest=$(grep -E '^[0-9]+ ' "$out" | tail -n 1 | awk '{ print $1 }')
   failed_at=$(grep -E '^[0-9]+ ' "$out" | awk '$NF == "Fail" { print $1; exit }')
   passed=$(grep -E '^[0-9]+ ' "$out" | awk '$NF == "Pass"' | wc -l)
-  selected=$(cat "$dir"/1/rank.*/stderr "$dir"/1/rank.*/stdout 2> /dev/null | grep -c 'selecting *dfccl.*Enabled')
+  selected=$(ranks_selecting_dfccl "$dir")
   read -r routed fell <<< "$(counts "${b#osu_}" "$dir")"
   sizes="$rows${largest:+ (to $largest)}"
   why=
-  [ "$selected" -ge "$np" ] || why="coll/dfccl selected $selected times (expected >= $np); "
+  [ "$selected" -eq "$np" ] || why="coll/dfccl selected on $selected of $np ranks; "
   if grep -q "requires at least two processes" "$dir.log" "$out" 2> /dev/null; then
     note N/A "$b" "$t" "$np" - - "$took" "OSU: this test requires at least two processes"
   elif [ "$rc" -ne 0 ]; then

@@ -266,7 +266,7 @@ if named coverage; then
   [ -z "$mps_was_on" ] || mps_stop
   # What handing the GPU from one process's kernel to another's costs without MPS: the limit under
   # the shared-GPU latencies below.
-  step timeslice-switch 120 sh -c "nvcc -std=c++17 -O2 -arch=sm_90 benchmarks/timeslice_switch.cu -o /tmp/timeslice_switch &&
+  step timeslice-switch 120 sh -c "nvcc -std=c++17 -O2 -arch=sm_90 -I test/common benchmarks/timeslice_switch.cu -o /tmp/timeslice_switch &&
     /tmp/timeslice_switch -p 1 -n 2000 && /tmp/timeslice_switch -p 2 -n 2000"
   summarize "per turn"
   for y in 1 0; do

@@ -401,10 +401,7 @@ static int rank_main(int ncycles) {
 static unsigned read_environment(const options* opts) {
   options o = *opts;
   o.usage = NULL; /* not about the options */
-  const char* target = getenv("DFCCL_TARGET");
-  gpu = target == NULL || *target == '\0' || strcmp(target, "cuda") == 0;
-  if (!gpu && strcmp(target, "host") != 0)
-    options_fail(&o, "DFCCL_TARGET is '%s': expected 'cuda' or 'host' (unset: cuda)", target);
+  gpu = option_env_target_is_gpu(&o);
   const char* alarm_s = getenv("ALARM_S");
   long seconds = 300;
   if (alarm_s != NULL && !parse_long(alarm_s, 1, 86400, &seconds))
