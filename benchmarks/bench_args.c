@@ -28,34 +28,27 @@
 
 /* ---- names ---- */
 
+/* The names nccl-tests uses first, then aliases; sizes and op names are dtypes.h's. */
 static const struct {
   const char* name;
   const char* alias1;
   const char* alias2;
-  size_t size;
 } type_table[dfcclNumTypes] = {
-    [dfcclInt16] = {"int16", "short", NULL, 2},       [dfcclUint16] = {"uint16", NULL, NULL, 2},
-    [dfcclInt8] = {"int8", "char", NULL, 1},          [dfcclUint8] = {"uint8", NULL, NULL, 1},
-    [dfcclInt32] = {"int32", "int", NULL, 4},         [dfcclUint32] = {"uint32", NULL, NULL, 4},
-    [dfcclInt64] = {"int64", NULL, NULL, 8},          [dfcclUint64] = {"uint64", NULL, NULL, 8},
-    [dfcclFloat16] = {"half", "float16", "fp16", 2},  [dfcclBfloat16] = {"bfloat16", "bf16", NULL, 2},
-    [dfcclFloat32] = {"float", "float32", "fp32", 4}, [dfcclFloat64] = {"double", "float64", "fp64", 8},
+    [dfcclInt16] = {"int16", "short", NULL},       [dfcclUint16] = {"uint16", NULL, NULL},
+    [dfcclInt8] = {"int8", "char", NULL},          [dfcclUint8] = {"uint8", NULL, NULL},
+    [dfcclInt32] = {"int32", "int", NULL},         [dfcclUint32] = {"uint32", NULL, NULL},
+    [dfcclInt64] = {"int64", NULL, NULL},          [dfcclUint64] = {"uint64", NULL, NULL},
+    [dfcclFloat16] = {"half", "float16", "fp16"},  [dfcclBfloat16] = {"bfloat16", "bf16", NULL},
+    [dfcclFloat32] = {"float", "float32", "fp32"}, [dfcclFloat64] = {"double", "float64", "fp64"},
 };
-
-static const char* const op_names[dfcclNumOps] = {
-    [dfcclSum] = "sum",   [dfcclProd] = "prod", [dfcclMax] = "max",   [dfcclMin] = "min",
-    [dfcclBand] = "band", [dfcclBor] = "bor",   [dfcclBxor] = "bxor", [dfcclLand] = "land",
-    [dfcclLor] = "lor",   [dfcclLxor] = "lxor"};
 
 const char* bench_type_name(dfcclDataType_t dtype) {
   return (unsigned)dtype < dfcclNumTypes ? type_table[dtype].name : "?";
 }
 
-size_t bench_type_size(dfcclDataType_t dtype) {
-  return (unsigned)dtype < dfcclNumTypes ? type_table[dtype].size : 0;
-}
+size_t bench_type_size(dfcclDataType_t dtype) { return df_dtype_bytes(dtype); }
 
-const char* bench_op_name(dfcclRedOp_t op) { return (unsigned)op < dfcclNumOps ? op_names[op] : "?"; }
+const char* bench_op_name(dfcclRedOp_t op) { return df_op_name(op); }
 
 const char* bench_target_name(bench_target target) {
   return target == BENCH_TARGET_CUDA ? "cuda" : "host";
@@ -75,7 +68,7 @@ static int parse_type(const char* s, dfcclDataType_t* out) {
 
 static int parse_op(const char* s, dfcclRedOp_t* out) {
   for (int o = 0; o < dfcclNumOps; o++) {
-    if (same(s, op_names[o])) {
+    if (same(s, df_op_name((dfcclRedOp_t)o))) {
       *out = (dfcclRedOp_t)o;
       return 0;
     }

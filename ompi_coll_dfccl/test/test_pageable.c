@@ -53,38 +53,19 @@
 
 #include "cudart.h"
 #include "elements.h"
+#include "mpi_options.h" /* test/common */
 
 enum { ALLREDUCE, BCAST, ALLGATHER, RSB, REDUCE, NCOLLS };
 static const char* const coll_names[NCOLLS] = {"allreduce", "bcast", "allgather", "reduce_scatter_block", "reduce"};
 
 typedef enum { MODE_LEGACY, MODE_PER_THREAD, MODE_KERNEL } fill_mode_t;
-static const char* const mode_names[] = {"legacy", "per-thread", "kernel"};
+static const char* const mode_names[] = {"legacy", "per-thread", "kernel", NULL};
 
 static const uint32_t SENTINEL = 0xFFFFFFFFu; /* what the receive buffer holds before the call */
 #define MISMATCH_LINES 5                      /* per rank */
 
 static int rank, nranks;
 static fill_mode_t mode = MODE_LEGACY;
-
-/* ---- options ------------------------------------------------------------------------------------ */
-
-/* s as a whole decimal integer in [min, max], else false. */
-static bool parse_long(const char* s, long min, long max, long* out) {
-  char* end = NULL;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno != 0 || end == s || *end != '\0' || v < min || v > max) return false;
-  *out = v;
-  return true;
-}
-
-static void usage(const char* why) {
-  if (rank == 0)
-    fprintf(stderr,
-            "test_pageable: %s\nusage (2 or more ranks): test_pageable [-s legacy|per-thread|kernel] [-i iterations] "
-            "[-m max_bytes] [-S seed] [-d delay_bytes] [-e wrong_calls] [-t seconds] [-w watchdog_s]\n",
-            why);
-}
 
 /* ---- the call sequence, alike on every rank ----------------------------------------------------- */
 
@@ -274,34 +255,23 @@ int main(int argc, char** argv) {
   CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &nranks));
   long iterations = 1000, max_bytes = 16l << 20, seed = 1, watchdog_s = 120, delay = (long)delay_bytes;
   long end_wrong = 0, end_s = 0;
-  const char* bad = NULL;
-  opterr = 0;
-  for (int opt; bad == NULL && (opt = getopt(argc, argv, ":s:i:m:S:d:e:t:w:")) != -1;) {
+  options o = mpi_options("test_pageable",
+                          "usage (2 or more ranks): test_pageable [-s legacy|per-thread|kernel] [-i iterations] "
+                          "[-m max_bytes] [-S seed] [-d delay_bytes] [-e wrong_calls] [-t seconds] [-w watchdog_s]",
+                          argc, argv, "s:i:m:S:d:e:t:w:");
+  for (int opt; (opt = options_next(&o)) != -1;) {
     switch (opt) {
-      case 's':
-        if (strcmp(optarg, "legacy") == 0) mode = MODE_LEGACY;
-        else if (strcmp(optarg, "per-thread") == 0) mode = MODE_PER_THREAD;
-        else if (strcmp(optarg, "kernel") == 0) mode = MODE_KERNEL;
-        else bad = "-s takes legacy, per-thread or kernel";
-        break;
-      case 'i': if (!parse_long(optarg, 1, 100000000, &iterations)) bad = "-i takes an integer >= 1"; break;
-      case 'm': if (!parse_long(optarg, 4096, 1l << 30, &max_bytes)) bad = "-m takes an integer in [4096, 2^30]"; break;
-      case 'S': if (!parse_long(optarg, 0, 1l << 62, &seed)) bad = "-S takes an integer >= 0"; break;
-      case 'd': if (!parse_long(optarg, 0, 1l << 32, &delay)) bad = "-d takes an integer in [0, 2^32]"; break;
-      case 'e': if (!parse_long(optarg, 0, 100000000, &end_wrong)) bad = "-e takes an integer >= 0"; break;
-      case 't': if (!parse_long(optarg, 0, 86400 * 365, &end_s)) bad = "-t takes an integer >= 0"; break;
-      case 'w': if (!parse_long(optarg, 1, 86400, &watchdog_s)) bad = "-w takes an integer in [1, 86400]"; break;
-      case ':': bad = "an option lacks its value"; break;
-      default: bad = "unknown option"; break;
+      case 's': mode = (fill_mode_t)option_choice(&o, mode_names); break;
+      case 'i': iterations = option_long(&o, 1, 100000000); break;
+      case 'm': max_bytes = option_long(&o, 4096, 1l << 30); break;
+      case 'S': seed = option_long(&o, 0, 1l << 62); break;
+      case 'd': delay = option_long(&o, 0, 1l << 32); break;
+      case 'e': end_wrong = option_long(&o, 0, 100000000); break;
+      case 't': end_s = option_long(&o, 0, 86400l * 365); break;
+      case 'w': watchdog_s = option_long(&o, 1, 86400); break;
     }
   }
-  if (bad == NULL && optind < argc) bad = "unexpected argument";
-  if (bad == NULL && nranks < 2) bad = "run on 2 or more ranks (coll/dfccl routes communicators of 2 or more)";
-  if (bad != NULL) {
-    usage(bad);
-    CHECK_MPI(MPI_Finalize());
-    return 2;
-  }
+  if (nranks < 2) options_fail(&o, "run on 2 or more ranks");
   delay_bytes = (size_t)delay;
 
   char why[200];

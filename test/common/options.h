@@ -160,6 +160,13 @@ static inline int option_int(const options* o, int lo, int hi) {
   return (int)v;
 }
 
+static inline long option_long(const options* o, long lo, long hi) {
+  long v = 0;
+  if (!parse_long(o->value, lo, hi, &v))
+    options_fail(o, "-%c: expected an integer in [%ld, %ld], got '%s'", o->opt, lo, hi, o->value);
+  return v;
+}
+
 static inline unsigned long option_unsigned(const options* o) {
   unsigned long v = 0;
   if (!parse_unsigned(o->value, &v))

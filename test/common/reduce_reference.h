@@ -37,6 +37,27 @@ static inline uint64_t reduce_reference_int(dfcclRedOp_t op, unsigned size, bool
   }
 }
 
+/* Integers that tell the ops' corner cases apart, as 64-bit patterns cut to `size` bytes by the
+ * caller: zero, one, -1 (all ones), 2, 0x80 (a byte's top bit), 0x7f, 0x100 (nonzero with a zero
+ * low byte), the sign bit alone (a value a logical op on the low bytes would miss), the largest
+ * signed value. */
+static inline uint64_t reduce_edge_value(unsigned size, unsigned which) {
+  const unsigned top = 8 * size - 1;
+  const uint64_t values[] = {0, 1, ~0ull, 2, 0x80, 0x7f, 0x100, 1ull << top, (1ull << top) - 1};
+  return values[which % (sizeof values / sizeof values[0])];
+}
+
+/* An integer input of `size` bytes from the random bits r: any value, a small value or an edge
+ * value (zero is frequent, so the logical ops produce both results). */
+static inline uint64_t reduce_random_integer(unsigned size, uint64_t r) {
+  const uint64_t mask = ~0ull >> (64 - 8 * size);
+  switch (r & 7) {
+    case 0: case 1: case 2: return r & mask;
+    case 3: return (r >> 8) % 5;
+    default: return reduce_edge_value(size, (unsigned)(r >> 8)) & mask;
+  }
+}
+
 /* One element a, one element b, op(a, b) = want, each as the bits of the element type. */
 typedef struct {
   dfcclDataType_t dtype;

@@ -120,9 +120,6 @@ static const TypeInfo kTypes[] = {
     {dfcclFloat32, "fp32", 4, kF32},   {dfcclFloat64, "fp64", 8, kF64},
 };
 
-static const char* const kOpNames[] = {"sum", "prod", "max", "min", "band",
-                                       "bor", "bxor", "land", "lor", "lxor"};
-static_assert(sizeof kOpNames / sizeof kOpNames[0] == dfcclNumOps, "a name for every op");
 static_assert(sizeof kTypes / sizeof kTypes[0] == dfcclNumTypes, "every type");
 
 static bool is_integer(const TypeInfo& t) { return t.kind == kSigned || t.kind == kUnsigned; }
@@ -174,26 +171,12 @@ static uint64_t ref_op(const TypeInfo& t, dfcclRedOp_t op, uint64_t a, uint64_t 
   }
 }
 
-/* Integers that tell the ops' corner cases apart, cut to the element's width: zero, one, -1, 2,
- * 0x80, 0x7f, 0x100 (nonzero with a zero low byte), the sign bit alone, the largest signed value. */
-static uint64_t edge_value(const TypeInfo& t, unsigned which) {
-  const unsigned top = 8 * (unsigned)t.size - 1;
-  const uint64_t values[] = {0, 1, ~0ull, 2, 0x80, 0x7f, 0x100, 1ull << top, (1ull << top) - 1};
-  return values[which % (sizeof values / sizeof values[0])];
-}
-
 /* Integers of any value, small values and edge values (zero is frequent, so logical ops produce
  * both results); floats mostly small integers, sometimes any finite value. */
 static uint64_t random_value(const TypeInfo& t) {
   const uint64_t r = rand64();
+  if (is_integer(t)) return reduce_random_integer((unsigned)t.size, r);
   const uint64_t mask = ~0ull >> (64 - 8 * t.size);
-  if (is_integer(t)) {
-    switch (r & 7) {
-      case 0: case 1: case 2: return r & mask;
-      case 3: return (r >> 8) % 5;
-      default: return edge_value(t, (unsigned)(r >> 8)) & mask;
-    }
-  }
   if (r & 3) {
     const float k = (float)((int)(r >> 8) % 17);
     switch (t.kind) {
@@ -252,7 +235,7 @@ static bool role_used(const Case& c, int role) {
 
 static void describe(const Case& c, char* text, size_t size) {
   snprintf(text, size, "%s %s src1=%d dst1=%d in_place=%d count=%zu offsets=%u,%u,%u,%u threads=%d",
-           c.type->name, kOpNames[c.op], c.has_src1, c.has_dst1, c.in_place, c.count, c.offset[S0],
+           c.type->name, df_op_name(c.op), c.has_src1, c.has_dst1, c.in_place, c.count, c.offset[S0],
            c.offset[S1], c.offset[D0], c.offset[D1], c.threads);
 }
 

@@ -216,9 +216,6 @@ static const type_info g_types[] = {
 #define NTYPES (sizeof g_types / sizeof g_types[0])
 _Static_assert(NTYPES == dfcclNumTypes, "every type");
 
-static const char* const g_op_names[] = {"sum",  "prod", "max", "min", "band",
-                                         "bor",  "bxor", "land", "lor", "lxor"};
-_Static_assert(sizeof g_op_names / sizeof g_op_names[0] == dfcclNumOps, "a name for every op");
 
 static bool is_integer(const type_info* t) { return t->kind == KIND_SIGNED || t->kind == KIND_UNSIGNED; }
 
@@ -268,28 +265,12 @@ static uint64_t ref_op(const type_info* t, dfcclRedOp_t op, uint64_t a, uint64_t
   return is_integer(t) ? ref_int_op(t, op, a, b) : ref_float_op(t, op, a, b);
 }
 
-/* Integers that tell the ops' corner cases apart, as 64-bit patterns cut to the element's width:
- * zero, one, -1 (all ones), 2, 0x80 (a byte's top bit), 0x100 (nonzero with a zero low byte), the
- * sign bit alone (a value a logical op on the low bytes would miss), the largest signed value. */
-static uint64_t edge_value(const type_info* t, unsigned which) {
-  const unsigned top = (unsigned)(8 * t->size) - 1;
-  const uint64_t values[] = {0, 1, ~0ull, 2, 0x80, 0x7f, 0x100, 1ull << top, (1ull << top) - 1};
-  return values[which % (sizeof values / sizeof values[0])];
-}
-
 /* Inputs: integers of any value, small values and edge values (zero is frequent, so logical ops
  * produce both results); floats mostly small integers (so that sums and products are exact and
  * ties with max/min occur), sometimes any finite value. */
 static uint64_t random_value(const type_info* t) {
   const uint64_t r = rand64();
-  if (is_integer(t)) {
-    const uint64_t mask = t->size == 8 ? ~0ull : (1ull << (8 * t->size)) - 1;
-    switch (r & 7) {
-      case 0: case 1: case 2: return r & mask;
-      case 3: return (r >> 8) % 5;
-      default: return edge_value(t, (unsigned)(r >> 8)) & mask;
-    }
-  }
+  if (is_integer(t)) return reduce_random_integer((unsigned)t->size, r);
   if (r & 3) {
     const double k = (double)((int)(r >> 8) % 17);
     switch (t->kind) {
@@ -499,7 +480,7 @@ static void run_case(const test_case* tc) {
   snprintf(g_context, sizeof g_context,
            "%s %s src1=%s dst1=%s %s count=%zu offsets(src0,src1,dst0,dst1)=%u,%u,%u,%u "
            "threads=%d",
-           tc->type->name, g_op_names[tc->op], tc->has_src1 ? "yes" : "no",
+           tc->type->name, df_op_name(tc->op), tc->has_src1 ? "yes" : "no",
            tc->has_dst1 ? "yes" : "no", tc->alias->name, tc->count, tc->offset[S0],
            tc->offset[S1], tc->offset[D0], tc->offset[D1], tc->nthreads);
   prepare(tc);
@@ -573,7 +554,7 @@ static unsigned test_rule(void) {
       for (size_t k = 0; k < sizeof arithmetic / sizeof arithmetic[0]; k++)
         is_arithmetic |= op == (int)arithmetic[k];
       const bool want = is_arithmetic || is_integer(&g_types[t]);
-      snprintf(g_context, sizeof g_context, "the rule for %s %s", g_types[t].name, g_op_names[op]);
+      snprintf(g_context, sizeof g_context, "the rule for %s %s", g_types[t].name, df_op_name(op));
       if (df_op_defined_for((dfcclRedOp_t)op, g_types[t].dtype) != want)
         fail("df_op_defined_for says %s, MPI says %s", want ? "no" : "yes", want ? "yes" : "no");
       allowed += want;
@@ -600,7 +581,7 @@ static void test_examples(void) {
   for (size_t e = 0; e < sizeof reduce_examples / sizeof reduce_examples[0]; e++) {
     const type_info* t = type_of(reduce_examples[e].dtype);
     snprintf(g_context, sizeof g_context, "example %s %s(0x%llx, 0x%llx)", t->name,
-             g_op_names[reduce_examples[e].op], (unsigned long long)reduce_examples[e].a,
+             df_op_name(reduce_examples[e].op), (unsigned long long)reduce_examples[e].a,
              (unsigned long long)reduce_examples[e].b);
     const uint64_t ref = ref_op(t, reduce_examples[e].op, reduce_examples[e].a, reduce_examples[e].b);
     if (ref != reduce_examples[e].want)
