@@ -131,6 +131,7 @@ typedef struct {
 
 /* The pool of a signature holds at most this many DFCCL collectives. */
 #define DFCCL_MAX_CONCURRENT_RUNS 16
+#define DFCCL_SPARE_COPIES 4 /* per signature: two buffers of two calls in flight */
 
 /* A signature of a communicator: registered on first use, reused after.  Routed call n of it runs
  * on slots[n % nslots]: the same slot on every rank, because every rank makes the same calls on a
@@ -147,6 +148,13 @@ typedef struct dfccl_coll {
   unsigned long long calls; /* routed calls so far                                         */
   int nslots;
   dfccl_slot_t slots[DFCCL_MAX_CONCURRENT_RUNS]; /* fixed: requests point into it */
+  /* Copies in the route's memory that finished calls left for the next ones (a rank whose buffers
+   * do not fit the route: coll_dfccl_buffers.c).  Allocating and freeing one per call would cost a
+   * cudaFree per call, which waits for the whole device -- the daemon too. */
+  pthread_mutex_t spare_lock;
+  int nspare;
+  void* spare[DFCCL_SPARE_COPIES];
+  size_t spare_bytes[DFCCL_SPARE_COPIES];
 } dfccl_coll_t;
 
 struct mca_coll_dfccl_module_t;
@@ -245,19 +253,21 @@ dfccl_coll_t* mca_coll_dfccl_coll_get(mca_coll_dfccl_module_t* m, ompi_communica
                                       const dfccl_sig_t* sig, dfccl_memory_t memory, const char** why);
 
 /* What every plan checks first: for a reduction, a positive count and a datatype and op DFCCL
- * reduces, with *memory the wish of this rank's buffers send and recv (NULL and MPI_IN_PLACE
- * ignored); for data movement, a positive number of bytes, with the wish `memory` -- then the
- * communicator's collective for *sig (kind and root set by the caller; count, dtype and op filled
- * in here).  NULL, with *why set, when the call falls back. */
+ * reduces; for data movement, a positive number of bytes -- then the communicator's collective for
+ * *sig (kind and root set by the caller; count, dtype and op filled in here), `memory` being this
+ * rank's wish from its buffers (used when the signature is new).  NULL, with *why set, when the
+ * call falls back. */
 dfccl_coll_t* mca_coll_dfccl_coll_for_reduction(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm,
-                                                dfccl_form_t form, dfccl_sig_t* sig, const void* send,
-                                                const void* recv, int count, struct ompi_datatype_t* dtype,
-                                                struct ompi_op_t* op, dfccl_memory_t* memory, const char** why);
+                                                dfccl_form_t form, dfccl_sig_t* sig, int count,
+                                                struct ompi_datatype_t* dtype, struct ompi_op_t* op,
+                                                dfccl_memory_t memory, const char** why);
 dfccl_coll_t* mca_coll_dfccl_coll_for_bytes(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm,
                                             dfccl_form_t form, dfccl_sig_t* sig, size_t bytes,
                                             dfccl_memory_t memory, const char** why);
-/* The wish of `count` elements of dtype at buf for data movement: a datatype with gaps wishes for
- * the previous component (it would need packing).  memory_both: the wish of two such buffers. */
+/* The wish of `count` elements of dtype at buf (NULL and MPI_IN_PLACE: no wish, which any other
+ * overrides): a datatype with gaps wishes for the previous component (it would need packing).
+ * Each plan asks once per buffer, and hands the answer to mca_coll_dfccl_span too.  memory_both:
+ * the wish of two buffers. */
 dfccl_memory_t mca_coll_dfccl_memory_of_layout(const void* buf, struct ompi_datatype_t* dtype, size_t count);
 dfccl_memory_t mca_coll_dfccl_memory_both(dfccl_memory_t a, dfccl_memory_t b);
 
@@ -297,21 +307,26 @@ typedef struct {
 
 /* The execution target of a DFCCL route. */
 dfcclTarget_t mca_coll_dfccl_route_target(dfccl_route_t route);
-/* This rank's wish for a call's route, from its buffers a and b (NULL and MPI_IN_PLACE ignored). */
-dfccl_memory_t mca_coll_dfccl_memory_of(const void* a, const void* b);
 /* A DFCCL wish becomes the previous component where this process has no context for it. */
 void mca_coll_dfccl_memory_available(dfccl_memory_t* wish);
 /* Can c run on buffers of that memory as they are? */
 bool mca_coll_dfccl_memory_fits(const dfccl_memory_t* memory, const dfccl_coll_t* c);
-/* DFCCL's view of `count` elements of dtype at `user`: the user's memory where the elements lie
- * contiguously in memory of call->coll's route, else a copy in that memory (packed, for a datatype
- * with gaps), copied in before each run (in) and back after it (out).  Aborts the job if there is
- * no memory for a copy (the other ranks are entering DFCCL). */
+/* DFCCL's view of `count` elements of dtype at `user`, whose memory is `memory`
+ * (mca_coll_dfccl_memory_of_layout): the user's memory where the elements lie contiguously in
+ * memory of call->coll's route, else a copy in that memory (packed, for a datatype with gaps),
+ * copied in before each run (in) and back after it (out).  Aborts the job if there is no memory for
+ * a copy (the other ranks are entering DFCCL). */
 void* mca_coll_dfccl_span(dfccl_call_t* call, ompi_communicator_t* comm, void* user, size_t count,
-                          struct ompi_datatype_t* dtype, bool in, bool out);
+                          struct ompi_datatype_t* dtype, dfccl_memory_t memory, bool in, bool out);
 /* Copies the caller's input into the copies (in) or the result back (out); false on a CUDA error. */
 bool mca_coll_dfccl_scratch_copy(const dfccl_call_t* call, bool in);
+/* A finished call's copies: kept by its signature for the next calls (call->coll must be alive:
+ * before the run's completion is counted), or freed (a persistent request's, which may outlive its
+ * communicator's collectives). */
+void mca_coll_dfccl_scratch_release(dfccl_call_t* call);
 void mca_coll_dfccl_scratch_free(dfccl_call_t* call);
+/* The copies a signature kept (its communicator leaves DFCCL). */
+void mca_coll_dfccl_spares_free(dfccl_coll_t* c);
 
 /* The op and datatypes that a persistent request holds until it is freed: MPI lets the user free
  * them right after the init, and Open MPI 4.1's ompi_coll_base_retain_op/_datatypes skip persistent

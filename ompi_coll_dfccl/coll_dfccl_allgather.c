@@ -20,13 +20,14 @@ static bool plan(const void* sbuf, int scount, struct ompi_datatype_t* sdtype, v
   ompi_datatype_type_size(rdtype, &rsize);
   size_t count = (size_t)(rcount > 0 ? rcount : 0), block = rsize * count; /* block: alike on every rank */
   bool in_place = sbuf == MPI_IN_PLACE;
-  dfccl_memory_t memory = mca_coll_dfccl_memory_of_layout(rbuf, rdtype, n * count);
-  if (!in_place) memory = mca_coll_dfccl_memory_both(memory, mca_coll_dfccl_memory_of_layout(sbuf, sdtype, (size_t)scount));
-  *call = (dfccl_call_t){.coll = mca_coll_dfccl_coll_for_bytes(m, comm, form, &sig, block, memory, why)};
+  dfccl_memory_t out = mca_coll_dfccl_memory_of_layout(rbuf, rdtype, n * count);
+  dfccl_memory_t in = mca_coll_dfccl_memory_of_layout(sbuf, sdtype, (size_t)(scount > 0 ? scount : 0));
+  *call = (dfccl_call_t){
+      .coll = mca_coll_dfccl_coll_for_bytes(m, comm, form, &sig, block, mca_coll_dfccl_memory_both(in, out), why)};
   if (call->coll == NULL) return false;
-  call->recv = mca_coll_dfccl_span(call, comm, rbuf, n * count, rdtype, in_place, true);
+  call->recv = mca_coll_dfccl_span(call, comm, rbuf, n * count, rdtype, out, in_place, true);
   call->send = in_place ? (char*)call->recv + position * block
-                        : mca_coll_dfccl_span(call, comm, (void*)sbuf, (size_t)scount, sdtype, true, false);
+                        : mca_coll_dfccl_span(call, comm, (void*)sbuf, (size_t)scount, sdtype, in, true, false);
   return true;
 }
 

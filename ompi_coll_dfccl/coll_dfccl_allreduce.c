@@ -14,15 +14,16 @@ static bool plan(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t
                  struct ompi_communicator_t* comm, mca_coll_dfccl_module_t* m, dfccl_form_t form, dfccl_call_t* call,
                  const char** why) {
   dfccl_sig_t sig = {.kind = DFCCL_ALLREDUCE, .root = -1};
-  dfccl_memory_t memory;
-  *call = (dfccl_call_t){
-      .coll = mca_coll_dfccl_coll_for_reduction(m, comm, form, &sig, sbuf, rbuf, count, dtype, op, &memory, why)};
+  size_t n = (size_t)(count > 0 ? count : 0);
+  dfccl_memory_t in = mca_coll_dfccl_memory_of_layout(sbuf, dtype, n);
+  dfccl_memory_t out = mca_coll_dfccl_memory_of_layout(rbuf, dtype, n);
+  *call = (dfccl_call_t){.coll = mca_coll_dfccl_coll_for_reduction(m, comm, form, &sig, count, dtype, op,
+                                                                   mca_coll_dfccl_memory_both(in, out), why)};
   if (call->coll == NULL) return false;
   /* MPI_IN_PLACE: the input is in rbuf, DFCCL's in place is sendbuff == recvbuff. */
-  call->recv = mca_coll_dfccl_span(call, comm, rbuf, (size_t)count, dtype, sbuf == MPI_IN_PLACE, true);
-  call->send = sbuf == MPI_IN_PLACE
-                   ? call->recv
-                   : mca_coll_dfccl_span(call, comm, (void*)sbuf, (size_t)count, dtype, true, false);
+  call->recv = mca_coll_dfccl_span(call, comm, rbuf, n, dtype, out, sbuf == MPI_IN_PLACE, true);
+  call->send = sbuf == MPI_IN_PLACE ? call->recv
+                                    : mca_coll_dfccl_span(call, comm, (void*)sbuf, n, dtype, in, true, false);
   return true;
 }
 

@@ -21,7 +21,7 @@ static bool plan(void* buf, int count, struct ompi_datatype_t* dtype, int root, 
   *call = (dfccl_call_t){.coll = mca_coll_dfccl_coll_for_bytes(m, comm, form, &sig, bytes, memory, why)};
   if (call->coll == NULL) return false;
   bool is_root = ompi_comm_rank(comm) == root;
-  call->send = call->recv = mca_coll_dfccl_span(call, comm, buf, (size_t)count, dtype, is_root, !is_root);
+  call->send = call->recv = mca_coll_dfccl_span(call, comm, buf, (size_t)count, dtype, memory, is_root, !is_root);
   return true;
 }
 

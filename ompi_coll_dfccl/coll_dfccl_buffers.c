@@ -56,13 +56,6 @@ dfccl_memory_t mca_coll_dfccl_memory_both(dfccl_memory_t a, dfccl_memory_t b) {
                           a.route != b.route ? "host and device memory mixed" : "device memory of two GPUs"};
 }
 
-dfccl_memory_t mca_coll_dfccl_memory_of(const void* a, const void* b) {
-  dfccl_memory_t none = {DFCCL_ROUTE_PREVIOUS, -1, no_buffer};
-  dfccl_memory_t wish_a = a == NULL || a == MPI_IN_PLACE ? none : memory_of_one(a);
-  dfccl_memory_t wish_b = b == NULL || b == MPI_IN_PLACE ? none : memory_of_one(b);
-  return mca_coll_dfccl_memory_both(wish_a, wish_b);
-}
-
 dfccl_memory_t mca_coll_dfccl_memory_of_layout(const void* buf, struct ompi_datatype_t* dtype, size_t count) {
   size_t bytes;
   ptrdiff_t start;
@@ -91,13 +84,47 @@ static char* host_span(const dfccl_span_t* s, char* block) {
   return block - s->gap; /* what the datatype's element 0 is relative to */
 }
 
+/* ---- copies a signature keeps between calls ---- */
+
+static void* take_spare(dfccl_coll_t* c, size_t bytes) {
+  void* copy = NULL;
+  pthread_mutex_lock(&c->spare_lock);
+  for (int i = 0; i < c->nspare; i++)
+    if (c->spare_bytes[i] == bytes) { /* a signature's copies come in one or two sizes */
+      copy = c->spare[i];
+      c->nspare--;
+      c->spare[i] = c->spare[c->nspare];
+      c->spare_bytes[i] = c->spare_bytes[c->nspare];
+      break;
+    }
+  pthread_mutex_unlock(&c->spare_lock);
+  return copy;
+}
+
+static void give_spare(dfccl_coll_t* c, void* copy, size_t bytes) {
+  pthread_mutex_lock(&c->spare_lock);
+  bool kept = c->nspare < DFCCL_SPARE_COPIES;
+  if (kept) {
+    c->spare[c->nspare] = copy;
+    c->spare_bytes[c->nspare] = bytes;
+    c->nspare++;
+  }
+  pthread_mutex_unlock(&c->spare_lock);
+  if (!kept) (void)dfcclMemFree(copy);
+}
+
+void mca_coll_dfccl_spares_free(dfccl_coll_t* c) {
+  for (int i = 0; i < c->nspare; i++) (void)dfcclMemFree(c->spare[i]);
+  c->nspare = 0;
+  pthread_mutex_destroy(&c->spare_lock);
+}
+
 void* mca_coll_dfccl_span(dfccl_call_t* call, ompi_communicator_t* comm, void* user, size_t count,
-                          struct ompi_datatype_t* dtype, bool in, bool out) {
+                          struct ompi_datatype_t* dtype, dfccl_memory_t memory, bool in, bool out) {
   const dfccl_coll_t* c = call->coll;
   size_t bytes;
   ptrdiff_t start;
   bool contiguous = dfccl_contiguous_bytes(dtype, count, &bytes, &start);
-  dfccl_memory_t memory = mca_coll_dfccl_memory_of(user, NULL);
   if (contiguous && mca_coll_dfccl_memory_fits(&memory, c)) return (char*)user + start;
   /* A copy in the route's memory, of the elements packed when they have gaps. */
   dfccl_span_t* s = &call->scratch[call->scratch[0].copy != NULL];
@@ -107,7 +134,7 @@ void* mca_coll_dfccl_span(dfccl_call_t* call, ompi_communicator_t* comm, void* u
                       .bytes = type_size * count, .in = in, .out = out};
   if (!contiguous) {
     s->span = (size_t)opal_datatype_span(&dtype->super, count, &s->gap);
-    if (s->bytes > INT_MAX) { /* MPI_Pack counts in int */
+    if (s->bytes > INT_MAX) { /* the datatype engine counts in int32 */
       opal_output(0, "coll:dfccl: comm '%s': %zu bytes of a datatype with gaps are more than DFCCL can pack",
                   comm->c_name, s->bytes);
       ompi_mpi_abort(comm, 1); /* the other ranks are entering DFCCL: no way back */
@@ -116,8 +143,9 @@ void* mca_coll_dfccl_span(dfccl_call_t* call, ompi_communicator_t* comm, void* u
     user = (char*)user + start;
     s->user = user;
   }
-  void* copy = NULL;
-  if (dfcclMemAlloc(mca_coll_dfccl_route_target(c->route), c->device, s->bytes, &copy) != dfcclSuccess) {
+  void* copy = take_spare(call->coll, s->bytes);
+  dfcclTarget_t target = mca_coll_dfccl_route_target(c->route);
+  if (copy == NULL && dfcclMemAlloc(target, c->device, s->bytes, &copy) != dfcclSuccess) {
     opal_output(0, "coll:dfccl: comm '%s': no memory for a copy of a buffer: %s", comm->c_name,
                 dfcclGetLastErrorMessage());
     ompi_mpi_abort(comm, 1);
@@ -133,17 +161,18 @@ static bool repack(const dfccl_span_t* s, bool in) {
   char* packed = malloc(s->bytes > 0 ? s->bytes : 1);
   char* user = (char*)s->user + s->gap;
   bool ok = block != NULL && packed != NULL;
-  int position = 0;
-  /* The whole span to the host first: on the way back its holes must come back unchanged. */
+  /* The whole span to the host first: on the way back its holes must come back unchanged.  Packed
+   * by Open MPI's datatype engine directly (MPI_Pack would show calls the program never made to
+   * profiling tools, and report errors through MPI_COMM_SELF's handler). */
   ok = ok && dfcclCopy(block, user, s->span) == dfcclSuccess;
   if (in) {
-    ok = ok && MPI_Pack(host_span(s, block), (int)s->count, s->dtype, packed, (int)s->bytes, &position,
-                        MPI_COMM_SELF) == MPI_SUCCESS;
+    ok = ok && ompi_datatype_sndrcv(host_span(s, block), (int32_t)s->count, s->dtype, packed, (int32_t)s->bytes,
+                                    MPI_PACKED) == OMPI_SUCCESS;
     ok = ok && dfcclCopy(s->copy, packed, s->bytes) == dfcclSuccess;
   } else {
     ok = ok && dfcclCopy(packed, s->copy, s->bytes) == dfcclSuccess;
-    ok = ok && MPI_Unpack(packed, (int)s->bytes, &position, host_span(s, block), (int)s->count, s->dtype,
-                          MPI_COMM_SELF) == MPI_SUCCESS;
+    ok = ok && ompi_datatype_sndrcv(packed, (int32_t)s->bytes, MPI_PACKED, host_span(s, block), (int32_t)s->count,
+                                    s->dtype) == OMPI_SUCCESS;
     ok = ok && dfcclCopy(user, block, s->span) == dfcclSuccess;
   }
   free(block);
@@ -164,6 +193,13 @@ bool mca_coll_dfccl_scratch_copy(const dfccl_call_t* call, bool in) {
     }
   }
   return true;
+}
+
+void mca_coll_dfccl_scratch_release(dfccl_call_t* call) {
+  for (int i = 0; i < 2; i++) {
+    if (call->scratch[i].copy != NULL) give_spare(call->coll, call->scratch[i].copy, call->scratch[i].bytes);
+    call->scratch[i].copy = NULL;
+  }
 }
 
 void mca_coll_dfccl_scratch_free(dfccl_call_t* call) {

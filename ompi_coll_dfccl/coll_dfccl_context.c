@@ -204,6 +204,7 @@ static void destroy_comm(dfccl_comm_t* dc) {
   n += cuda != NULL ? deregister_all(dc, cuda) : 0;
   while (dc->colls != NULL) {
     dfccl_coll_t* next = dc->colls->next;
+    mca_coll_dfccl_spares_free(dc->colls);
     free(dc->colls);
     dc->colls = next;
   }

@@ -148,6 +148,7 @@ static dfccl_coll_t* register_coll(dfccl_comm_t* dc, const dfccl_sig_t* sig, dfc
   c->sig = *sig;
   c->route = route;
   c->device = device;
+  pthread_mutex_init(&c->spare_lock, NULL);
   /* Every rank wished for this route only with a context of its own for it (coll_dfccl_buffers.c). */
   c->ctx = mca_coll_dfccl_process_context(mca_coll_dfccl_route_target(route), device);
   c->usable = grow_coll(dc, c, nslots);
@@ -198,6 +199,10 @@ static dfccl_coll_t* set_up_coll(mca_coll_dfccl_module_t* m, ompi_communicator_t
     *why = "too many signatures on this communicator";
     return NULL;
   }
+  /* What every rank knows alike needs no agreement (nor a DFCCL context for the buffers). */
+  if (m->unusable) return route_to_previous(m, comm, sig, "no DFCCL context for the communicator", why);
+  if (m->dc != NULL && m->dc->ncolls >= mca_coll_dfccl_component.max_colls)
+    return route_to_previous(m, comm, sig, "coll_dfccl_max_colls reached", why);
   mca_coll_dfccl_memory_available(&memory);
   dfccl_route_t route = agree_route(m, comm, memory.route);
   if (route == DFCCL_ROUTE_PREVIOUS) {
@@ -275,9 +280,9 @@ dfccl_coll_t* mca_coll_dfccl_coll_get(mca_coll_dfccl_module_t* m, ompi_communica
 }
 
 dfccl_coll_t* mca_coll_dfccl_coll_for_reduction(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm,
-                                                dfccl_form_t form, dfccl_sig_t* sig, const void* send,
-                                                const void* recv, int count, struct ompi_datatype_t* dtype,
-                                                struct ompi_op_t* op, dfccl_memory_t* memory, const char** why) {
+                                                dfccl_form_t form, dfccl_sig_t* sig, int count,
+                                                struct ompi_datatype_t* dtype, struct ompi_op_t* op,
+                                                dfccl_memory_t memory, const char** why) {
   /* Count 0 reaches us from MPI_Iallgather and some persistent inits (the 4.1 MPI layer answers the
    * others itself): the previous component handles it. */
   if (count <= 0) { *why = "count"; return NULL; }
@@ -286,8 +291,7 @@ dfccl_coll_t* mca_coll_dfccl_coll_for_reduction(mca_coll_dfccl_module_t* m, ompi
   sig->count = (size_t)count * red.per_element;
   sig->dtype = red.dtype;
   sig->op = red.op;
-  *memory = mca_coll_dfccl_memory_of(send, recv);
-  return mca_coll_dfccl_coll_get(m, comm, form, sig, *memory, why);
+  return mca_coll_dfccl_coll_get(m, comm, form, sig, memory, why);
 }
 
 dfccl_coll_t* mca_coll_dfccl_coll_for_bytes(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm,

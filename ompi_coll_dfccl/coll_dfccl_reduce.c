@@ -16,15 +16,16 @@ static bool plan(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t
   dfccl_sig_t sig = {.kind = DFCCL_REDUCE, .root = root};
   /* recvbuf is significant at the root only: elsewhere it may be anything, and must not decide. */
   bool is_root = ompi_comm_rank(comm) == root;
-  dfccl_memory_t memory;
-  *call = (dfccl_call_t){.coll = mca_coll_dfccl_coll_for_reduction(m, comm, form, &sig, sbuf, is_root ? rbuf : NULL,
-                                                                   count, dtype, op, &memory, why)};
+  size_t n = (size_t)(count > 0 ? count : 0);
+  dfccl_memory_t in = mca_coll_dfccl_memory_of_layout(sbuf, dtype, n);
+  dfccl_memory_t out = mca_coll_dfccl_memory_of_layout(is_root ? rbuf : NULL, dtype, n);
+  *call = (dfccl_call_t){.coll = mca_coll_dfccl_coll_for_reduction(m, comm, form, &sig, count, dtype, op,
+                                                                   mca_coll_dfccl_memory_both(in, out), why)};
   if (call->coll == NULL) return false;
-  size_t n = (size_t)count;
-  call->recv = is_root ? mca_coll_dfccl_span(call, comm, rbuf, n, dtype, sbuf == MPI_IN_PLACE, true) : NULL;
+  call->recv = is_root ? mca_coll_dfccl_span(call, comm, rbuf, n, dtype, out, sbuf == MPI_IN_PLACE, true) : NULL;
   call->send = sbuf == MPI_IN_PLACE /* valid at the root only */
                    ? call->recv
-                   : mca_coll_dfccl_span(call, comm, (void*)sbuf, n, dtype, true, false);
+                   : mca_coll_dfccl_span(call, comm, (void*)sbuf, n, dtype, in, true, false);
   return true;
 }
 

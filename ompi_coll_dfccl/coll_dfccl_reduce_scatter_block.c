@@ -17,18 +17,20 @@ bool mca_coll_dfccl_reduce_scatter_plan(const void* sbuf, void* rbuf, int rcount
                                         mca_coll_dfccl_module_t* m, dfccl_form_t form, dfccl_call_t* call,
                                         const char** why) {
   dfccl_sig_t sig = {.kind = DFCCL_REDUCE_SCATTER, .root = -1};
-  dfccl_memory_t memory;
-  *call = (dfccl_call_t){
-      .coll = mca_coll_dfccl_coll_for_reduction(m, comm, form, &sig, sbuf, rbuf, rcount, dtype, op, &memory, why)};
+  bool in_place = sbuf == MPI_IN_PLACE;
+  size_t n = (size_t)ompi_comm_size(comm), count = (size_t)(rcount > 0 ? rcount : 0);
+  dfccl_memory_t in = mca_coll_dfccl_memory_of_layout(sbuf, dtype, n * count);
+  dfccl_memory_t out = mca_coll_dfccl_memory_of_layout(rbuf, dtype, in_place ? n * count : count);
+  *call = (dfccl_call_t){.coll = mca_coll_dfccl_coll_for_reduction(m, comm, form, &sig, rcount, dtype, op,
+                                                                   mca_coll_dfccl_memory_both(in, out), why)};
   if (call->coll == NULL) return false;
-  size_t n = (size_t)ompi_comm_size(comm), count = (size_t)rcount;
   size_t bytes = sig.count * dfcclTypeSize(sig.dtype);
-  if (sbuf != MPI_IN_PLACE) {
-    call->send = mca_coll_dfccl_span(call, comm, (void*)sbuf, n * count, dtype, true, false);
-    call->recv = mca_coll_dfccl_span(call, comm, rbuf, count, dtype, false, true);
+  if (!in_place) {
+    call->send = mca_coll_dfccl_span(call, comm, (void*)sbuf, n * count, dtype, in, true, false);
+    call->recv = mca_coll_dfccl_span(call, comm, rbuf, count, dtype, out, false, true);
     return true;
   }
-  char* all = mca_coll_dfccl_span(call, comm, rbuf, n * count, dtype, true, true);
+  char* all = mca_coll_dfccl_span(call, comm, rbuf, n * count, dtype, out, true, true);
   char* mine = all + (size_t)ompi_comm_rank(comm) * bytes;
   call->send = all; /* the input */
   call->recv = mine; /* DFCCL's in place */

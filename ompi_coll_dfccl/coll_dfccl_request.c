@@ -146,7 +146,7 @@ static void complete(mca_coll_dfccl_request_t* req) {
     req->status = dfcclCudaError;
   }
   if (req->status == dfcclSuccess && !mca_coll_dfccl_scratch_copy(c, false)) req->status = dfcclCudaError;
-  if (!mpi_request(req)->req_persistent) mca_coll_dfccl_scratch_free(c); /* a persistent one's stay */
+  if (!mpi_request(req)->req_persistent) mca_coll_dfccl_scratch_release(c); /* a persistent one's stay */
   ompi_request_t* r = mpi_request(req);
   r->req_status.MPI_ERROR = req->status == dfcclSuccess ? MPI_SUCCESS : MPI_ERR_INTERN;
   DFCCL_VERBOSE(10, "%s on comm '%s' (count %zu) completed on DFCCL collective %d%s",
@@ -213,13 +213,19 @@ void mca_coll_dfccl_launch(mca_coll_dfccl_request_t* req) {
   dfccl_slot_t* slot = &coll->slots[coll->calls++ % (unsigned long long)coll->nslots];
   req->slot = slot;
   bool idle = slot->running == NULL;
+  if (!idle) {
+    /* DFCCL orders a run after the caller's CUDA default streams when it is submitted; a queued
+     * run is submitted later, maybe from another thread: order it now, at the user's call -- with
+     * the lock released, which other threads' completions need meanwhile.  The slot may have
+     * become free by then. */
+    pthread_mutex_unlock(&dc->lock);
+    if (dfcclWaitDefaultStreams() != dfcclSuccess) opal_output(0, "coll:dfccl: %s", dfcclGetLastErrorMessage());
+    pthread_mutex_lock(&dc->lock);
+    idle = slot->running == NULL && slot->waiting == NULL;
+  }
   if (idle) {
     slot->running = req;
   } else {
-    /* DFCCL orders a run after the caller's CUDA default streams when it is submitted; a queued
-     * run is submitted later, maybe from another thread: order it now, at the user's call (under
-     * the lock, before the run before it can hand the slot over). */
-    if (dfcclWaitDefaultStreams() != dfcclSuccess) opal_output(0, "coll:dfccl: %s", dfcclGetLastErrorMessage());
     if (slot->waiting_last != NULL) slot->waiting_last->next = req;
     else slot->waiting = req;
     slot->waiting_last = req;
