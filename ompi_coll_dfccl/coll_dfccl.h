@@ -19,6 +19,9 @@
  * entry     (coll_dfccl_entry.c)      what those entry points share: set-up point, routed end,
  *                                      fallen-back end
  * staging   (coll_dfccl_staging.c)    fallbacks with device buffers run on host copies
+ * staged-only (coll_dfccl_gather.c, _alltoall.c, _scan.c, _neighbor.c, _inter.c)  the collectives
+ *                                      DFCCL does not run (and the routed ones on intercommunicators):
+ *                                      what MPI makes significant, staged for the previous component
  * tables    (coll_dfccl_dtypes.h)     MPI datatypes and ops -> DFCCL
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
@@ -43,20 +46,52 @@
 
 BEGIN_C_DECLS
 
-/* The MPI collectives that coll/dfccl takes over (X(name, MPI name) per collective): each has an
- * enable parameter coll_dfccl_<name>_enable, counters coll_dfccl_<name>_routed/_fallback/_local,
- * the saved previous function, and mca_coll_dfccl_<name> in coll_dfccl_<coll>.c (the nonblocking
- * and persistent forms beside the blocking one).  A persistent entry counts inits, not starts. */
+/* The MPI collectives that coll/dfccl can run through DFCCL (X(name, MPI name, fn) per entry point;
+ * fn names Open MPI's function type, mca_coll_base_module_<fn>_fn_t): each has an enable parameter
+ * coll_dfccl_<name>_enable, counters coll_dfccl_<name>_routed/_fallback/_local/_staged, the saved
+ * previous function, and mca_coll_dfccl_<name> in coll_dfccl_<coll>.c (the nonblocking and
+ * persistent forms beside the blocking one).  A persistent entry counts inits, not starts. */
 #define DFCCL_COLLS(X)                                                                             \
-  X(allreduce, "MPI_Allreduce") X(bcast, "MPI_Bcast") X(reduce, "MPI_Reduce")                      \
-  X(allgather, "MPI_Allgather") X(reduce_scatter_block, "MPI_Reduce_scatter_block")                \
-  X(reduce_scatter, "MPI_Reduce_scatter") X(iallreduce, "MPI_Iallreduce") X(ibcast, "MPI_Ibcast")  \
-  X(ireduce, "MPI_Ireduce") X(iallgather, "MPI_Iallgather")                                        \
-  X(ireduce_scatter_block, "MPI_Ireduce_scatter_block") X(ireduce_scatter, "MPI_Ireduce_scatter")  \
-  X(allreduce_init, "MPIX_Allreduce_init") X(bcast_init, "MPIX_Bcast_init")                        \
-  X(reduce_init, "MPIX_Reduce_init") X(allgather_init, "MPIX_Allgather_init")                      \
-  X(reduce_scatter_block_init, "MPIX_Reduce_scatter_block_init")                                   \
-  X(reduce_scatter_init, "MPIX_Reduce_scatter_init")
+  X(allreduce, "MPI_Allreduce", allreduce) X(bcast, "MPI_Bcast", bcast) X(reduce, "MPI_Reduce", reduce) \
+  X(allgather, "MPI_Allgather", allgather)                                                         \
+  X(reduce_scatter_block, "MPI_Reduce_scatter_block", reduce_scatter_block)                        \
+  X(reduce_scatter, "MPI_Reduce_scatter", reduce_scatter) X(iallreduce, "MPI_Iallreduce", iallreduce) \
+  X(ibcast, "MPI_Ibcast", ibcast) X(ireduce, "MPI_Ireduce", ireduce)                               \
+  X(iallgather, "MPI_Iallgather", iallgather)                                                      \
+  X(ireduce_scatter_block, "MPI_Ireduce_scatter_block", ireduce_scatter_block)                     \
+  X(ireduce_scatter, "MPI_Ireduce_scatter", ireduce_scatter)                                       \
+  X(allreduce_init, "MPIX_Allreduce_init", allreduce_init) X(bcast_init, "MPIX_Bcast_init", bcast_init) \
+  X(reduce_init, "MPIX_Reduce_init", reduce_init) X(allgather_init, "MPIX_Allgather_init", allgather_init) \
+  X(reduce_scatter_block_init, "MPIX_Reduce_scatter_block_init", reduce_scatter_block_init)        \
+  X(reduce_scatter_init, "MPIX_Reduce_scatter_init", reduce_scatter_init)
+
+/* The other collectives of Open MPI's coll framework (X as above).  coll/dfccl takes them over so
+ * that device buffers reach the previous component -- which is not CUDA-aware -- only as host
+ * copies (coll_dfccl_staging.c); host buffers go to it as they are.  Their functions are in
+ * coll_dfccl_gather.c, coll_dfccl_alltoall.c, coll_dfccl_scan.c and coll_dfccl_neighbor.c. */
+#define DFCCL_STAGED_FORMS(X, name, mpi, fn, ifn, fn_init)                                         \
+  X(name, "MPI_" mpi, fn) X(i##name, "MPI_I" mpi, ifn) X(name##_init, "MPIX_" mpi "_init", fn_init)
+#define DFCCL_STAGED_COLLS(X)                                                                      \
+  DFCCL_STAGED_FORMS(X, allgatherv, "allgatherv", allgatherv, iallgatherv, allgatherv_init)        \
+  DFCCL_STAGED_FORMS(X, alltoall, "alltoall", alltoall, ialltoall, alltoall_init)                  \
+  DFCCL_STAGED_FORMS(X, alltoallv, "alltoallv", alltoallv, ialltoallv, alltoallv_init)             \
+  DFCCL_STAGED_FORMS(X, alltoallw, "alltoallw", alltoallw, ialltoallw, alltoallw_init)             \
+  DFCCL_STAGED_FORMS(X, gather, "gather", gather, igather, gather_init)                            \
+  DFCCL_STAGED_FORMS(X, gatherv, "gatherv", gatherv, igatherv, gatherv_init)                       \
+  DFCCL_STAGED_FORMS(X, scatter, "scatter", scatter, iscatter, scatter_init)                       \
+  DFCCL_STAGED_FORMS(X, scatterv, "scatterv", scatterv, iscatterv, scatterv_init)                  \
+  DFCCL_STAGED_FORMS(X, scan, "scan", scan, iscan, scan_init)                                      \
+  DFCCL_STAGED_FORMS(X, exscan, "exscan", exscan, iexscan, exscan_init)                            \
+  DFCCL_STAGED_FORMS(X, neighbor_allgather, "neighbor_allgather", allgather, iallgather, allgather_init) \
+  DFCCL_STAGED_FORMS(X, neighbor_allgatherv, "neighbor_allgatherv", allgatherv, iallgatherv, allgatherv_init) \
+  DFCCL_STAGED_FORMS(X, neighbor_alltoall, "neighbor_alltoall", alltoall, ialltoall, alltoall_init) \
+  DFCCL_STAGED_FORMS(X, neighbor_alltoallv, "neighbor_alltoallv", alltoallv, ialltoallv, alltoallv_init) \
+  DFCCL_STAGED_FORMS(X, neighbor_alltoallw, "neighbor_alltoallw", neighbor_alltoallw, ineighbor_alltoallw, \
+                     neighbor_alltoallw_init)                                                       \
+  X(reduce_local, "MPI_Reduce_local", reduce_local)
+
+/* Every entry point of the component. */
+#define DFCCL_ENTRIES(X) DFCCL_COLLS(X) DFCCL_STAGED_COLLS(X)
 
 /* coll_dfccl_host_target: the test modes, where host memory runs on DFCCL's host execution target. */
 typedef enum {
@@ -74,12 +109,13 @@ typedef struct {
   int concurrent_runs;      /* DFCCL collectives registered per signature (the pool)      */
   int host_target;          /* dfccl_host_target_t; != 0: a test mode is on               */
   bool agree_routes;        /* false: each rank routes by its own buffers (a test's twin)   */
-#define DFCCL_COMPONENT_FIELDS(name, mpi)                                                         \
+#define DFCCL_COMPONENT_FIELDS(name, mpi, fn)                                                     \
   bool name##_enable;                                                                             \
   unsigned long long name##_routed; /* MPI_T counters (read through the pvar context) */          \
   unsigned long long name##_fallback;                                                             \
-  unsigned long long name##_local;  /* on a communicator of one rank: a local copy */
-  DFCCL_COLLS(DFCCL_COMPONENT_FIELDS)
+  unsigned long long name##_local;  /* on a communicator of one rank: a local copy */             \
+  unsigned long long name##_staged; /* fallbacks that copied device buffers through host memory */
+  DFCCL_ENTRIES(DFCCL_COMPONENT_FIELDS)
 } mca_coll_dfccl_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_dfccl_component_t mca_coll_dfccl_component;
@@ -194,10 +230,10 @@ typedef struct dfccl_decided {
 
 typedef struct mca_coll_dfccl_module_t {
   mca_coll_base_module_t super;
-#define DFCCL_MODULE_FIELDS(name, mpi)            \
-  mca_coll_base_module_##name##_fn_t prev_##name; \
+#define DFCCL_MODULE_FIELDS(name, mpi, fn)      \
+  mca_coll_base_module_##fn##_fn_t prev_##name; \
   mca_coll_base_module_t* prev_##name##_module;
-  DFCCL_COLLS(DFCCL_MODULE_FIELDS)
+  DFCCL_ENTRIES(DFCCL_MODULE_FIELDS)
   mca_coll_base_module_barrier_fn_t prev_barrier; /* MPI_Barrier is a set-up point only */
   mca_coll_base_module_t* prev_barrier_module;
   dfccl_comm_t* dc;             /* NULL until the first set-up                               */
@@ -396,63 +432,16 @@ static inline void mca_coll_dfccl_count(unsigned long long* counter) {
 
 extern const char* const mca_coll_dfccl_kind_name[];
 
-int mca_coll_dfccl_allreduce(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t* dtype,
-                             struct ompi_op_t* op, struct ompi_communicator_t* comm,
-                             mca_coll_base_module_t* module);
-int mca_coll_dfccl_bcast(void* buf, int count, struct ompi_datatype_t* dtype, int root,
-                         struct ompi_communicator_t* comm, mca_coll_base_module_t* module);
-int mca_coll_dfccl_reduce(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t* dtype,
-                          struct ompi_op_t* op, int root, struct ompi_communicator_t* comm,
-                          mca_coll_base_module_t* module);
-int mca_coll_dfccl_allgather(const void* sbuf, int scount, struct ompi_datatype_t* sdtype, void* rbuf,
-                             int rcount, struct ompi_datatype_t* rdtype, struct ompi_communicator_t* comm,
-                             mca_coll_base_module_t* module);
-int mca_coll_dfccl_reduce_scatter_block(const void* sbuf, void* rbuf, int rcount, struct ompi_datatype_t* dtype,
-                                        struct ompi_op_t* op, struct ompi_communicator_t* comm,
-                                        mca_coll_base_module_t* module);
-int mca_coll_dfccl_reduce_scatter(const void* sbuf, void* rbuf, const int* rcounts, struct ompi_datatype_t* dtype,
-                                  struct ompi_op_t* op, struct ompi_communicator_t* comm,
-                                  mca_coll_base_module_t* module);
+/* Every entry point, declared with Open MPI's own function type, so that the compiler checks each
+ * definition against the slot it fills. */
+#define DFCCL_DECLARE_ENTRY(name, mpi, fn) \
+  extern __typeof__(*(mca_coll_base_module_##fn##_fn_t)NULL) mca_coll_dfccl_##name;
+DFCCL_ENTRIES(DFCCL_DECLARE_ENTRY)
+/* The routed collectives on intercommunicators (coll_dfccl_inter.c): staged, never routed. */
+#define DFCCL_DECLARE_INTER_ENTRY(name, mpi, fn) \
+  extern __typeof__(*(mca_coll_base_module_##fn##_fn_t)NULL) mca_coll_dfccl_inter_##name;
+DFCCL_COLLS(DFCCL_DECLARE_INTER_ENTRY)
 int mca_coll_dfccl_barrier(struct ompi_communicator_t* comm, mca_coll_base_module_t* module);
-
-int mca_coll_dfccl_iallreduce(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t* dtype,
-                              struct ompi_op_t* op, struct ompi_communicator_t* comm, ompi_request_t** request,
-                              mca_coll_base_module_t* module);
-int mca_coll_dfccl_ibcast(void* buf, int count, struct ompi_datatype_t* dtype, int root,
-                          struct ompi_communicator_t* comm, ompi_request_t** request, mca_coll_base_module_t* module);
-int mca_coll_dfccl_ireduce(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t* dtype,
-                           struct ompi_op_t* op, int root, struct ompi_communicator_t* comm, ompi_request_t** request,
-                           mca_coll_base_module_t* module);
-int mca_coll_dfccl_iallgather(const void* sbuf, int scount, struct ompi_datatype_t* sdtype, void* rbuf, int rcount,
-                              struct ompi_datatype_t* rdtype, struct ompi_communicator_t* comm,
-                              ompi_request_t** request, mca_coll_base_module_t* module);
-int mca_coll_dfccl_ireduce_scatter_block(const void* sbuf, void* rbuf, int rcount, struct ompi_datatype_t* dtype,
-                                         struct ompi_op_t* op, struct ompi_communicator_t* comm,
-                                         ompi_request_t** request, mca_coll_base_module_t* module);
-int mca_coll_dfccl_ireduce_scatter(const void* sbuf, void* rbuf, const int* rcounts, struct ompi_datatype_t* dtype,
-                                   struct ompi_op_t* op, struct ompi_communicator_t* comm, ompi_request_t** request,
-                                   mca_coll_base_module_t* module);
-
-int mca_coll_dfccl_allreduce_init(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t* dtype,
-                                  struct ompi_op_t* op, struct ompi_communicator_t* comm, struct ompi_info_t* info,
-                                  ompi_request_t** request, mca_coll_base_module_t* module);
-int mca_coll_dfccl_bcast_init(void* buf, int count, struct ompi_datatype_t* dtype, int root,
-                              struct ompi_communicator_t* comm, struct ompi_info_t* info, ompi_request_t** request,
-                              mca_coll_base_module_t* module);
-int mca_coll_dfccl_reduce_init(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t* dtype,
-                               struct ompi_op_t* op, int root, struct ompi_communicator_t* comm,
-                               struct ompi_info_t* info, ompi_request_t** request, mca_coll_base_module_t* module);
-int mca_coll_dfccl_allgather_init(const void* sbuf, int scount, struct ompi_datatype_t* sdtype, void* rbuf,
-                                  int rcount, struct ompi_datatype_t* rdtype, struct ompi_communicator_t* comm,
-                                  struct ompi_info_t* info, ompi_request_t** request, mca_coll_base_module_t* module);
-int mca_coll_dfccl_reduce_scatter_block_init(const void* sbuf, void* rbuf, int rcount, struct ompi_datatype_t* dtype,
-                                             struct ompi_op_t* op, struct ompi_communicator_t* comm,
-                                             struct ompi_info_t* info, ompi_request_t** request,
-                                             mca_coll_base_module_t* module);
-int mca_coll_dfccl_reduce_scatter_init(const void* sbuf, void* rbuf, const int* rcounts,
-                                       struct ompi_datatype_t* dtype, struct ompi_op_t* op,
-                                       struct ompi_communicator_t* comm, struct ompi_info_t* info,
-                                       ompi_request_t** request, mca_coll_base_module_t* module);
 
 /* The routed part of (I)Reduce_scatter_block, shared with (I)Reduce_scatter (equal counts): true
  * with *call planned, false (with *why) when the call falls back. */
@@ -477,10 +466,44 @@ typedef struct {
 
 /* Device or managed memory (never MPI_IN_PLACE or NULL). */
 bool mca_coll_dfccl_is_device(const void* p);
-/* Host copies of the buffers that are device memory (send_count elements of send_type, recv_count
- * of recv_type; the receive span is copied in too, for in-place input and datatype holes).  Use
- * s->send.host and s->recv.host in the call.  Aborts the job if it cannot (the other ranks are
- * already in the collective). */
+
+/* The bytes a buffer argument reaches: [buf + gap, buf + gap + bytes), holes included (bytes 0:
+ * none).  What MPI makes significant on this rank decides which region a collective passes. */
+typedef struct {
+  ptrdiff_t gap;
+  size_t bytes;
+} dfccl_region_t;
+#define DFCCL_NO_REGION ((dfccl_region_t){0, 0})
+/* Each is no region when buf is MPI_IN_PLACE or NULL, without looking at the other arguments (MPI
+ * ignores them then: they may be anything).  `count` elements of dtype: */
+dfccl_region_t mca_coll_dfccl_region(const void* buf, struct ompi_datatype_t* dtype, size_t count);
+/* n blocks, counts[i] elements of dtype at displs[i] extents (the v collectives): */
+dfccl_region_t mca_coll_dfccl_region_v(const void* buf, struct ompi_datatype_t* dtype, int n, const int* counts,
+                                       const int* displs);
+/* n blocks, counts[i] elements of types[i] at a displacement in bytes: int_displs[i] (alltoallw), or
+ * aint_displs[i] where int_displs is NULL (neighbor_alltoallw): */
+dfccl_region_t mca_coll_dfccl_region_w(const void* buf, int n, const int* counts, const int* int_displs,
+                                       const MPI_Aint* aint_displs, struct ompi_datatype_t* const* types);
+/* The processes a rank exchanges blocks with: the remote group of an intercommunicator, else the
+ * communicator. */
+int mca_coll_dfccl_peers(ompi_communicator_t* comm);
+
+/* The parts of a rooted collective this rank plays.  root: it is the root (MPI_ROOT in the root's
+ * group of an intercommunicator), whose buffer gathers or scatters every block.  leaf: it sends
+ * (gather, reduce) or receives (scatter, bcast) one block -- every rank of an intracommunicator,
+ * the root included (unless MPI_IN_PLACE), and the other group of an intercommunicator.  Neither:
+ * MPI_PROC_NULL, the root's group's other ranks, whose buffers MPI ignores. */
+typedef struct {
+  bool root, leaf;
+} dfccl_roles_t;
+dfccl_roles_t mca_coll_dfccl_roles(ompi_communicator_t* comm, int root);
+
+/* Host copies of the regions that are device memory (the receive region is copied in too, for
+ * in-place input and datatype holes).  Use s->send.host and s->recv.host in the call.  Aborts the
+ * job if it cannot (the other ranks are already in the collective). */
+void mca_coll_dfccl_stage(dfccl_staging_t* s, ompi_communicator_t* comm, const void* send, dfccl_region_t send_region,
+                          void* recv, dfccl_region_t recv_region);
+/* mca_coll_dfccl_stage of send_count elements of send_type and recv_count of recv_type. */
 void mca_coll_dfccl_stage_in(dfccl_staging_t* s, ompi_communicator_t* comm, const void* send,
                              struct ompi_datatype_t* send_type, size_t send_count, void* recv,
                              struct ompi_datatype_t* recv_type, size_t recv_count);
@@ -516,15 +539,33 @@ int mca_coll_dfccl_staged_init(ompi_communicator_t* comm, dfccl_staging_t* s, in
 typedef struct {
   const char* name;
   dfccl_form_t form;
-  unsigned long long *routed, *fallback, *local;
+  unsigned long long *routed, *fallback, *local, *staged;
   ompi_request_t** request;
+  struct ompi_info_t* info; /* persistent: the init's info, for the previous component */
   dfccl_kept_t kept;
 } dfccl_entry_t;
-#define DFCCL_ENTRY(entry, entry_form, entry_request, entry_kept)                                      \
+#define DFCCL_ENTRY_INFO(entry, entry_form, entry_request, entry_info, entry_kept)                       \
   ((dfccl_entry_t){.name = #entry, .form = (entry_form), .routed = &mca_coll_dfccl_component.entry##_routed, \
                    .fallback = &mca_coll_dfccl_component.entry##_fallback,                                 \
-                   .local = &mca_coll_dfccl_component.entry##_local, .request = (entry_request),           \
-                   .kept = (entry_kept)})
+                   .local = &mca_coll_dfccl_component.entry##_local,                                       \
+                   .staged = &mca_coll_dfccl_component.entry##_staged, .request = (entry_request),         \
+                   .info = (entry_info), .kept = (entry_kept)})
+#define DFCCL_ENTRY(entry, entry_form, entry_request, entry_kept) \
+  DFCCL_ENTRY_INFO(entry, entry_form, entry_request, NULL, entry_kept)
+/* The three forms of entry point `name` of a collective that always falls back. */
+#define DFCCL_BLOCKING_ENTRY(name) DFCCL_ENTRY(name, DFCCL_BLOCKING, NULL, DFCCL_KEEP_NOTHING)
+#define DFCCL_NONBLOCKING_ENTRY(name, request) DFCCL_ENTRY(i##name, DFCCL_NONBLOCKING, request, DFCCL_KEEP_NOTHING)
+#define DFCCL_PERSISTENT_ENTRY(name, request, info, kept) \
+  DFCCL_ENTRY_INFO(name##_init, DFCCL_PERSISTENT, request, info, kept)
+
+/* The previous component's function of collective `name` in e's form: the blocking one, MPI_I...
+ * or MPIX_..._init, called with the collective's own arguments (...) and what the form adds. */
+#define DFCCL_PREVIOUS(e, m, name, comm, ...)                                                           \
+  ((e)->form == DFCCL_BLOCKING      ? (m)->prev_##name(__VA_ARGS__, comm, (m)->prev_##name##_module)    \
+   : (e)->form == DFCCL_NONBLOCKING ? (m)->prev_i##name(__VA_ARGS__, comm, (e)->request,                \
+                                                       (m)->prev_i##name##_module)                      \
+                                    : (m)->prev_##name##_init(__VA_ARGS__, comm, (e)->info, (e)->request, \
+                                                              (m)->prev_##name##_init_module))
 #define DFCCL_KEEP_NOTHING DFCCL_KEEP(NULL, NULL)
 
 /* The set-up point that a blocking call or a persistent init is (first thing of every entry point;
@@ -534,7 +575,8 @@ void mca_coll_dfccl_enter(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, om
  * succeeded), a nonblocking one starts it, a persistent init returns its request. */
 int mca_coll_dfccl_routed(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, ompi_communicator_t* comm,
                           const dfccl_call_t* call);
-/* Counts a call that falls back and says why at verbosity 10 (root < 0: the collective has none). */
+/* Counts a call that falls back and says why at verbosity 10 (count < 0: the collective has no one
+ * count; root < 0: it has no root). */
 void mca_coll_dfccl_fell_back(const dfccl_entry_t* e, ompi_communicator_t* comm, int count, int root,
                               const char* why);
 /* A call on a communicator of one rank (coll_dfccl_local.c): `from_count` elements of from_type at
@@ -546,7 +588,7 @@ bool mca_coll_dfccl_local(const dfccl_entry_t* e, ompi_communicator_t* comm, con
                           struct ompi_datatype_t* from_type, size_t from_count, void* to,
                           struct ompi_datatype_t* to_type, size_t to_count, int* rc);
 /* The end of a fallback on st, whose previous component returned rc: staged_finish, staged_begin or
- * staged_init, by form. */
+ * staged_init, by form; counted as staged when st holds a host copy. */
 int mca_coll_dfccl_staged_end(const dfccl_entry_t* e, ompi_communicator_t* comm, dfccl_staging_t* st, int rc);
 
 #define DFCCL_VERBOSE(level, ...) \

@@ -46,8 +46,8 @@ mca_coll_dfccl_component_t mca_coll_dfccl_component = {
     .concurrent_runs = 2,
     .host_target = DFCCL_HOST_TARGET_OFF,
     .agree_routes = true,
-#define DFCCL_ENABLE_DEFAULT(name, mpi) .name##_enable = true,
-    DFCCL_COLLS(DFCCL_ENABLE_DEFAULT)
+#define DFCCL_ENABLE_DEFAULT(name, mpi, fn) .name##_enable = true,
+    DFCCL_ENTRIES(DFCCL_ENABLE_DEFAULT)
 };
 
 /* ---- parameters ----------------------------------------------------------------------------------
@@ -187,15 +187,19 @@ static bool register_ints(void) {
 typedef struct {
   const char* name; /* the prefix of its parameter and counters */
   const char* mpi;
+  bool staged_only; /* never runs on DFCCL: taken over to stage device buffers */
   bool* enable;
-  unsigned long long *routed, *fallback, *local;
+  unsigned long long *routed, *fallback, *local, *staged;
 } coll_row_t;
 
 static const coll_row_t colls[] = {
-#define DFCCL_COLL_ROW(name, mpi)                                                                              \
-  {#name, mpi, &mca_coll_dfccl_component.name##_enable, &mca_coll_dfccl_component.name##_routed,                \
-   &mca_coll_dfccl_component.name##_fallback, &mca_coll_dfccl_component.name##_local},
-    DFCCL_COLLS(DFCCL_COLL_ROW)};
+#define DFCCL_COLL_ROW(name, mpi, staged_only)                                                      \
+  {#name, mpi, staged_only, &mca_coll_dfccl_component.name##_enable, &mca_coll_dfccl_component.name##_routed, \
+   &mca_coll_dfccl_component.name##_fallback, &mca_coll_dfccl_component.name##_local,                  \
+   &mca_coll_dfccl_component.name##_staged},
+#define DFCCL_ROUTED_ROW(name, mpi, fn) DFCCL_COLL_ROW(name, mpi, false)
+#define DFCCL_STAGED_ROW(name, mpi, fn) DFCCL_COLL_ROW(name, mpi, true)
+    DFCCL_COLLS(DFCCL_ROUTED_ROW) DFCCL_STAGED_COLLS(DFCCL_STAGED_ROW)};
 enum { NCOLLS = sizeof colls / sizeof colls[0] };
 
 /* coll_dfccl_<coll>_enable of each collective. */
@@ -212,8 +216,13 @@ static bool register_enables(void) {
         : persistent ? " (the init is a set-up point: it registers the signature; each MPI_Start runs it)"
                      : "";
     snprintf(names[i], sizeof names[i], "%s_enable", colls[i].name);
-    snprintf(helps[i], sizeof helps[i], "Route %s through DFCCL%s%s: a boolean (default true)", mpi,
-             strstr(mpi, "_scatter") && !strstr(mpi, "_block") ? " (when all recvcounts are equal)" : "", form);
+    if (colls[i].staged_only)
+      snprintf(helps[i], sizeof helps[i],
+               "Take %s over, so that its device buffers reach the previous component as host copies: a boolean "
+               "(default true; false leaves it to the previous component, which is not CUDA-aware)", mpi);
+    else
+      snprintf(helps[i], sizeof helps[i], "Route %s through DFCCL%s%s: a boolean (default true)", mpi,
+               strstr(mpi, "_scatter") && !strstr(mpi, "_block") ? " (when all recvcounts are equal)" : "", form);
     ok = register_checked(names[i], helps[i], MCA_BASE_VAR_TYPE_BOOL, NULL, "a boolean", colls[i].enable) && ok;
   }
   return ok;
@@ -228,9 +237,9 @@ static void register_counter(const char* name, const char* help, unsigned long l
                                          NULL, NULL, NULL, counter);
 }
 
-/* coll_dfccl_<coll>_routed, _fallback and _local of each collective. */
+/* coll_dfccl_<coll>_routed, _fallback, _local and _staged of each collective. */
 static void register_counters(void) {
-  static char names[NCOLLS][3][64], helps[NCOLLS][3][200];
+  static char names[NCOLLS][4][64], helps[NCOLLS][4][200];
   for (size_t i = 0; i < NCOLLS; i++) {
     const char* mpi = colls[i].mpi;
     bool persistent = strstr(mpi, "_init") != NULL;
@@ -244,6 +253,10 @@ static void register_counters(void) {
     snprintf(names[i][2], sizeof names[i][2], "%s_local", colls[i].name);
     snprintf(helps[i][2], sizeof helps[i][2], "%s calls on communicators of one rank, done by a local copy", mpi);
     register_counter(names[i][2], helps[i][2], colls[i].local);
+    snprintf(names[i][3], sizeof names[i][3], "%s_staged", colls[i].name);
+    snprintf(helps[i][3], sizeof helps[i][3],
+             "%s calls handed to the previous component with device buffers, copied through host memory", mpi);
+    register_counter(names[i][3], helps[i][3], colls[i].staged);
   }
 }
 
@@ -253,8 +266,8 @@ static void report_counters(void) {
   for (size_t i = 0; i < NCOLLS; i++) {
     unsigned long long routed = *colls[i].routed, fallback = *colls[i].fallback, local = *colls[i].local;
     if (routed + fallback + local > 0)
-      DFCCL_VERBOSE(1, "rank %d: %s: %llu routed, %llu fell back, %llu local", mca_coll_dfccl_world_rank,
-                    colls[i].name, routed, fallback, local);
+      DFCCL_VERBOSE(1, "rank %d: %s: %llu routed, %llu fell back (%llu staged), %llu local",
+                    mca_coll_dfccl_world_rank, colls[i].name, routed, fallback, *colls[i].staged, local);
   }
 }
 

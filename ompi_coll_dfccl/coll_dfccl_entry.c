@@ -36,13 +36,16 @@ int mca_coll_dfccl_routed(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, om
 void mca_coll_dfccl_fell_back(const dfccl_entry_t* e, ompi_communicator_t* comm, int count, int root,
                               const char* why) {
   mca_coll_dfccl_count(e->fallback);
-  if (root >= 0)
+  if (count < 0)
+    DFCCL_VERBOSE(10, "%s on comm '%s' falls back: %s", e->name, comm->c_name, why);
+  else if (root >= 0)
     DFCCL_VERBOSE(10, "%s on comm '%s' (count %d, root %d) falls back: %s", e->name, comm->c_name, count, root, why);
   else
     DFCCL_VERBOSE(10, "%s on comm '%s' (count %d) falls back: %s", e->name, comm->c_name, count, why);
 }
 
 int mca_coll_dfccl_staged_end(const dfccl_entry_t* e, ompi_communicator_t* comm, dfccl_staging_t* st, int rc) {
+  if (st->send.block != NULL || st->recv.block != NULL) mca_coll_dfccl_count(e->staged);
   switch (e->form) {
     case DFCCL_BLOCKING: return mca_coll_dfccl_staged_finish(st, rc);
     case DFCCL_NONBLOCKING: return mca_coll_dfccl_staged_begin(comm, st, rc, e->request);

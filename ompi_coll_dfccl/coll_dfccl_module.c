@@ -26,19 +26,23 @@ static int dfccl_module_enable(mca_coll_base_module_t* module, ompi_communicator
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
   /* Lower-priority modules have been enabled: comm->c_coll holds what we fall back to, for each
    * collective this module provides (comm_query set only the enabled ones). */
-#define DFCCL_SAVE_PREV(name, mpi)                                                                \
+  /* A slot that no lower-priority module fills stays Open MPI's business: ours is withdrawn (the
+   * base copies only the slots a module leaves set after its enable). */
+#define DFCCL_SAVE_PREV(name, mpi, fn)                                                             \
   if (m->super.coll_##name != NULL) {                                                             \
     m->prev_##name = comm->c_coll->coll_##name;                                                   \
     m->prev_##name##_module = comm->c_coll->coll_##name##_module;                                 \
     if (m->prev_##name == NULL || m->prev_##name##_module == NULL) {                              \
+      m->prev_##name = NULL;                                                                      \
       m->prev_##name##_module = NULL;                                                             \
-      DFCCL_VERBOSE(1, "no previous " #name " on comm '%s': not enabled", comm->c_name);          \
-      return OMPI_ERROR;                                                                          \
+      m->super.coll_##name = NULL;                                                                \
+      DFCCL_VERBOSE(10, "no previous " #name " on comm '%s': left to Open MPI", comm->c_name);    \
+    } else {                                                                                      \
+      OBJ_RETAIN(m->prev_##name##_module);                                                        \
     }                                                                                             \
-    OBJ_RETAIN(m->prev_##name##_module);                                                          \
   }
-  DFCCL_COLLS(DFCCL_SAVE_PREV)
-  DFCCL_SAVE_PREV(barrier, "MPI_Barrier")
+  DFCCL_ENTRIES(DFCCL_SAVE_PREV)
+  DFCCL_SAVE_PREV(barrier, "MPI_Barrier", barrier)
   DFCCL_VERBOSE(1, "enabled on comm '%s' (cid %d, size %d)", comm->c_name, ompi_comm_get_cid(comm),
                 ompi_comm_size(comm));
   return OMPI_SUCCESS;
@@ -49,12 +53,13 @@ mca_coll_base_module_t* mca_coll_dfccl_comm_query(ompi_communicator_t* comm, int
   if (mca_coll_dfccl_world_rank < 0) mca_coll_dfccl_world_rank = ompi_comm_rank(&ompi_mpi_comm_world.comm);
   const char* no = NULL;
   bool any = false;
-#define DFCCL_ANY_ENABLED(name, mpi) any = any || c->name##_enable;
-  DFCCL_COLLS(DFCCL_ANY_ENABLED)
+#define DFCCL_ANY_ENABLED(name, mpi, fn) any = any || c->name##_enable;
+  DFCCL_ENTRIES(DFCCL_ANY_ENABLED)
   /* Communicators of one rank too: the previous component there (coll/self) would copy device
-   * buffers with memcpy; coll_dfccl_local.c copies them right. */
-  if (OMPI_COMM_IS_INTER(comm)) no = "an intercommunicator";
-  else if (mca_coll_dfccl_is_boot_duplicate(comm)) no = "DFCCL's own bootstrap duplicate";
+   * buffers with memcpy; coll_dfccl_local.c copies them right.  Intercommunicators too: DFCCL runs
+   * nothing on them, but their device buffers must reach coll/inter as host copies. */
+  bool inter = OMPI_COMM_IS_INTER(comm);
+  if (mca_coll_dfccl_is_boot_duplicate(comm)) no = "DFCCL's own bootstrap duplicate";
   else if (!c->host_target && dfcclDeviceCount() == 0) no = "no GPU here (and coll_dfccl_host_target is off)";
   else if (!any) no = "no collective enabled";
   if (no != NULL) {
@@ -64,11 +69,14 @@ mca_coll_base_module_t* mca_coll_dfccl_comm_query(ompi_communicator_t* comm, int
   mca_coll_dfccl_module_t* m = OBJ_NEW(mca_coll_dfccl_module_t);
   if (m == NULL) return NULL;
   m->super.coll_module_enable = dfccl_module_enable;
-#define DFCCL_PROVIDE(name, mpi) \
-  if (c->name##_enable) m->super.coll_##name = mca_coll_dfccl_##name;
+#define DFCCL_PROVIDE(name, mpi, fn) \
+  if (c->name##_enable) m->super.coll_##name = inter ? mca_coll_dfccl_inter_##name : mca_coll_dfccl_##name;
   DFCCL_COLLS(DFCCL_PROVIDE)
+#define DFCCL_PROVIDE_STAGED(name, mpi, fn) \
+  if (c->name##_enable) m->super.coll_##name = mca_coll_dfccl_##name;
+  DFCCL_STAGED_COLLS(DFCCL_PROVIDE_STAGED)
   /* Only nonblocking calls ask for set-up, and MPI_Barrier is one more place that does it. */
-  if (any_nonblocking_enabled()) m->super.coll_barrier = mca_coll_dfccl_barrier;
+  if (any_nonblocking_enabled() && !inter) m->super.coll_barrier = mca_coll_dfccl_barrier;
   *priority = c->priority;
   return &m->super;
 }
@@ -329,9 +337,9 @@ int mca_coll_dfccl_barrier(struct ompi_communicator_t* comm, mca_coll_base_modul
 /* ---- module object ------------------------------------------------------------------------------ */
 
 static void module_construct(mca_coll_dfccl_module_t* m) {
-#define DFCCL_CLEAR_PREV(name, mpi) m->prev_##name = NULL, m->prev_##name##_module = NULL;
-  DFCCL_COLLS(DFCCL_CLEAR_PREV)
-  DFCCL_CLEAR_PREV(barrier, "MPI_Barrier")
+#define DFCCL_CLEAR_PREV(name, mpi, fn) m->prev_##name = NULL, m->prev_##name##_module = NULL;
+  DFCCL_ENTRIES(DFCCL_CLEAR_PREV)
+  DFCCL_CLEAR_PREV(barrier, "MPI_Barrier", barrier)
   m->dc = NULL;
   m->unusable = false;
   atomic_init(&m->duplicating, false);
@@ -358,10 +366,10 @@ static void module_destruct(mca_coll_dfccl_module_t* m) {
     free(m->previous);
     m->previous = next;
   }
-#define DFCCL_RELEASE_PREV(name, mpi) \
+#define DFCCL_RELEASE_PREV(name, mpi, fn) \
   if (m->prev_##name##_module != NULL) OBJ_RELEASE(m->prev_##name##_module);
-  DFCCL_COLLS(DFCCL_RELEASE_PREV)
-  DFCCL_RELEASE_PREV(barrier, "MPI_Barrier")
+  DFCCL_ENTRIES(DFCCL_RELEASE_PREV)
+  DFCCL_RELEASE_PREV(barrier, "MPI_Barrier", barrier)
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_dfccl_module_t, mca_coll_base_module_t, module_construct, module_destruct);

@@ -27,43 +27,111 @@ bool mca_coll_dfccl_is_device(const void* p) {
   return kind != dfcclMemoryHost;
 }
 
-/* The bytes `count` elements of dtype reach from their buffer pointer, and where they start. */
-static size_t span_of(struct ompi_datatype_t* dtype, size_t count, ptrdiff_t* gap) {
-  return (size_t)opal_datatype_span(&dtype->super, count, gap);
+/* ---- regions ------------------------------------------------------------------------------------ */
+
+static bool no_buffer(const void* buf) { return buf == NULL || buf == MPI_IN_PLACE; }
+
+/* count elements of dtype. */
+static dfccl_region_t elements(struct ompi_datatype_t* dtype, size_t count) {
+  dfccl_region_t r = DFCCL_NO_REGION;
+  if (dtype != NULL && count > 0) r.bytes = (size_t)opal_datatype_span(&dtype->super, count, &r.gap);
+  return r;
 }
 
-/* One buffer's host copy: copied in now (it may hold input, or holes to keep), out at the end. */
-static int stage_one(dfccl_staged_buf_t* b, void* user, struct ompi_datatype_t* dtype, size_t count) {
+dfccl_region_t mca_coll_dfccl_region(const void* buf, struct ompi_datatype_t* dtype, size_t count) {
+  return no_buffer(buf) ? DFCCL_NO_REGION : elements(dtype, count);
+}
+
+/* The smallest region holding both. */
+static dfccl_region_t region_union(dfccl_region_t a, dfccl_region_t b) {
+  if (a.bytes == 0) return b;
+  if (b.bytes == 0) return a;
+  ptrdiff_t lo = a.gap < b.gap ? a.gap : b.gap;
+  ptrdiff_t a_end = a.gap + (ptrdiff_t)a.bytes, b_end = b.gap + (ptrdiff_t)b.bytes;
+  ptrdiff_t hi = a_end > b_end ? a_end : b_end;
+  return (dfccl_region_t){lo, (size_t)(hi - lo)};
+}
+
+/* count elements of dtype starting `offset` bytes from the buffer. */
+static dfccl_region_t block_at(struct ompi_datatype_t* dtype, int count, ptrdiff_t offset) {
+  dfccl_region_t r = elements(dtype, count > 0 ? (size_t)count : 0);
+  r.gap += offset;
+  return r;
+}
+
+dfccl_region_t mca_coll_dfccl_region_v(const void* buf, struct ompi_datatype_t* dtype, int n, const int* counts,
+                                       const int* displs) {
+  dfccl_region_t r = DFCCL_NO_REGION;
+  if (no_buffer(buf) || dtype == NULL || counts == NULL || displs == NULL) return r;
+  ptrdiff_t lb, extent;
+  ompi_datatype_get_extent(dtype, &lb, &extent);
+  for (int i = 0; i < n; i++) r = region_union(r, block_at(dtype, counts[i], (ptrdiff_t)displs[i] * extent));
+  return r;
+}
+
+dfccl_region_t mca_coll_dfccl_region_w(const void* buf, int n, const int* counts, const int* int_displs,
+                                       const MPI_Aint* aint_displs, struct ompi_datatype_t* const* types) {
+  dfccl_region_t r = DFCCL_NO_REGION;
+  if (no_buffer(buf) || counts == NULL || types == NULL || (int_displs == NULL && aint_displs == NULL)) return r;
+  for (int i = 0; i < n; i++) {
+    ptrdiff_t offset = int_displs != NULL ? (ptrdiff_t)int_displs[i] : (ptrdiff_t)aint_displs[i];
+    r = region_union(r, block_at(types[i], counts[i], offset));
+  }
+  return r;
+}
+
+int mca_coll_dfccl_peers(ompi_communicator_t* comm) {
+  return OMPI_COMM_IS_INTER(comm) ? ompi_comm_remote_size(comm) : ompi_comm_size(comm);
+}
+
+dfccl_roles_t mca_coll_dfccl_roles(ompi_communicator_t* comm, int root) {
+  if (OMPI_COMM_IS_INTER(comm))
+    return (dfccl_roles_t){.root = root == MPI_ROOT, .leaf = root != MPI_ROOT && root != MPI_PROC_NULL};
+  return (dfccl_roles_t){.root = ompi_comm_rank(comm) == root, .leaf = true};
+}
+
+/* ---- host copies ---------------------------------------------------------------------------------- */
+
+/* One buffer's host copy of its region: copied in now (it may hold input, or holes to keep), out at
+ * the end.  A region that is empty, or not device memory, is used as it is. */
+static int stage_one(dfccl_staged_buf_t* b, void* user, dfccl_region_t region) {
   b->user = user;
   b->host = user;
   b->bytes = 0;
   b->block = NULL;
-  if (user == NULL || user == MPI_IN_PLACE || count == 0 || !mca_coll_dfccl_is_device(user)) return OMPI_SUCCESS;
-  ptrdiff_t gap = 0;
-  b->bytes = span_of(dtype, count, &gap);
-  b->gap = gap;
-  b->block = malloc(b->bytes > 0 ? b->bytes : 1);
+  if (user == NULL || user == MPI_IN_PLACE || region.bytes == 0 || !mca_coll_dfccl_is_device(user))
+    return OMPI_SUCCESS;
+  b->bytes = region.bytes;
+  b->gap = region.gap;
+  b->block = malloc(b->bytes);
   if (b->block == NULL) {
     opal_output(0, "coll:dfccl: staging %zu bytes of device memory: out of host memory", b->bytes);
     return OMPI_ERR_OUT_OF_RESOURCE;
   }
-  b->host = (char*)b->block - gap;
-  dfcclResult_t r = dfcclCopy(b->block, (char*)user + gap, b->bytes);
+  b->host = (char*)b->block - b->gap;
+  dfcclResult_t r = dfcclCopy(b->block, (char*)user + b->gap, b->bytes);
   if (r != dfcclSuccess) {
-    opal_output(0, "coll:dfccl: staging device memory to the host: %s", dfcclGetLastErrorMessage());
+    opal_output(0, "coll:dfccl: staging %zu bytes of device memory to the host: %s", b->bytes,
+                dfcclGetLastErrorMessage());
     return OMPI_ERROR;
   }
   return OMPI_SUCCESS;
 }
 
+void mca_coll_dfccl_stage(dfccl_staging_t* s, ompi_communicator_t* comm, const void* send, dfccl_region_t send_region,
+                          void* recv, dfccl_region_t recv_region) {
+  memset(s, 0, sizeof *s);
+  int rc = stage_one(&s->recv, recv, recv_region);
+  if (rc == OMPI_SUCCESS) rc = stage_one(&s->send, (void*)send, send_region);
+  if (rc != OMPI_SUCCESS) /* the other ranks are entering the collective: failing alone would hang them */
+    ompi_mpi_abort(comm, 1);
+}
+
 void mca_coll_dfccl_stage_in(dfccl_staging_t* s, ompi_communicator_t* comm, const void* send,
                              struct ompi_datatype_t* send_type, size_t send_count, void* recv,
                              struct ompi_datatype_t* recv_type, size_t recv_count) {
-  memset(s, 0, sizeof *s);
-  int rc = stage_one(&s->recv, recv, recv_type, recv_count);
-  if (rc == OMPI_SUCCESS) rc = stage_one(&s->send, (void*)send, send_type, send_count);
-  if (rc != OMPI_SUCCESS) /* the other ranks are entering the collective: failing alone would hang them */
-    ompi_mpi_abort(comm, 1);
+  mca_coll_dfccl_stage(s, comm, send, mca_coll_dfccl_region(send, send_type, send_count), recv,
+                       mca_coll_dfccl_region(recv, recv_type, recv_count));
 }
 
 int mca_coll_dfccl_stage_out(dfccl_staging_t* s) {
@@ -149,7 +217,10 @@ static int staged_start(size_t n, ompi_request_t** requests) {
     if (r->req_state == OMPI_REQUEST_ACTIVE) return MPI_ERR_REQUEST;
     int rc = refresh(&req->staging);
     ompi_request_t* inner = req->inner;
-    if (rc == OMPI_SUCCESS) rc = inner->req_start(1, &inner);
+    /* A no-op request (libnbc's for a collective with nothing to do at its starts, e.g. in place on
+     * one rank) has no start function: MPI_Start makes it active, and it is complete already. */
+    if (rc == OMPI_SUCCESS && inner->req_type == OMPI_REQUEST_NOOP) inner->req_state = OMPI_REQUEST_ACTIVE;
+    else if (rc == OMPI_SUCCESS) rc = inner->req_start(1, &inner);
     if (rc != OMPI_SUCCESS) return rc;
     r->req_state = OMPI_REQUEST_ACTIVE;
     r->req_complete = REQUEST_PENDING;

@@ -101,8 +101,8 @@ mps_stop() {
 
 # PART=1: data path and the deadlock programs at one rank per GPU; PART=2: oversubscribed runs,
 # the random mix and performance; unset: both (more than one 600 s device call).  PART=oversub
-# PART=explore, PART=component and PART=users (or users-pageable, users-osu, users-cupy) are only
-# run when named; PART may name several ("1 oversub").
+# PART=explore, PART=component, PART=every and PART=users (or users-pageable, users-osu, users-cupy)
+# are only run when named; PART may name several ("1 oversub").
 part=${PART:-all}
 named() { case " $part " in *" $1 "*) return 0 ;; esac; return 1; }
 in_part() { [ "$part" = all ] || named "$1"; }
@@ -308,6 +308,34 @@ if named coverage; then
     summarize "^ +[0-9]"
     [ -n "$mps_was_on" ] || mps_stop
   fi
+fi
+
+# PART=every: every MPI collective on device buffers (issue 18) -- test_every_coll on 2, 3 and 4
+# ranks (every collective of the coll framework in its three forms, on intra-, size-1, inter- and
+# topology communicators, exact results and the component's counters), its twin without coll/dfccl
+# (Open MPI's own components get device pointers: it must crash or fail), and the OSU benchmarks of
+# the collectives DFCCL does not run (osu.sh, EVERY_OSU_NPS default "2 4").
+if named every; then
+  for np in ${EVERY_NPS:-2 3 4}; do
+    step "every-coll-${np}ranks" ${EVERY_LIMIT:-200} env LD_LIBRARY_PATH="$PWD/.libs:${LD_LIBRARY_PATH:-}" \
+      sh -c "cd ompi_coll_dfccl/test && . ./common.sh && HOST_TARGET=off run_dfccl $np test_every_coll -- -d device"
+    summarize "PASS|FAIL" 6
+  done
+  step every-coll-twin-without-dfccl 120 sh -c "env LD_LIBRARY_PATH=$PWD/.libs:${LD_LIBRARY_PATH:-} \
+    $mpi 2 --mca coll ^dfccl ompi_coll_dfccl/test/test_every_coll -d device -k 0 -w 30 > /tmp/every-twin.out 2>&1;
+    rc=\$?; tail -n 5 /tmp/every-twin.out; grep -m 3 -E 'Segmentation|signal|FAIL' /tmp/every-twin.out;
+    if [ \$rc -ne 0 ]; then echo \"PASS: without coll/dfccl the program fails (exit \$rc)\"; else
+    echo 'FAIL: the twin passed without coll/dfccl'; exit 1; fi"
+  summarize "PASS|FAIL" 4
+  if [ -x "$repo/.osu/build.sh" ] && [ "${osu_built:-0}" = 0 ]; then
+    step osu-build 300 sh "$repo/.osu/build.sh" /tmp/osu-build && osu_built=1
+  fi
+  step osu-every ${OSU_LIMIT:-560} env LD_LIBRARY_PATH="$PWD/.libs:${LD_LIBRARY_PATH:-}" OSU_DIR=/tmp/osu-build \
+    OSU_NPS="${EVERY_OSU_NPS:-2 4}" OSU_TYPES=mpi_float OSU_CHAR=0 OSU_SIZES="${EVERY_OSU_SIZES:-1:4194304}" \
+    OSU_BENCHMARKS="osu_alltoall osu_alltoallv osu_allgatherv osu_gather osu_gatherv osu_scatter osu_scatterv \
+osu_ialltoall osu_ialltoallv osu_iallgatherv osu_igather osu_igatherv osu_iscatter osu_iscatterv" bash test/gpu/osu.sh
+  keep_output osu-every.txt
+  summarize "^(FAIL|MISSING) |^np=|^osu:"
 fi
 
 # PART=explore: what the knobs do, for tuning the defaults (not part of the acceptance runs).
