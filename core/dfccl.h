@@ -242,6 +242,12 @@ dfcclResult_t dfcclMemFree(void* ptr);
 /* GPUs this process can use: 0 without CUDA, a driver or a device.  Initialises the driver but
  * creates no context. */
 int dfcclDeviceCount(void);
+/* Host memory for copies to and from device memory: page-locked (cudaHostAlloc) where CUDA can
+ * pin it, so that dfcclCopy moves it at the link's rate rather than through the driver's bounce
+ * buffer; plain host memory otherwise (no CUDA, no GPU).  Pinning costs far more than a copy: keep
+ * such blocks for reuse.  Free it with dfcclHostFree. */
+dfcclResult_t dfcclHostAlloc(size_t bytes, void** ptr);
+dfcclResult_t dfcclHostFree(void* ptr);
 /* A copy between any host and device memory, complete when it returns (memmove without CUDA);
  * ordered after the caller's work on the default streams, like a cudaMemcpy. */
 dfcclResult_t dfcclCopy(void* dst, const void* src, size_t bytes);

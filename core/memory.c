@@ -8,7 +8,10 @@
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
 #include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -188,6 +191,60 @@ dfcclResult_t dfcclMemFree(void* ptr) {
 #else
   return df_error(dfcclInvalidArgument, "dfcclMemFree(%p): not memory of dfcclMemAlloc", ptr);
 #endif
+}
+
+/* A dfcclHostAlloc block starts with a header that says how it was allocated: DF_HOST_BLOCK_ALIGN
+ * bytes, so that the memory after it keeps that alignment. */
+enum { DF_HOST_BLOCK_ALIGN = 64 };
+typedef struct {
+  uint32_t magic;
+  bool pinned;
+} df_host_block;
+#define DF_HOST_BLOCK_MAGIC 0xdfcc1b0cu
+
+dfcclResult_t dfcclHostAlloc(size_t bytes, void** ptr) {
+  if (!ptr) return df_error(dfcclInvalidArgument, "dfcclHostAlloc: ptr is NULL");
+  *ptr = NULL;
+  if (bytes > SIZE_MAX - DF_HOST_BLOCK_ALIGN)
+    return df_error(dfcclInvalidArgument, "dfcclHostAlloc: %zu bytes is too large", bytes);
+  size_t total = bytes + DF_HOST_BLOCK_ALIGN;
+  void* base = NULL;
+  bool pinned = false;
+#ifdef DFCCL_HAVE_CUDA
+  if (cudaHostAlloc(&base, total, cudaHostAllocPortable) == cudaSuccess) pinned = true;
+  else {
+    cudaGetLastError(); /* no GPU, or no pinnable memory left: plain memory still copies */
+    base = NULL;
+  }
+#endif
+  if (base == NULL) base = aligned_alloc(DF_HOST_BLOCK_ALIGN, (total + DF_HOST_BLOCK_ALIGN - 1) / DF_HOST_BLOCK_ALIGN *
+                                                                    DF_HOST_BLOCK_ALIGN);
+  if (base == NULL) return df_error(dfcclOutOfResources, "dfcclHostAlloc: out of host memory for %zu bytes", bytes);
+  df_host_block* header = base;
+  header->magic = DF_HOST_BLOCK_MAGIC;
+  header->pinned = pinned;
+  *ptr = (char*)base + DF_HOST_BLOCK_ALIGN;
+  return dfcclSuccess;
+}
+
+dfcclResult_t dfcclHostFree(void* ptr) {
+  if (ptr == NULL) return dfcclSuccess;
+  df_host_block* header = (df_host_block*)((char*)ptr - DF_HOST_BLOCK_ALIGN);
+  if (header->magic != DF_HOST_BLOCK_MAGIC)
+    return df_error(dfcclInvalidArgument, "dfcclHostFree(%p): not memory of dfcclHostAlloc", ptr);
+  header->magic = 0;
+#ifdef DFCCL_HAVE_CUDA
+  if (header->pinned) {
+    cudaError_t err = cudaFreeHost(header);
+    if (err != cudaSuccess) {
+      cudaGetLastError();
+      return df_error(dfcclCudaError, "dfcclHostFree(%p): cudaFreeHost: %s", ptr, cudaGetErrorString(err));
+    }
+    return dfcclSuccess;
+  }
+#endif
+  free(header);
+  return dfcclSuccess;
 }
 
 dfcclResult_t dfcclCopy(void* dst, const void* src, size_t bytes) {

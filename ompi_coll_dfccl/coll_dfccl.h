@@ -456,6 +456,7 @@ typedef struct {
   void* user;        /* the caller's buffer                                        */
   void* host;        /* what the previous component gets: user, or its host copy   */
   void* block;       /* the host copy of the span (NULL: not staged)               */
+  size_t capacity;   /* of block (coll_dfccl_host_blocks.c)                        */
   size_t bytes;      /* the span                                                   */
   ptrdiff_t gap;     /* where the span starts, from user                           */
 } dfccl_staged_buf_t;
@@ -463,6 +464,13 @@ typedef struct {
 typedef struct {
   dfccl_staged_buf_t send, recv;
 } dfccl_staging_t;
+
+/* Host blocks for staging (coll_dfccl_host_blocks.c): pinned, kept for reuse.  take: a block of at
+ * least `bytes` (*capacity: its size), NULL (said) when there is no memory; give: back for the next
+ * calls; free: every kept block (the component closes). */
+void* mca_coll_dfccl_host_block_take(size_t bytes, size_t* capacity);
+void mca_coll_dfccl_host_block_give(void* block, size_t capacity);
+void mca_coll_dfccl_host_blocks_free(void);
 
 /* Device or managed memory (never MPI_IN_PLACE or NULL). */
 bool mca_coll_dfccl_is_device(const void* p);

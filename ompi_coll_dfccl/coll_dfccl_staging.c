@@ -6,7 +6,8 @@
  * count reach, holes included, so that the holes come back unchanged) into host memory, runs the
  * previous component's function on the copies, and copies the receive span back.  The same on
  * every rank that passes device buffers; ranks with host buffers run directly, so the route stays
- * the previous component's everywhere.
+ * the previous component's everywhere.  The host copies live in pinned blocks kept for reuse
+ * (coll_dfccl_host_blocks.c).
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -103,11 +104,8 @@ static int stage_one(dfccl_staged_buf_t* b, void* user, dfccl_region_t region) {
     return OMPI_SUCCESS;
   b->bytes = region.bytes;
   b->gap = region.gap;
-  b->block = malloc(b->bytes);
-  if (b->block == NULL) {
-    opal_output(0, "coll:dfccl: staging %zu bytes of device memory: out of host memory", b->bytes);
-    return OMPI_ERR_OUT_OF_RESOURCE;
-  }
+  b->block = mca_coll_dfccl_host_block_take(b->bytes, &b->capacity);
+  if (b->block == NULL) return OMPI_ERR_OUT_OF_RESOURCE;
   b->host = (char*)b->block - b->gap;
   dfcclResult_t r = dfcclCopy(b->block, (char*)user + b->gap, b->bytes);
   if (r != dfcclSuccess) {
@@ -148,8 +146,8 @@ int mca_coll_dfccl_stage_out(dfccl_staging_t* s) {
 }
 
 void mca_coll_dfccl_stage_free(dfccl_staging_t* s) {
-  free(s->send.block);
-  free(s->recv.block);
+  mca_coll_dfccl_host_block_give(s->send.block, s->send.capacity);
+  mca_coll_dfccl_host_block_give(s->recv.block, s->recv.capacity);
   s->send.block = s->recv.block = NULL;
 }
 
