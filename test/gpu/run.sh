@@ -314,7 +314,8 @@ fi
 # ranks (every collective of the coll framework in its three forms, on intra-, size-1, inter- and
 # topology communicators, exact results and the component's counters), its twin without coll/dfccl
 # (Open MPI's own components get device pointers: it must crash or fail), and the OSU benchmarks of
-# the collectives DFCCL does not run (osu.sh, EVERY_OSU_NPS default "2 4").
+# the collectives DFCCL does not run (osu.sh; EVERY_OSU_NPS default "2 4", EVERY_OSU_SIZES default
+# 1:4194304, EVERY_OSU_BENCHMARKS; logs under /tmp/dfccl-osu-every).
 if named every; then
   for np in ${EVERY_NPS:-2 3 4}; do
     step "every-coll-${np}ranks" ${EVERY_LIMIT:-200} env LD_LIBRARY_PATH="$PWD/.libs:${LD_LIBRARY_PATH:-}" \
@@ -332,8 +333,9 @@ if named every; then
   fi
   step osu-every ${OSU_LIMIT:-560} env LD_LIBRARY_PATH="$PWD/.libs:${LD_LIBRARY_PATH:-}" OSU_DIR=/tmp/osu-build \
     OSU_NPS="${EVERY_OSU_NPS:-2 4}" OSU_TYPES=mpi_float OSU_CHAR=0 OSU_SIZES="${EVERY_OSU_SIZES:-1:4194304}" \
-    OSU_BENCHMARKS="osu_alltoall osu_alltoallv osu_allgatherv osu_gather osu_gatherv osu_scatter osu_scatterv \
-osu_ialltoall osu_ialltoallv osu_iallgatherv osu_igather osu_igatherv osu_iscatter osu_iscatterv" bash test/gpu/osu.sh
+    OSU_BENCHMARKS="${EVERY_OSU_BENCHMARKS:-osu_alltoall osu_alltoallv osu_allgatherv osu_gather osu_gatherv \
+osu_scatter osu_scatterv osu_ialltoall osu_ialltoallv osu_iallgatherv osu_igather osu_igatherv osu_iscatter osu_iscatterv}" \
+    LOG_DIR=/tmp/dfccl-osu-every bash test/gpu/osu.sh
   keep_output osu-every.txt
   summarize "^(FAIL|MISSING) |^np=|^osu:"
 fi
