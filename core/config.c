@@ -1,6 +1,6 @@
 /*
  * Tunables: defaults per execution target, overridden by DFCCL_* environment variables
- * (docs/tuning.md lists them).
+ * (README.md, "Tuning", lists them).
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -144,7 +144,6 @@ static uint64_t polls_for(double wait_ns, double poll_ns) {
 
 void df_config_calibrate(df_config* cfg, double poll_ns) {
   if (poll_ns <= 0) return;
-  cfg->poll_ns = poll_ns;
   if (!cfg->spin_set[0]) cfg->spin.front = polls_for(FRONT_WAIT_NS, poll_ns);
   if (!cfg->spin_set[1]) cfg->spin.floor = polls_for(FLOOR_WAIT_NS, poll_ns);
   if (!cfg->spin_set[2]) cfg->spin.ceiling = polls_for(CEILING_WAIT_NS, poll_ns);

@@ -44,7 +44,6 @@ typedef struct {
   uint64_t poller_spin_rounds;/* idle poller rounds that only yield, before sleeping   */
   df_spin_policy spin;
   bool spin_set[3];           /* front, floor, ceiling came from the environment       */
-  double poll_ns;             /* measured cost of one poll (0: not measured)           */
   bool stream_order;          /* runs wait for the caller's default streams (DFCCL_STREAM_ORDER) */
   bool timeslice_yield;       /* yield the GPU to daemons that time-slice with ours (DFCCL_TIMESLICE_YIELD) */
   int debug;

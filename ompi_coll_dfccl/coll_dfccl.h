@@ -206,7 +206,7 @@ typedef struct dfccl_comm {
   int* members;                 /* [comm rank]: world rank (DFCCL's participants, ring order) */
   dfccl_coll_t* colls;
   int ncolls;                   /* signatures                                                */
-  int next_coll_id, end_coll_id; /* the communicator's range of DFCCL collective ids        */
+  int next_coll_id;             /* the next DFCCL collective id of the communicator's range */
   pthread_mutex_t lock;         /* the slots: callers and the progress callback              */
   atomic_int pending;           /* runs started whose completion is not handled yet          */
 } dfccl_comm_t;

@@ -391,8 +391,7 @@ dfccl_comm_t* mca_coll_dfccl_comm_context(mca_coll_dfccl_module_t* m, ompi_commu
     m->unusable = true;
     return NULL;
   }
-  dc->next_coll_id = (int)cid * ids_per_comm;
-  dc->end_coll_id = dc->next_coll_id + ids_per_comm;
+  dc->next_coll_id = (int)cid * ids_per_comm; /* up to (cid + 1) x ids_per_comm: max_colls x the pool */
 
   pthread_mutex_init(&dc->lock, NULL);
   atomic_init(&dc->pending, 0);

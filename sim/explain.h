@@ -1,5 +1,9 @@
-/* --explain: replay one round and print the cycle that deadlocked it, one
- * line per collective part: GPU, collective, state. */
+/*
+ * --explain: replay one round and print the cycle that deadlocked it, one
+ * line per collective part: GPU, collective, state.
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
 #ifndef DFCCL_SIM_EXPLAIN_H
 #define DFCCL_SIM_EXPLAIN_H
 
@@ -10,9 +14,8 @@
 #include "topology.h"
 
 /* 0 on success, -1 if memory could not be had. */
-int explain_round(const struct topology *t, const struct sim_params *p, uint64_t seed,
-		  uint64_t round, FILE *out);
+int explain_round(const struct topology* t, const struct sim_params* p, uint64_t seed, uint64_t round, FILE* out);
 
-void explain_cycle(const struct round_state *st, FILE *out);
+void explain_cycle(const struct round_state* st, FILE* out);
 
 #endif

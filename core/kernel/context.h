@@ -62,10 +62,9 @@ DF_FN void df_context_start_run(const df_daemon_args* a, const df_block* blk, df
   d.sendbuff = e->sendbuff;
   d.recvbuff = e->recvbuff;
   d.epoch = e->epoch;
-  d.state = DF_RUN_QUEUED;
   d.iteration = 0;
   d.step = 0;
-  d.pad[0] = d.pad[1] = d.pad[2] = 0;
+  d.pad[0] = d.pad[1] = d.pad[2] = d.pad[3] = 0;
   *df_global_dynamic(a, blk, e->coll) = d;
   df_context_slot* slot = &sh->slots[e->coll % DF_CONTEXT_SLOTS];
   if (slot->coll == (int32_t)e->coll) slot->coll = -1; /* a finished run's copy: stale now */
@@ -73,9 +72,7 @@ DF_FN void df_context_start_run(const df_daemon_args* a, const df_block* blk, df
 
 /* Leader: the block's part of the run is complete. */
 DF_FN void df_context_finish_run(const df_daemon_args* a, const df_block* blk, df_context_slot* slot) {
-  df_coll_dynamic* d = &slot->dyn;
-  d->state = DF_RUN_IDLE;
-  *df_global_dynamic(a, blk, (uint32_t)slot->coll) = *d;
+  *df_global_dynamic(a, blk, (uint32_t)slot->coll) = slot->dyn;
   slot->coll = -1;
   slot->dirty = 0;
 }

@@ -93,16 +93,13 @@ typedef struct {
  * yields the GPU (quits) as soon as a pass over its queue progresses nothing. */
 #define DF_COLL_TIMESLICED_PEER 1u
 
-typedef enum { DF_RUN_IDLE = 0, DF_RUN_QUEUED = 1 } df_run_state;
-
 typedef struct {
   const void* sendbuff;    /* of the current run, from its SQE                    */
   void* recvbuff;
-  uint32_t epoch;          /* which run                                           */
-  uint32_t state;          /* df_run_state                                        */
   uint64_t iteration;      /* algorithm loop iteration                            */
+  uint32_t epoch;          /* which run                                           */
   uint32_t step;           /* primitive within the iteration                      */
-  uint32_t pad[3];
+  uint32_t pad[4];
 } df_coll_dynamic;         /* 48 bytes */
 
 /* Counters per collective, summed over blocks with atomics. */

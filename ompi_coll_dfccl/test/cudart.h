@@ -62,6 +62,19 @@ static inline int select_node_gpu(int devices) {
   return local_size;
 }
 
+/* Loads the CUDA runtime and selects this rank's GPU (select_node_gpu), or aborts the job saying
+ * why: for programs told to use device memory, where a rank without CUDA is an error. */
+static inline void use_node_gpu_or_abort(void) {
+  int devices = 0, rank = 0;
+  char why[128];
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (!cuda_load(&devices, why, sizeof why)) {
+    fprintf(stderr, "rank %d: -d device with DFCCL_TARGET=cuda: %s\n", rank, why);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  select_node_gpu(devices);
+}
+
 /* A program tests GPUs on every rank or on none: true when every rank `have`s CUDA; otherwise the
  * ranks without it say `why`, MPI is finalized, "SKIP: no GPU" printed and false returned. */
 static inline bool cuda_on_every_rank(int have, const char* why) {

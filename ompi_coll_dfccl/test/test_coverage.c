@@ -682,15 +682,7 @@ int main(int argc, char** argv) {
   }
   bool all = strcmp(mode, "all") == 0;
   if (strcmp(mode, "mixed") == 0 && !device_memory) options_fail(&o, "-m mixed needs -d device");
-  if (device_memory && option_env_target_is_gpu(&o)) { /* this rank's GPU: local rank % GPUs */
-    int devices = 0;
-    char why[128];
-    if (!cuda_load(&devices, why, sizeof why)) {
-      fprintf(stderr, "rank %d: -d device with DFCCL_TARGET=cuda: %s\n", rank, why);
-      MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    select_node_gpu(devices);
-  }
+  if (device_memory && option_env_target_is_gpu(&o)) use_node_gpu_or_abort(); /* local rank % GPUs */
   watchdog_start(watchdog_s);
   counters_start();
   MPI_Comm comm;

@@ -1195,15 +1195,7 @@ int main(int argc, char** argv) {
   }
   if (world_size > MAX_RANKS)
     options_fail(&o, "%d ranks: at most %d (values carry the rank in two digits)", world_size, MAX_RANKS);
-  if (device_memory && option_env_target_is_gpu(&o)) { /* this rank's GPU: local rank % GPUs */
-    int devices = 0;
-    char why[128];
-    if (!cuda_load(&devices, why, sizeof why)) {
-      fprintf(stderr, "rank %d: -d device with DFCCL_TARGET=cuda: %s\n", world_rank, why);
-      MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    select_node_gpu(devices);
-  }
+  if (device_memory && option_env_target_is_gpu(&o)) use_node_gpu_or_abort(); /* local rank % GPUs */
   bool forms[NFORMS], kinds[NKINDS];
   for (int f = 0; f < NFORMS; f++) forms[f] = form_choice == NFORMS || form_choice == f;
   for (int c = 0; c < NKINDS; c++) kinds[c] = kind_choice == NKINDS || kind_choice == c;
