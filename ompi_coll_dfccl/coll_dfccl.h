@@ -457,6 +457,7 @@ typedef struct {
   void* host;        /* what the previous component gets: user, or its host copy   */
   void* block;       /* the host copy of the span (NULL: not staged)               */
   size_t capacity;   /* of block (coll_dfccl_host_blocks.c)                        */
+  bool copy_in;      /* the span holds input or bytes to keep (not only output)    */
   size_t bytes;      /* the span                                                   */
   ptrdiff_t gap;     /* where the span starts, from user                           */
 } dfccl_staged_buf_t;
@@ -480,11 +481,15 @@ bool mca_coll_dfccl_is_device(const void* p);
 typedef struct {
   ptrdiff_t gap;
   size_t bytes;
+  bool written; /* the collective writes every byte of it: a receive region need not be copied in */
 } dfccl_region_t;
-#define DFCCL_NO_REGION ((dfccl_region_t){0, 0})
+#define DFCCL_NO_REGION ((dfccl_region_t){0, 0, false})
 /* Each is no region when buf is MPI_IN_PLACE or NULL, without looking at the other arguments (MPI
  * ignores them then: they may be anything).  `count` elements of dtype: */
 dfccl_region_t mca_coll_dfccl_region(const void* buf, struct ompi_datatype_t* dtype, size_t count);
+/* The same, for a receive buffer that the collective fills whole (every element, no in-place
+ * input): written when the elements lie contiguously, without holes to keep. */
+dfccl_region_t mca_coll_dfccl_region_written(const void* buf, struct ompi_datatype_t* dtype, size_t count);
 /* n blocks, counts[i] elements of dtype at displs[i] extents (the v collectives): */
 dfccl_region_t mca_coll_dfccl_region_v(const void* buf, struct ompi_datatype_t* dtype, int n, const int* counts,
                                        const int* displs);
@@ -507,7 +512,7 @@ typedef struct {
 dfccl_roles_t mca_coll_dfccl_roles(ompi_communicator_t* comm, int root);
 
 /* Host copies of the regions that are device memory (the receive region is copied in too, for
- * in-place input and datatype holes).  Use s->send.host and s->recv.host in the call.  Aborts the
+ * in-place input and datatype holes, unless the collective writes it whole).  Use s->send.host and s->recv.host in the call.  Aborts the
  * job if it cannot (the other ranks are already in the collective). */
 void mca_coll_dfccl_stage(dfccl_staging_t* s, ompi_communicator_t* comm, const void* send, dfccl_region_t send_region,
                           void* recv, dfccl_region_t recv_region);

@@ -57,8 +57,10 @@ static int alltoall(const dfccl_entry_t* e, mca_coll_base_module_t* module, cons
   size_t peers = (size_t)mca_coll_dfccl_peers(comm);
   dfccl_staging_t st;
   mca_coll_dfccl_fell_back(e, comm, -1, -1, not_dfccl);
-  mca_coll_dfccl_stage(&st, comm, sbuf, mca_coll_dfccl_region(sbuf, sdtype, (size_t)scount * peers), rbuf,
-                       mca_coll_dfccl_region(rbuf, rdtype, (size_t)rcount * peers));
+  /* Every block is written, unless in place (then the buffer is the input too). */
+  dfccl_region_t recv = sbuf == MPI_IN_PLACE ? mca_coll_dfccl_region(rbuf, rdtype, (size_t)rcount * peers)
+                                             : mca_coll_dfccl_region_written(rbuf, rdtype, (size_t)rcount * peers);
+  mca_coll_dfccl_stage(&st, comm, sbuf, mca_coll_dfccl_region(sbuf, sdtype, (size_t)scount * peers), rbuf, recv);
   return mca_coll_dfccl_staged_end(
       e, comm, &st, DFCCL_PREVIOUS(e, m, alltoall, comm, st.send.host, scount, sdtype, st.recv.host, rcount, rdtype));
 }

@@ -30,8 +30,12 @@ static int gather_or_scatter(const dfccl_entry_t* e, mca_coll_base_module_t* mod
   dfccl_region_t send = sends_all   ? mca_coll_dfccl_region(sbuf, sdtype, (size_t)scount * peers)
                         : sends_one ? mca_coll_dfccl_region(sbuf, sdtype, (size_t)scount)
                                     : DFCCL_NO_REGION;
-  dfccl_region_t recv = receives_all   ? mca_coll_dfccl_region(rbuf, rdtype, (size_t)rcount * peers)
-                        : receives_one ? mca_coll_dfccl_region(rbuf, rdtype, (size_t)rcount)
+  /* A gather's root writes every block but its own in place; a scatter's leaf its one block. */
+  bool root_writes_all = OMPI_COMM_IS_INTER(comm) || sbuf != MPI_IN_PLACE;
+  dfccl_region_t recv = receives_all && root_writes_all
+                            ? mca_coll_dfccl_region_written(rbuf, rdtype, (size_t)rcount * peers)
+                        : receives_all ? mca_coll_dfccl_region(rbuf, rdtype, (size_t)rcount * peers)
+                        : receives_one ? mca_coll_dfccl_region_written(rbuf, rdtype, (size_t)rcount)
                                        : DFCCL_NO_REGION;
   dfccl_staging_t st;
   mca_coll_dfccl_fell_back(e, comm, -1, root, not_dfccl);

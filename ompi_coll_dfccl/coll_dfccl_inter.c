@@ -19,6 +19,14 @@ typedef struct ompi_op_t op_t;
 
 static const char* const inter = "an intercommunicator";
 
+/* Host copies of a reduction's input (send_count elements at sbuf) and output (recv_count at rbuf,
+ * written whole: MPI_IN_PLACE is not allowed on intercommunicators). */
+static void stage_reduction(dfccl_staging_t* st, comm_t* comm, const void* sbuf, dtype_t* dtype, size_t send_count,
+                            void* rbuf, size_t recv_count) {
+  mca_coll_dfccl_stage(st, comm, sbuf, mca_coll_dfccl_region(sbuf, dtype, send_count), rbuf,
+                       mca_coll_dfccl_region_written(rbuf, dtype, recv_count));
+}
+
 /* ---- allreduce ----------------------------------------------------------------------------------- */
 
 static int allreduce(const dfccl_entry_t* e, mca_coll_base_module_t* module, const void* sbuf, void* rbuf, int count,
@@ -26,7 +34,7 @@ static int allreduce(const dfccl_entry_t* e, mca_coll_base_module_t* module, con
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
   dfccl_staging_t st;
   mca_coll_dfccl_fell_back(e, comm, count, -1, inter);
-  mca_coll_dfccl_stage_in(&st, comm, sbuf, dtype, (size_t)count, rbuf, dtype, (size_t)count);
+  stage_reduction(&st, comm, sbuf, dtype, (size_t)count, rbuf, (size_t)count);
   return mca_coll_dfccl_staged_end(e, comm, &st,
                                    DFCCL_PREVIOUS(e, m, allreduce, comm, st.send.host, st.recv.host, count, dtype, op));
 }
@@ -58,7 +66,9 @@ static int bcast(const dfccl_entry_t* e, mca_coll_base_module_t* module, void* b
   mca_coll_dfccl_fell_back(e, comm, count, -1, inter);
   /* The root's buffer is input, the other group's output: copied in and back alike. */
   mca_coll_dfccl_stage(&st, comm, NULL, DFCCL_NO_REGION, buf,
-                       is.root || is.leaf ? mca_coll_dfccl_region(buf, dtype, (size_t)count) : DFCCL_NO_REGION);
+                       is.root   ? mca_coll_dfccl_region(buf, dtype, (size_t)count)
+                       : is.leaf ? mca_coll_dfccl_region_written(buf, dtype, (size_t)count)
+                                 : DFCCL_NO_REGION);
   return mca_coll_dfccl_staged_end(e, comm, &st, DFCCL_PREVIOUS(e, m, bcast, comm, st.recv.host, count, dtype, root));
 }
 
@@ -88,7 +98,7 @@ static int reduce(const dfccl_entry_t* e, mca_coll_base_module_t* module, const 
   dfccl_staging_t st;
   mca_coll_dfccl_fell_back(e, comm, count, -1, inter);
   mca_coll_dfccl_stage(&st, comm, sbuf, is.leaf ? mca_coll_dfccl_region(sbuf, dtype, (size_t)count) : DFCCL_NO_REGION,
-                       rbuf, is.root ? mca_coll_dfccl_region(rbuf, dtype, (size_t)count) : DFCCL_NO_REGION);
+                       rbuf, is.root ? mca_coll_dfccl_region_written(rbuf, dtype, (size_t)count) : DFCCL_NO_REGION);
   return mca_coll_dfccl_staged_end(
       e, comm, &st, DFCCL_PREVIOUS(e, m, reduce, comm, st.send.host, st.recv.host, count, dtype, op, root));
 }
@@ -117,8 +127,9 @@ static int allgather(const dfccl_entry_t* e, mca_coll_base_module_t* module, con
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
   dfccl_staging_t st;
   mca_coll_dfccl_fell_back(e, comm, rcount, -1, inter);
-  mca_coll_dfccl_stage_in(&st, comm, sbuf, sdtype, (size_t)scount, rbuf, rdtype,
-                          (size_t)rcount * (size_t)mca_coll_dfccl_peers(comm));
+  mca_coll_dfccl_stage(
+      &st, comm, sbuf, mca_coll_dfccl_region(sbuf, sdtype, (size_t)scount), rbuf,
+      mca_coll_dfccl_region_written(rbuf, rdtype, (size_t)rcount * (size_t)mca_coll_dfccl_peers(comm)));
   return mca_coll_dfccl_staged_end(
       e, comm, &st, DFCCL_PREVIOUS(e, m, allgather, comm, st.send.host, scount, sdtype, st.recv.host, rcount, rdtype));
 }
@@ -149,8 +160,7 @@ static int reduce_scatter_block(const dfccl_entry_t* e, mca_coll_base_module_t* 
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
   dfccl_staging_t st;
   mca_coll_dfccl_fell_back(e, comm, rcount, -1, inter);
-  mca_coll_dfccl_stage_in(&st, comm, sbuf, dtype, (size_t)rcount * (size_t)ompi_comm_size(comm), rbuf, dtype,
-                          (size_t)rcount);
+  stage_reduction(&st, comm, sbuf, dtype, (size_t)rcount * (size_t)ompi_comm_size(comm), rbuf, (size_t)rcount);
   return mca_coll_dfccl_staged_end(
       e, comm, &st, DFCCL_PREVIOUS(e, m, reduce_scatter_block, comm, st.send.host, st.recv.host, rcount, dtype, op));
 }
@@ -183,7 +193,7 @@ static int reduce_scatter(const dfccl_entry_t* e, mca_coll_base_module_t* module
   int mine = rcounts[ompi_comm_rank(comm)];
   dfccl_staging_t st;
   mca_coll_dfccl_fell_back(e, comm, mine, -1, inter);
-  mca_coll_dfccl_stage_in(&st, comm, sbuf, dtype, all, rbuf, dtype, (size_t)mine);
+  stage_reduction(&st, comm, sbuf, dtype, all, rbuf, (size_t)mine);
   return mca_coll_dfccl_staged_end(
       e, comm, &st, DFCCL_PREVIOUS(e, m, reduce_scatter, comm, st.send.host, st.recv.host, rcounts, dtype, op));
 }

@@ -14,11 +14,14 @@ typedef struct ompi_communicator_t comm_t;
 
 static const char* const not_dfccl = "not a DFCCL collective";
 
-/* Host copies of a prefix reduction's count elements at sbuf (unless MPI_IN_PLACE) and rbuf. */
+/* Host copies of a prefix reduction's count elements at sbuf (unless MPI_IN_PLACE) and rbuf, which
+ * the reduction `writes` whole (else rbuf holds input, or bytes to keep). */
 static void stage_prefix(dfccl_staging_t* st, const dfccl_entry_t* e, comm_t* comm, const void* sbuf, void* rbuf,
-                         int count, dtype_t* dtype) {
+                         int count, dtype_t* dtype, bool writes) {
   mca_coll_dfccl_fell_back(e, comm, count, -1, not_dfccl);
-  mca_coll_dfccl_stage_in(st, comm, sbuf, dtype, (size_t)count, rbuf, dtype, (size_t)count);
+  size_t n = (size_t)count;
+  mca_coll_dfccl_stage(st, comm, sbuf, mca_coll_dfccl_region(sbuf, dtype, n), rbuf,
+                       writes ? mca_coll_dfccl_region_written(rbuf, dtype, n) : mca_coll_dfccl_region(rbuf, dtype, n));
 }
 
 /* ---- scan ---------------------------------------------------------------------------------------- */
@@ -27,7 +30,7 @@ static int scan(const dfccl_entry_t* e, mca_coll_base_module_t* module, const vo
                 dtype_t* dtype, struct ompi_op_t* op, comm_t* comm) {
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
   dfccl_staging_t st;
-  stage_prefix(&st, e, comm, sbuf, rbuf, count, dtype);
+  stage_prefix(&st, e, comm, sbuf, rbuf, count, dtype, sbuf != MPI_IN_PLACE);
   return mca_coll_dfccl_staged_end(e, comm, &st,
                                    DFCCL_PREVIOUS(e, m, scan, comm, st.send.host, st.recv.host, count, dtype, op));
 }
@@ -55,7 +58,7 @@ static int exscan(const dfccl_entry_t* e, mca_coll_base_module_t* module, const 
                   dtype_t* dtype, struct ompi_op_t* op, comm_t* comm) {
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
   dfccl_staging_t st;
-  stage_prefix(&st, e, comm, sbuf, rbuf, count, dtype); /* rank 0's rbuf comes back as it was */
+  stage_prefix(&st, e, comm, sbuf, rbuf, count, dtype, false); /* rank 0's rbuf comes back as it was */
   return mca_coll_dfccl_staged_end(e, comm, &st,
                                    DFCCL_PREVIOUS(e, m, exscan, comm, st.send.host, st.recv.host, count, dtype, op));
 }
@@ -85,7 +88,7 @@ int mca_coll_dfccl_reduce_local(const void* inbuf, void* inoutbuf, int count, dt
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
   comm_t* self = &ompi_mpi_comm_self.comm; /* where Open MPI 4.1 finds this function */
   dfccl_staging_t st;
-  stage_prefix(&st, &e, self, inbuf, inoutbuf, count, dtype);
+  stage_prefix(&st, &e, self, inbuf, inoutbuf, count, dtype, false); /* inoutbuf is input */
   return mca_coll_dfccl_staged_end(
       &e, self, &st, m->prev_reduce_local(st.send.host, st.recv.host, count, dtype, op, m->prev_reduce_local_module));
 }

@@ -43,6 +43,12 @@ dfccl_region_t mca_coll_dfccl_region(const void* buf, struct ompi_datatype_t* dt
   return no_buffer(buf) ? DFCCL_NO_REGION : elements(dtype, count);
 }
 
+dfccl_region_t mca_coll_dfccl_region_written(const void* buf, struct ompi_datatype_t* dtype, size_t count) {
+  dfccl_region_t r = mca_coll_dfccl_region(buf, dtype, count);
+  r.written = r.bytes > 0 && count <= INT32_MAX && ompi_datatype_is_contiguous_memory_layout(dtype, (int32_t)count);
+  return r;
+}
+
 /* The smallest region holding both. */
 static dfccl_region_t region_union(dfccl_region_t a, dfccl_region_t b) {
   if (a.bytes == 0) return b;
@@ -104,9 +110,11 @@ static int stage_one(dfccl_staged_buf_t* b, void* user, dfccl_region_t region) {
     return OMPI_SUCCESS;
   b->bytes = region.bytes;
   b->gap = region.gap;
+  b->copy_in = !region.written;
   b->block = mca_coll_dfccl_host_block_take(b->bytes, &b->capacity);
   if (b->block == NULL) return OMPI_ERR_OUT_OF_RESOURCE;
   b->host = (char*)b->block - b->gap;
+  if (!b->copy_in) return OMPI_SUCCESS;
   dfcclResult_t r = dfcclCopy(b->block, (char*)user + b->gap, b->bytes);
   if (r != dfcclSuccess) {
     opal_output(0, "coll:dfccl: staging %zu bytes of device memory to the host: %s", b->bytes,
@@ -198,7 +206,7 @@ static void watch(staged_request_t* req) {
 static int refresh(dfccl_staging_t* s) {
   const dfccl_staged_buf_t* bufs[2] = {&s->send, &s->recv};
   for (int i = 0; i < 2; i++)
-    if (bufs[i]->block != NULL &&
+    if (bufs[i]->block != NULL && bufs[i]->copy_in &&
         dfcclCopy(bufs[i]->block, (char*)bufs[i]->user + bufs[i]->gap, bufs[i]->bytes) != dfcclSuccess) {
       opal_output(0, "coll:dfccl: staging device memory to the host: %s", dfcclGetLastErrorMessage());
       return OMPI_ERROR;
@@ -274,17 +282,19 @@ int mca_coll_dfccl_staged_request(ompi_communicator_t* comm, dfccl_staging_t* s,
   return OMPI_SUCCESS;
 }
 
-/* The result back in device memory; a persistent request keeps its host copies and inner request
- * (made inactive, as MPI_Wait would), a nonblocking one frees them. */
-static int finish(staged_request_t* req) {
+/* The result back in device memory (unless the previous component's request failed: then there is
+ * none); a persistent request keeps its host copies and inner request (made inactive, as MPI_Wait
+ * would), a nonblocking one frees them. */
+static int finish(staged_request_t* req, bool failed) {
   int rc = OMPI_SUCCESS;
   if (!req->persistent) {
-    rc = mca_coll_dfccl_stage_out(&req->staging);
+    if (failed) mca_coll_dfccl_stage_free(&req->staging); /* no result to copy back */
+    else rc = mca_coll_dfccl_stage_out(&req->staging);
     ompi_request_free(&req->inner);
     return rc;
   }
   const dfccl_staged_buf_t* b = &req->staging.recv;
-  if (b->block != NULL && dfcclCopy((char*)b->user + b->gap, b->block, b->bytes) != dfcclSuccess) {
+  if (!failed && b->block != NULL && dfcclCopy((char*)b->user + b->gap, b->block, b->bytes) != dfcclSuccess) {
     opal_output(0, "coll:dfccl: copying a staged result back to device memory: %s", dfcclGetLastErrorMessage());
     rc = OMPI_ERROR;
   }
@@ -312,7 +322,7 @@ int mca_coll_dfccl_staged_progress(void) {
     staged_request_t* req = done;
     done = req->next;
     int error = req->inner->req_status.MPI_ERROR;
-    int rc = finish(req);
+    int rc = finish(req, error != MPI_SUCCESS);
     ompi_request_t* r = &req->super.super;
     r->req_status.MPI_ERROR = error != MPI_SUCCESS ? error : rc == OMPI_SUCCESS ? MPI_SUCCESS : MPI_ERR_INTERN;
     atomic_fetch_sub(&staged_count, 1);
@@ -325,8 +335,11 @@ int mca_coll_dfccl_staged_progress(void) {
 /* ---- what the collective functions call --------------------------------------------------------- */
 
 int mca_coll_dfccl_staged_finish(dfccl_staging_t* s, int rc) {
-  int copied = mca_coll_dfccl_stage_out(s);
-  return rc != OMPI_SUCCESS ? rc : copied;
+  if (rc != OMPI_SUCCESS) { /* no result: the host copy may hold what was never copied in */
+    mca_coll_dfccl_stage_free(s);
+    return rc;
+  }
+  return mca_coll_dfccl_stage_out(s);
 }
 
 int mca_coll_dfccl_staged_begin(ompi_communicator_t* comm, dfccl_staging_t* s, int rc, ompi_request_t** request) {
