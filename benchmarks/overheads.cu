@@ -3,8 +3,8 @@
  * daemon's own device functions, called the way the daemon calls them, inside a single block of
  * 512 threads (the daemon's block size) where only the leader thread works, as in the daemon.
  *
- * Build:  nvcc -std=c++17 -O3 -arch=sm_90 -I core -I core/kernel -I core/queue -I test/common \
- *              benchmarks/overheads.cu -o overheads
+ * Build:  `make` builds it as benchmarks/overheads where configure found nvcc (the architecture of
+ *         --with-cuda-arch, default sm_90)
  * Run:    ./overheads [--reps N] [--warmup N] [--colls N] [--device N]
  *         (defaults: 10000 timed repetitions after 1000 warm-up ones, 1000 collectives, device 0)
  *
@@ -119,10 +119,9 @@ __host__ __device__ inline df_coll_dynamic expected_dynamic(uint32_t c, uint32_t
   d.sendbuff = (const void*)(uintptr_t)(0x7f0000000000ull + (uint64_t)c * 0x100000ull);
   d.recvbuff = (void*)(uintptr_t)(0x7f0000080000ull + (uint64_t)c * 0x100000ull);
   d.epoch = c + 1;
-  d.state = DF_RUN_QUEUED;
   d.iteration = 3ull * c + saves;
   d.step = c % 5;
-  d.pad[0] = d.pad[1] = d.pad[2] = 0;
+  d.pad[0] = d.pad[1] = d.pad[2] = d.pad[3] = 0;
   return d;
 }
 
@@ -209,7 +208,7 @@ __device__ bool slot_matches(const df_context_slot* slot, uint32_t c, uint32_t s
          slot->stat.rank == s.rank && slot->stat.nchannels == s.nchannels && slot->stat.root == s.root &&
          slot->stat.priority == s.priority && slot->stat.count == s.count && slot->stat.links == s.links &&
          slot->dyn.sendbuff == d.sendbuff && slot->dyn.recvbuff == d.recvbuff && slot->dyn.epoch == d.epoch &&
-         slot->dyn.state == d.state && slot->dyn.iteration == d.iteration && slot->dyn.step == d.step;
+         slot->dyn.iteration == d.iteration && slot->dyn.step == d.step;
 }
 
 /* ================================================================ the measurement kernel */

@@ -143,7 +143,7 @@ step random-mix-4ranks-sync ${MIX_LIMIT:-300} $mpi 4 test/mpi/test_random_mix -i
 step random-mix-8ranks-sync ${MIX_LIMIT:-300} $mpi 8 test/mpi/test_random_mix -i "${MIX8_ITERS:-200}" -y 5
 
 # ---- performance ----
-step overheads 120 sh -c "nvcc -std=c++17 -O3 -arch=sm_90 -I core -I core/kernel -I core/queue -I test/common benchmarks/overheads.cu -o /tmp/dfccl_overheads && /tmp/dfccl_overheads"
+step overheads 120 benchmarks/overheads
 keep_output overheads.txt
 step benchmark ${BENCH_LIMIT:-300} sh test/mpi/mpirun.sh 2 benchmarks/dfccl_bench -C "${BENCH_COLLS:-all}" -b 16 -e 1G -f 4 \
   -n 20 -w 5 -c 1 -S
@@ -266,8 +266,7 @@ if named coverage; then
   [ -z "$mps_was_on" ] || mps_stop
   # What handing the GPU from one process's kernel to another's costs without MPS: the limit under
   # the shared-GPU latencies below.
-  step timeslice-switch 120 sh -c "nvcc -std=c++17 -O2 -arch=sm_90 -I test/common benchmarks/timeslice_switch.cu -o /tmp/timeslice_switch &&
-    /tmp/timeslice_switch -p 1 -n 2000 && /tmp/timeslice_switch -p 2 -n 2000"
+  step timeslice-switch 120 sh -c "benchmarks/timeslice_switch -p 1 -n 2000 && benchmarks/timeslice_switch -p 2 -n 2000"
   summarize "per turn"
   for y in 1 0; do
     step "shared-gpu-latency-yield$y" 120 env CUDA_VISIBLE_DEVICES=0 DFCCL_TIMESLICE_YIELD=$y \
