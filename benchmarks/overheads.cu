@@ -109,7 +109,7 @@ __host__ __device__ inline df_coll_static expected_static(uint32_t c, const df_l
   s.links = links + c;
   s.flags = 0;
   s.pad32 = 0;
-  s.pad = 0;
+  s.blocks = NULL;
   return s;
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "internal.h"
 #include "kernel/dtypes.h"
 
@@ -27,12 +28,6 @@ dfcclResult_t df_ctx_check(const df_ctx* ctx) {
 
 static void sleep_us(long us) {
   nanosleep(&(struct timespec){.tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000}, NULL);
-}
-
-static uint64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 /* ---- init ---- */
@@ -118,9 +113,14 @@ static void free_tables(df_ctx* ctx) {
     if (tables[i]) t->free(ctx, tables[i]);
 }
 
+static void free_blocks(df_ctx* ctx, df_coll* c);
+
 static void release(df_ctx* ctx) {
   if (ctx->target && ctx->target_state) {
-    for (int i = 0; i < ctx->ncolls; i++) df_links_free(ctx, &ctx->colls[i].links);
+    for (int i = 0; i < ctx->ncolls; i++) {
+      df_links_free(ctx, &ctx->colls[i].links);
+      free_blocks(ctx, &ctx->colls[i]);
+    }
     df_group_free_all(ctx);
     free_tables(ctx);
   }
@@ -239,6 +239,67 @@ static dfcclResult_t check_registration(size_t count, dfcclDataType_t dtype, dfc
   return dfcclSuccess;
 }
 
+/* All-gather-v's blocks as the daemon reads them (DF_BLOCK_COUNT, DF_BLOCK_DISPL per ring
+ * position), with what registration and runs need of them. */
+typedef struct {
+  uint64_t* host;         /* malloc'd table; NULL: not all-gather-v */
+  uint64_t largest;       /* elements of the largest block: the collective's count */
+  uint64_t send_elems;    /* this rank's block */
+  uint64_t recv_elems;    /* recvbuff's extent: the furthest block end */
+  uint64_t hash;          /* of the table, for the participants to compare */
+} df_blocks;
+
+static dfcclResult_t blocks_table(const df_group* g, const size_t* counts, const size_t* displs,
+                                  dfcclDataType_t dtype, df_blocks* b) {
+  memset(b, 0, sizeof *b);
+  if (!counts || !displs) return df_error(dfcclInvalidArgument, "all-gather-v: NULL %s", counts ? "displs" : "recvcounts");
+  if ((unsigned)dtype >= dfcclNumTypes) return df_error(dfcclInvalidArgument, "unknown data type %d", (int)dtype);
+  uint64_t limit = ((uint64_t)1 << 56) / dfcclTypeSize(dtype);
+  b->host = malloc(2 * (size_t)g->nranks * sizeof *b->host);
+  if (!b->host) return df_error(dfcclOutOfResources, "out of memory");
+  b->hash = 14695981039346656037ull; /* FNV-1a */
+  for (int i = 0; i < g->nranks; i++) {
+    if (counts[i] > limit || displs[i] > limit - counts[i]) {
+      dfcclResult_t r = df_error(dfcclInvalidArgument, "all-gather-v: block %d (%zu elements at %zu) overflows", i,
+                                 counts[i], displs[i]);
+      free(b->host);
+      b->host = NULL;
+      return r;
+    }
+    DF_BLOCK_COUNT(b->host, i) = counts[i];
+    DF_BLOCK_DISPL(b->host, i) = displs[i];
+    if (counts[i] > b->largest) b->largest = counts[i];
+    if (counts[i] > 0 && displs[i] + counts[i] > b->recv_elems) b->recv_elems = displs[i] + counts[i];
+    for (int k = 0; k < 2; k++) {
+      b->hash ^= b->host[2 * i + k];
+      b->hash *= 1099511628211ull;
+    }
+  }
+  b->send_elems = counts[g->position];
+  return dfcclSuccess;
+}
+
+/* The daemon's copy of the blocks table: in st->blocks. */
+static dfcclResult_t install_blocks(df_ctx* ctx, const df_blocks* b, df_coll_static* st) {
+  size_t bytes = 2 * (size_t)st->nranks * sizeof *b->host;
+  void* dev = NULL;
+  DF_CHECK(ctx->target->alloc(ctx, bytes, &dev));
+  dfcclResult_t r = ctx->target->copy_in(ctx, dev, b->host, bytes);
+  if (r != dfcclSuccess) {
+    ctx->target->free(ctx, dev);
+    return r;
+  }
+  st->blocks = dev;
+  return dfcclSuccess;
+}
+
+static void free_blocks(df_ctx* ctx, df_coll* c) {
+  if (c->stat.blocks) ctx->target->free(ctx, (void*)c->stat.blocks);
+  free(c->blocks);
+  c->stat.blocks = NULL;
+  c->blocks = NULL;
+}
+
 static int ring_position(const df_group* g, int rank) {
   for (int i = 0; i < g->nranks; i++)
     if (g->ranks[i] == rank) return i;
@@ -277,9 +338,16 @@ static dfcclResult_t install(df_ctx* ctx, int index, const df_coll_static* st) {
  * held (so that registrations on other groups, from other threads, run at the same time: holding
  * a lock there deadlocks two ranks that register on two groups in opposite orders), and the lock
  * is taken again to publish the result. */
+/* All-gather-v's arguments: elements and displacement of each participant's block, in ring order. */
+typedef struct {
+  const size_t* counts;
+  const size_t* displs;
+} df_variable_blocks;
+
+/* v: all-gather-v's blocks, else NULL. */
 static dfcclResult_t register_collective(df_ctx* ctx, df_coll_kind kind, size_t count, dfcclDataType_t dtype,
                                          dfcclRedOp_t op, int root, int collId, const int* participants,
-                                         int nparticipants, int priority) {
+                                         int nparticipants, int priority, const df_variable_blocks* v) {
   DF_CHECK(df_ctx_check(ctx));
   /* Without a valid set of participants there is nobody to tell; otherwise a local failure is
    * still announced to the peers (df_links_create), which are waiting for this registration. */
@@ -289,7 +357,13 @@ static dfcclResult_t register_collective(df_ctx* ctx, df_coll_kind kind, size_t 
   pthread_mutex_unlock(&ctx->lock);
   if (r != dfcclSuccess) return r;
   int root_position = 0, index = -1;
-  dfcclResult_t prior = check_registration(count, dtype, op, collId);
+  df_blocks blocks = {0};
+  dfcclResult_t prior = dfcclSuccess;
+  if (v) {
+    prior = blocks_table(g, v->counts, v->displs, dtype, &blocks);
+    count = blocks.largest;
+  }
+  if (prior == dfcclSuccess) prior = check_registration(count, dtype, op, collId);
   if (prior == dfcclSuccess && (kind == DF_COLL_BROADCAST || kind == DF_COLL_REDUCE)) {
     root_position = ring_position(g, root);
     if (root_position < 0) prior = df_error(dfcclInvalidArgument, "root %d is not a participant", root);
@@ -306,18 +380,31 @@ static dfcclResult_t register_collective(df_ctx* ctx, df_coll_kind kind, size_t 
     count = 0;
   }
   df_coll_static st = static_context(ctx, g, kind, count, dtype, op, root_position, priority);
+  if (prior == dfcclSuccess && blocks.host) prior = install_blocks(ctx, &blocks, &st);
   uint64_t bytes = (uint64_t)count * dfcclTypeSize(dtype);
   uint32_t slot = slot_for(&ctx->cfg, kind, bytes, st.nchannels, st.nranks);
   df_coll_links links;
-  r = df_links_create(ctx, g, collId, &st, slot, prior, &links);
+  r = df_links_create(ctx, g, collId, &st, blocks.hash, slot, prior, &links);
   st.links = links.dev;
   if (links.timesliced_peer && ctx->cfg.timeslice_yield) st.flags |= DF_COLL_TIMESLICED_PEER;
   if (r == dfcclSuccess) r = install(ctx, index, &st);
-  if (r != dfcclSuccess) df_links_free(ctx, &links);
+  if (r != dfcclSuccess) {
+    df_links_free(ctx, &links);
+    if (st.blocks) ctx->target->free(ctx, (void*)st.blocks);
+    free(blocks.host);
+  }
   pthread_mutex_lock(&ctx->lock);
-  if (r == dfcclSuccess) df_registry_publish(ctx, index, &st, &links);
-  else if (index >= 0) df_registry_release(ctx, index); /* drops the group reference too */
-  else df_group_put(ctx, g);
+  if (r == dfcclSuccess) {
+    df_registry_publish(ctx, index, &st, &links);
+    df_coll* c = &ctx->colls[index];
+    c->blocks = blocks.host; /* freed with st.blocks at deregistration */
+    c->send_elems = blocks.send_elems;
+    c->recv_elems = blocks.recv_elems;
+  } else if (index >= 0) {
+    df_registry_release(ctx, index); /* drops the group reference too */
+  } else {
+    df_group_put(ctx, g);
+  }
   pthread_mutex_unlock(&ctx->lock);
   if (r != dfcclSuccess) return r;
   df_debug(ctx, "registered collective %d as #%d: %zu elements, %u channels, ring position %u of %u%s",
@@ -332,40 +419,55 @@ dfcclResult_t dfcclRegisterAllReduce(dfcclRankCtx_t ctx, size_t count, dfcclData
                                      dfcclRedOp_t op, int collId, const int* participants,
                                      int nparticipants, int priority) {
   return register_collective(ctx, DF_COLL_ALL_REDUCE, count, dtype, op, 0, collId, participants, nparticipants,
-                             priority);
+                             priority, NULL);
 }
 
 dfcclResult_t dfcclRegisterAllGather(dfcclRankCtx_t ctx, size_t sendcount, dfcclDataType_t dtype, int collId,
                                      const int* participants, int nparticipants, int priority) {
   return register_collective(ctx, DF_COLL_ALL_GATHER, sendcount, dtype, dfcclSum, 0, collId, participants,
-                             nparticipants, priority);
+                             nparticipants, priority, NULL);
+}
+
+dfcclResult_t dfcclRegisterAllGatherV(dfcclRankCtx_t ctx, const size_t* recvcounts, const size_t* displs,
+                                      dfcclDataType_t dtype, int collId, const int* participants, int nparticipants,
+                                      int priority) {
+  const df_variable_blocks v = {recvcounts, displs}; /* NULL arrays: an error every participant sees */
+  return register_collective(ctx, DF_COLL_ALL_GATHER, 0, dtype, dfcclSum, 0, collId, participants, nparticipants,
+                             priority, &v);
 }
 
 dfcclResult_t dfcclRegisterReduceScatter(dfcclRankCtx_t ctx, size_t recvcount, dfcclDataType_t dtype,
                                          dfcclRedOp_t op, int collId, const int* participants,
                                          int nparticipants, int priority) {
   return register_collective(ctx, DF_COLL_REDUCE_SCATTER, recvcount, dtype, op, 0, collId, participants,
-                             nparticipants, priority);
+                             nparticipants, priority, NULL);
 }
 
 dfcclResult_t dfcclRegisterBroadcast(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype, int root,
                                      int collId, const int* participants, int nparticipants, int priority) {
   return register_collective(ctx, DF_COLL_BROADCAST, count, dtype, dfcclSum, root, collId, participants,
-                             nparticipants, priority);
+                             nparticipants, priority, NULL);
 }
 
 dfcclResult_t dfcclRegisterReduce(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype, dfcclRedOp_t op,
                                   int root, int collId, const int* participants, int nparticipants,
                                   int priority) {
   return register_collective(ctx, DF_COLL_REDUCE, count, dtype, op, root, collId, participants, nparticipants,
-                             priority);
+                             priority, NULL);
 }
 
 /* ---- runs ---- */
 
 /* The bytes a run reads from sendbuff and writes to recvbuff on this rank (0: not touched). */
-static void buffer_bytes(const df_coll_static* st, size_t* send_bytes, size_t* recv_bytes) {
-  size_t block = st->count * dfcclTypeSize((dfcclDataType_t)st->dtype);
+static void buffer_bytes(const df_coll* c, size_t* send_bytes, size_t* recv_bytes) {
+  const df_coll_static* st = &c->stat;
+  size_t esize = dfcclTypeSize((dfcclDataType_t)st->dtype);
+  if (c->blocks) { /* all-gather-v */
+    *send_bytes = c->send_elems * esize;
+    *recv_bytes = c->recv_elems * esize;
+    return;
+  }
+  size_t block = st->count * esize;
   bool root = st->rank == (uint32_t)st->root;
   *send_bytes = *recv_bytes = block;
   switch ((df_coll_kind)st->kind) {
@@ -377,13 +479,15 @@ static void buffer_bytes(const df_coll_static* st, size_t* send_bytes, size_t* r
   }
 }
 
-/* Caller holds ctx->lock.  The index of collId if it may run now (and its registration), else -1
- * with the error message set. */
-static int ready_collective(const df_ctx* ctx, int collId, df_coll_static* stat) {
+/* Caller holds ctx->lock.  The index of collId if it may run now (and its registration, and the
+ * bytes of its buffers a run touches, where asked), else -1 with the error message set. */
+static int ready_collective(const df_ctx* ctx, int collId, df_coll_static* stat, size_t* send_bytes,
+                            size_t* recv_bytes) {
   int index = df_registry_lookup(ctx, collId);
   df_coll_state state = index >= 0 ? ctx->colls[index].state : DF_COLL_FREE;
   if (state == DF_COLL_READY) {
     *stat = ctx->colls[index].stat;
+    if (send_bytes) buffer_bytes(&ctx->colls[index], send_bytes, recv_bytes);
     return index;
   }
   if (state == DF_COLL_LEAVING)
@@ -405,13 +509,12 @@ static dfcclResult_t submit(df_ctx* ctx, df_coll_kind kind, const void* sendbuff
    * every completion, against a copy of the registration. */
   pthread_mutex_lock(&ctx->lock);
   df_coll_static stat;
-  int index = ready_collective(ctx, collId, &stat);
+  size_t send_bytes, recv_bytes;
+  int index = ready_collective(ctx, collId, &stat, &send_bytes, &recv_bytes);
   pthread_mutex_unlock(&ctx->lock);
   if (index < 0) return dfcclUnregisteredId;
   if (stat.kind != (uint32_t)kind)
     return df_error(dfcclInvalidArgument, "collective id %d was registered as another kind of collective", collId);
-  size_t send_bytes, recv_bytes;
-  buffer_bytes(&stat, &send_bytes, &recv_bytes);
   dfcclResult_t r = ctx->target->check_buffer(ctx, sendbuff, send_bytes, "sendbuff");
   if (r == dfcclSuccess) r = ctx->target->check_buffer(ctx, recvbuff, recv_bytes, "recvbuff");
   /* The daemon may read sendbuff as soon as the SQE exists: the caller's work on it comes first. */
@@ -423,7 +526,7 @@ static dfcclResult_t submit(df_ctx* ctx, df_coll_kind kind, const void* sendbuff
   df_coll_static now;
   /* Deregistered meanwhile (by another thread), maybe with the index reused: the buffers were
    * checked against the registration they were checked for, or the run is refused. */
-  if (ready_collective(ctx, collId, &now) != index || memcmp(&now, &stat, sizeof stat) != 0) {
+  if (ready_collective(ctx, collId, &now, NULL, NULL) != index || memcmp(&now, &stat, sizeof stat) != 0) {
     pthread_mutex_unlock(&ctx->lock);
     return df_error(dfcclUnregisteredId, "collective id %d was deregistered while its run was submitted", collId);
   }
@@ -461,6 +564,11 @@ dfcclResult_t dfcclRunAllReduce(dfcclRankCtx_t ctx, const void* sendbuff, void* 
 
 dfcclResult_t dfcclRunAllGather(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
                                 dfcclCallback_t callback, void* callbackArg) {
+  return submit(ctx, DF_COLL_ALL_GATHER, sendbuff, recvbuff, collId, callback, callbackArg);
+}
+
+dfcclResult_t dfcclRunAllGatherV(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
+                                 dfcclCallback_t callback, void* callbackArg) {
   return submit(ctx, DF_COLL_ALL_GATHER, sendbuff, recvbuff, collId, callback, callbackArg);
 }
 
@@ -589,6 +697,7 @@ static dfcclResult_t deregister(df_ctx* ctx, const int* ids, int n, bool destroy
   for (int i = 0; leave && i < n; i++) {
     if (indices[i] < 0) continue;
     df_links_free(ctx, &ctx->colls[indices[i]].links); /* LEAVING: nobody else touches them */
+    free_blocks(ctx, &ctx->colls[indices[i]]);
     if (!destroying && reset == dfcclSuccess) reset = reset_daemon_entry(ctx, indices[i]);
   }
   int nranks = g->nranks;
@@ -661,9 +770,9 @@ static dfcclResult_t deregister_all(df_ctx* ctx) {
 /* ---- destroy ---- */
 
 static bool wait_outstanding(df_ctx* ctx) {
-  uint64_t start = now_ms();
+  uint64_t start = df_now_ms();
   while (atomic_load(&ctx->outstanding) > 0) {
-    if (now_ms() - start > ctx->cfg.destroy_timeout_ms) return false;
+    if (df_now_ms() - start > ctx->cfg.destroy_timeout_ms) return false;
     sleep_us(200);
   }
   return true;
@@ -674,7 +783,7 @@ static dfcclResult_t final_exit(df_ctx* ctx) {
   if (atomic_load(&ctx->launches) == 0) return dfcclSuccess; /* never started */
   DF_CHECK(df_sq_host_submit(&ctx->sq, DF_SQE_EXIT, 0, NULL, NULL, 1000));
   atomic_fetch_add(&ctx->submitted, 1);
-  uint64_t start = now_ms();
+  uint64_t start = df_now_ms();
   for (;;) {
     bool running = false;
     DF_CHECK(ctx->target->daemon_running(ctx, &running));
@@ -682,7 +791,7 @@ static dfcclResult_t final_exit(df_ctx* ctx) {
       if (ctx->submitted_at_launch == atomic_load(&ctx->submitted)) return dfcclSuccess;
       DF_CHECK(df_daemon_launch(ctx));
     }
-    if (now_ms() - start > 10000) return df_error(dfcclTimeout, "the daemon did not exit within 10 s");
+    if (df_now_ms() - start > 10000) return df_error(dfcclTimeout, "the daemon did not exit within 10 s");
     sleep_us(100);
   }
 }

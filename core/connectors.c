@@ -26,6 +26,7 @@ typedef struct {
   int32_t root;
   uint32_t nchannels, slot_bytes, target;
   uint64_t count;
+  uint64_t layout_hash; /* all-gather-v: its blocks table, hashed (0 for the others) */
   uint32_t failed; /* this rank cannot register it: everyone gives up together */
   uint32_t timesliced; /* its GPU time-slices between processes (see uuid) */
   uint8_t uuid[16];    /* its daemon's GPU (zero on the host target)       */
@@ -52,6 +53,11 @@ static dfcclResult_t check_card(const df_ctx* ctx, const df_group* g, int i, con
                     ctx->rank, mine->id, mine->kind, (unsigned long long)mine->count, mine->dtype, mine->op,
                     mine->root, g->ranks[i], c->id, c->kind, (unsigned long long)c->count, c->dtype, c->op,
                     c->root);
+  if (c->layout_hash != mine->layout_hash)
+    return df_error(dfcclInvalidArgument,
+                    "rank %d and rank %d registered all-gather-v %d with different counts or displacements: every "
+                    "participant must pass the same arrays",
+                    ctx->rank, g->ranks[i], mine->id);
   if (c->nchannels != mine->nchannels || c->slot_bytes != mine->slot_bytes || c->target != mine->target)
     return df_error(dfcclInvalidArgument,
                     "rank %d and rank %d disagree on channels (%u/%u), slot bytes (%u/%u) or target (%u/%u): "
@@ -102,7 +108,7 @@ static dfcclResult_t build_device_view(df_ctx* ctx, df_coll_links* cl, uint32_t 
 }
 
 dfcclResult_t df_links_create(df_ctx* ctx, const df_group* g, int id, const df_coll_static* st,
-                              uint32_t slot_bytes, dfcclResult_t prior, df_coll_links* cl) {
+                              uint64_t layout_hash, uint32_t slot_bytes, dfcclResult_t prior, df_coll_links* cl) {
   memset(cl, 0, sizeof *cl);
   if (g->nranks == 1) return prior; /* nothing to connect */
   char prior_message[512];
@@ -127,6 +133,7 @@ dfcclResult_t df_links_create(df_ctx* ctx, const df_group* g, int id, const df_c
   mine.op = st->op;
   mine.root = st->root;
   mine.count = st->count;
+  mine.layout_hash = layout_hash;
   mine.nchannels = nch;
   mine.slot_bytes = slot_bytes;
   mine.target = (uint32_t)ctx->cfg.target;

@@ -124,6 +124,14 @@ dfcclResult_t dfcclRegisterAllReduce(dfcclRankCtx_t ctx, size_t count, dfcclData
  * participants. */
 dfcclResult_t dfcclRegisterAllGather(dfcclRankCtx_t ctx, size_t sendcount, dfcclDataType_t dtype, int collId,
                                      const int* participants, int nparticipants, int priority);
+/* All-gather-v: participant i (in ring order) contributes recvcounts[i] elements, which land at
+ * recvbuff + displs[i] elements on every participant; a participant's sendbuff holds its own
+ * recvcounts[i] elements (sendbuff == recvbuff + displs[i] runs in place).  Blocks may be empty;
+ * they must not overlap.  Every participant passes the same arrays: a mismatch is
+ * dfcclInvalidArgument on every participant.  Runs with dfcclRunAllGatherV. */
+dfcclResult_t dfcclRegisterAllGatherV(dfcclRankCtx_t ctx, const size_t* recvcounts, const size_t* displs,
+                                      dfcclDataType_t dtype, int collId, const int* participants, int nparticipants,
+                                      int priority);
 dfcclResult_t dfcclRegisterReduceScatter(dfcclRankCtx_t ctx, size_t recvcount, dfcclDataType_t dtype,
                                          dfcclRedOp_t op, int collId, const int* participants,
                                          int nparticipants, int priority);
@@ -165,6 +173,8 @@ dfcclResult_t dfcclRunAllReduce(dfcclRankCtx_t ctx, const void* sendbuff, void* 
  * may pass NULL). */
 dfcclResult_t dfcclRunAllGather(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
                                 dfcclCallback_t callback, void* callbackArg);
+dfcclResult_t dfcclRunAllGatherV(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
+                                 dfcclCallback_t callback, void* callbackArg);
 dfcclResult_t dfcclRunReduceScatter(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
                                     dfcclCallback_t callback, void* callbackArg);
 dfcclResult_t dfcclRunBroadcast(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,

@@ -146,10 +146,11 @@ typedef struct {
   bool timesliced_peer;   /* a ring neighbour's daemon time-slices our GPU with ours */
 } df_coll_links;
 
-/* Collective over the group: allocates, exchanges (with the signature) and maps.  A rank whose
+/* Collective over the group: allocates, exchanges (with the signature; layout_hash: all-gather-v's
+ * blocks table, 0 for the others) and maps.  A rank whose
  * registration already failed (prior) still exchanges, so that every participant fails. */
 dfcclResult_t df_links_create(df_ctx* ctx, const df_group* g, int id, const df_coll_static* st,
-                              uint32_t slot_bytes, dfcclResult_t prior, df_coll_links* links);
+                              uint64_t layout_hash, uint32_t slot_bytes, dfcclResult_t prior, df_coll_links* links);
 /* The closing exchange, collective over the group: the participants check that they release the
  * same collectives `ids` (in the same order) and that none of them is in flight anywhere (each
  * rank's `prior`: a local failure, told to everyone so that every participant fails alike).  On
@@ -179,6 +180,8 @@ typedef struct {
   dfcclCallback_t callback;
   void* callback_arg;
   uint64_t runs;           /* completed */
+  uint64_t* blocks;        /* all-gather-v: the host's copy of stat.blocks (malloc), else NULL */
+  uint64_t send_elems, recv_elems; /* all-gather-v: what a run reads and writes on this rank */
 } df_coll;
 
 /* All of the registry's functions but init and fini are called with ctx->lock held. */

@@ -9,15 +9,10 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "clock.h"
 #include "internal.h"
 
 #define MAX_RELAUNCH_DELAY_US 20000
-
-static uint64_t now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 static void on_completion(void* arg, uint64_t cqe) {
   df_ctx* ctx = arg;
@@ -103,7 +98,7 @@ static bool manage_daemon(df_ctx* ctx, daemon_watch* w) {
     w->was_running = true;
     return true;
   }
-  uint64_t now = now_us();
+  uint64_t now = df_now_us();
   if (w->was_running) { /* it just ended (a voluntary quit) */
     w->was_running = false;
     w->ended_us = now;

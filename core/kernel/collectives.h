@@ -48,18 +48,20 @@ DF_FN df_prim_result df_step(df_run* run, const df_plan* p, uint64_t iteration, 
   }
 }
 
-/* One participant: every collective is a copy of `count` elements from input to output. */
+/* One participant: every collective is a copy of `count` elements from input to output (to the
+ * block's displacement for all-gather-v). */
 DF_FN void df_local_copy(df_run* run) {
   const df_coll_static* st = &run->ctx->stat;
   const df_coll_dynamic* d = &run->ctx->dyn;
-  if (d->sendbuff == d->recvbuff) return;
   size_t esize = df_dtype_bytes((dfcclDataType_t)st->dtype);
+  char* recv = (char*)d->recvbuff + (st->blocks != NULL ? DF_BLOCK_DISPL(st->blocks, 0) * esize : 0);
+  if (d->sendbuff == recv) return;
   df_span sp;
   df_span_init(&sp, st->count, st->nchannels, (uint32_t)run->blk->bid, esize, 16);
   if (sp.end > sp.begin)
     df_reduce_copy(run->blk, (dfcclDataType_t)st->dtype, (dfcclRedOp_t)st->op,
-                   (const char*)d->sendbuff + sp.begin * esize, NULL, (char*)d->recvbuff + sp.begin * esize,
-                   NULL, sp.end - sp.begin);
+                   (const char*)d->sendbuff + sp.begin * esize, NULL, recv + sp.begin * esize, NULL,
+                   sp.end - sp.begin);
 }
 
 DF_FN df_prim_result df_execute(df_run* run) {

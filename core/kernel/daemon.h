@@ -80,12 +80,17 @@ typedef struct {
   uint32_t nchannels;      /* blocks that take part                               */
   int32_t root;            /* broadcast and reduce: the root's ring position      */
   int32_t priority;
-  uint64_t count;          /* elements: all-gather and reduce-scatter, per rank   */
+  uint64_t count;          /* elements: all-gather and reduce-scatter, per rank (all-gather-v: the largest block) */
   const df_links* links;   /* NULL when the collective has one participant      */
   uint32_t flags;          /* DF_COLL_*                                           */
   uint32_t pad32;
-  uint64_t pad;
+  const uint64_t* blocks;  /* all-gather-v: per ring position, elements and displacement
+                            * (DF_BLOCK_COUNT, DF_BLOCK_DISPL) in daemon memory; else NULL */
 } df_coll_static;          /* 64 bytes */
+
+/* All-gather-v's blocks table: two entries per ring position. */
+#define DF_BLOCK_COUNT(blocks, position) ((blocks)[2 * (position)])
+#define DF_BLOCK_DISPL(blocks, position) ((blocks)[2 * (position) + 1])
 
 /* A ring neighbour of this rank shares its GPU without MPS: the GPU time-slices between their
  * daemons, so nothing the neighbour sends can arrive while this daemon spins -- waiting for it

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <time.h>
 
+#include "../clock.h"
 #include "../internal.h"
 
 dfcclResult_t df_sq_host_init(df_ctx* ctx, df_sq_host* sq, uint32_t entries) {
@@ -38,12 +39,6 @@ static bool slot_free(const df_sqe* e) {
   return __atomic_load_n(&e->readers_done, __ATOMIC_ACQUIRE) == e->nreaders;
 }
 
-static uint64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 uint64_t df_sq_host_set_readers(df_sq_host* sq, uint32_t readers) {
   pthread_mutex_lock(&sq->lock);
   sq->readers = readers;
@@ -59,8 +54,8 @@ dfcclResult_t df_sq_host_submit(df_sq_host* sq, uint32_t coll, uint32_t epoch, c
   uint64_t start = 0;
   for (unsigned spins = 0; !slot_free(e); spins++) {
     /* Full: the daemon frees slots as its blocks read them; wait, politely, but not forever. */
-    if (start == 0) start = now_ms();
-    if (now_ms() - start > timeout_ms) {
+    if (start == 0) start = df_now_ms();
+    if (df_now_ms() - start > timeout_ms) {
       pthread_mutex_unlock(&sq->lock);
       return df_error(dfcclTimeout,
                       "submission queue full for %llu ms (DFCCL_SUBMIT_TIMEOUT_MS); is the daemon stuck?",

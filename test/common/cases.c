@@ -10,7 +10,8 @@
 
 #include "elements.h"
 
-const char* const kind_names[NUM_KINDS] = {"all-reduce", "all-gather", "reduce-scatter", "broadcast", "reduce"};
+const char* const kind_names[NUM_KINDS] = {"all-reduce", "all-gather", "reduce-scatter", "broadcast", "reduce",
+                                           "all-gather-v"};
 
 static bool is_signed(dfcclDataType_t t) {
   return t != dfcclUint8 && t != dfcclUint16 && t != dfcclUint32 && t != dfcclUint64;
@@ -83,12 +84,24 @@ static double reduce_over_ranks(const test_case* c, size_t i) {
   return acc;
 }
 
+/* All-gather-v's blocks: position p contributes block_count(c, p) elements, at block_displ(c, p) of
+ * the receive buffer: sizes differ, one in three is empty, and they lie in reverse ring order with a
+ * gap of BLOCK_GAP elements after each, which the collective must leave as it was. */
+enum { BLOCK_GAP = 3 };
+static size_t block_count(const test_case* c, int p) { return p % 3 == 1 ? 0 : c->count + 5 * (size_t)p; }
+static size_t block_displ(const test_case* c, int p) {
+  size_t d = 0;
+  for (int q = c->nranks - 1; q > p; q--) d += block_count(c, q) + BLOCK_GAP;
+  return d;
+}
+
 /* Element counts of this rank's send and receive buffers (0: not used by this rank). */
 static void lengths(const test_case* c, int rank, size_t* send, size_t* recv) {
   size_t n = (size_t)c->nranks, count = c->count;
   bool root = rank == c->root;
   switch (c->kind) {
     case ALL_GATHER: *send = count; *recv = n * count; break;
+    case ALL_GATHER_V: *send = block_count(c, c->position); *recv = block_displ(c, 0) + block_count(c, 0); break;
     case REDUCE_SCATTER: *send = n * count; *recv = count; break;
     case BROADCAST: *send = root ? count : 0; *recv = count; break;
     case REDUCE: *send = count; *recv = root ? count : 0; break;
@@ -96,8 +109,21 @@ static void lengths(const test_case* c, int rank, size_t* send, size_t* recv) {
   }
 }
 
+/* What an output element holds before the collective (prepare's poison), in dtype. */
+static double poison(dfcclDataType_t dtype) {
+  unsigned char bytes[16];
+  memset(bytes, 0x5a, sizeof bytes);
+  return element_load(bytes, dtype, 0);
+}
+
 /* The expected element i of this rank's receive buffer. */
 static double expected(const test_case* c, size_t i) {
+  if (c->kind == ALL_GATHER_V) {
+    for (int p = 0; p < c->nranks; p++)
+      if (i >= block_displ(c, p) && i < block_displ(c, p) + block_count(c, p))
+        return input(c, rank_at(c, p), i - block_displ(c, p));
+    return poison(c->dtype); /* a gap: untouched */
+  }
   switch (c->kind) {
     case ALL_GATHER: return input(c, rank_at(c, (int)(i / c->count)), i % c->count);
     case REDUCE_SCATTER: return reduce_over_ranks(c, (size_t)c->position * c->count + i);
@@ -116,6 +142,7 @@ void prepare(harness* h, test_case* c) {
   memset(host, 0x5a, big * esize); /* poison: every output element must be written */
   size_t send_at = c->offset_elems;
   if (c->in_place && c->kind == ALL_GATHER) send_at += (size_t)c->position * c->count;
+  if (c->in_place && c->kind == ALL_GATHER_V) send_at += block_displ(c, c->position);
   for (size_t i = 0; i < nsend; i++) element_store(host + send_at * esize, c->dtype, i, input(c, h->rank, i));
   c->send_alloc = harness_alloc(h, big * esize);
   harness_upload(h, c->send_alloc, host, big * esize);
@@ -157,9 +184,22 @@ long verify(harness* h, test_case* c) {
   return wrong;
 }
 
+static void register_all_gather_v(harness* h, const test_case* c, int n) {
+  size_t* counts = malloc(2 * (size_t)c->nranks * sizeof *counts);
+  if (!counts) abort();
+  size_t* displs = counts + c->nranks;
+  for (int p = 0; p < c->nranks; p++) {
+    counts[p] = block_count(c, p);
+    displs[p] = block_displ(c, p);
+  }
+  CHECK_DFCCL(dfcclRegisterAllGatherV(h->ctx, counts, displs, c->dtype, c->id, c->ranks, n, 0));
+  free(counts);
+}
+
 void register_case(harness* h, const test_case* c) {
   int n = c->ranks ? c->nranks : 0;
   switch (c->kind) {
+    case ALL_GATHER_V: register_all_gather_v(h, c, n); break;
     case ALL_GATHER: CHECK_DFCCL(dfcclRegisterAllGather(h->ctx, c->count, c->dtype, c->id, c->ranks, n, 0)); break;
     case REDUCE_SCATTER:
       CHECK_DFCCL(dfcclRegisterReduceScatter(h->ctx, c->count, c->dtype, c->op, c->id, c->ranks, n, 0));
@@ -173,7 +213,7 @@ void register_case(harness* h, const test_case* c) {
 void run_case(harness* h, test_case* c, harness_counter* done) {
   typedef dfcclResult_t (*run_fn)(dfcclRankCtx_t, const void*, void*, int, dfcclCallback_t, void*);
   static const run_fn run[NUM_KINDS] = {dfcclRunAllReduce, dfcclRunAllGather, dfcclRunReduceScatter,
-                                        dfcclRunBroadcast, dfcclRunReduce};
+                                        dfcclRunBroadcast,  dfcclRunReduce,    dfcclRunAllGatherV};
   CHECK_DFCCL(run[c->kind](h->ctx, c->send, c->recv, c->id, harness_on_complete, done));
 }
 

@@ -13,7 +13,7 @@
 
 #include "harness.h"
 
-typedef enum { ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, BROADCAST, REDUCE, NUM_KINDS } kind;
+typedef enum { ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, BROADCAST, REDUCE, ALL_GATHER_V, NUM_KINDS } kind;
 extern const char* const kind_names[NUM_KINDS];
 
 typedef struct {
@@ -21,7 +21,8 @@ typedef struct {
   kind kind;
   dfcclDataType_t dtype;
   dfcclRedOp_t op;
-  size_t count;        /* as registered: per rank for all-gather and reduce-scatter */
+  size_t count;        /* as registered: per rank for all-gather and reduce-scatter; all-gather-v: the
+                        * blocks are count + 5 x position elements, every third one empty */
   bool in_place;
   size_t offset_elems; /* buffers start this many elements into their allocation */
   int root;            /* world rank, broadcast and reduce */

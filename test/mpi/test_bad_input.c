@@ -73,6 +73,17 @@ int main(int argc, char** argv) {
          dfcclInvalidArgument, "one rank passes an unknown type", h.rank);
   expect(dfcclRegisterAllReduce(ctx, 8, h.rank ? dfcclInt32 : dfcclFloat32, dfcclBand, 7, NULL, 0, 0),
          dfcclInvalidArgument, "one rank passes band on fp32", h.rank);
+  /* All-gather-v: its arrays are checked, and must be the same on every rank. */
+  size_t counts[2] = {4, 4}, displs[2] = {0, 4}, other_displs[2] = {4, 0};
+  expect(dfcclRegisterAllGatherV(ctx, NULL, displs, dfcclInt32, 8, NULL, 0, 0), dfcclInvalidArgument,
+         "all-gather-v with NULL recvcounts", h.rank);
+  expect_message("NULL", "recvcounts", h.rank);
+  size_t huge[2] = {SIZE_MAX / 2, 4};
+  expect(dfcclRegisterAllGatherV(ctx, huge, displs, dfcclInt32, 9, NULL, 0, 0), dfcclInvalidArgument,
+         "all-gather-v with an overflowing block", h.rank);
+  expect(dfcclRegisterAllGatherV(ctx, counts, h.rank ? displs : other_displs, dfcclInt32, 10, NULL, 0, 0),
+         dfcclInvalidArgument, "ranks register all-gather-v with different displacements", h.rank);
+  expect_message("different counts", "displacements", h.rank);
   expect(dfcclRegisterAllReduce(ctx, 1024, dfcclInt32, dfcclSum, 1, NULL, 0, 0), dfcclSuccess, "register id 1", h.rank);
   expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, 1, NULL, 0, 0), dfcclDuplicateId, "register id 1 again", h.rank);
   expect(dfcclRegisterAllReduce(ctx, 0, dfcclFloat32, dfcclMax, 2, NULL, 0, 0), dfcclSuccess, "register count 0", h.rank);

@@ -1,5 +1,5 @@
 /*
- * A random-order mix of all five collectives on overlapping groups of ranks: every iteration,
+ * A random-order mix of all six collectives (cases.h: all-gather-v too) on overlapping groups of ranks: every iteration,
  * every rank invokes the collectives it takes part in, in its own random order, then checks every
  * result exactly.  Groups overlap, so the waits of one group chain into another's.
  *
