@@ -333,18 +333,17 @@ static dfcclResult_t install(df_ctx* ctx, int index, const df_coll_static* st) {
   return r;
 }
 
-/* The id and an index are reserved under ctx->lock first (so that the same id registered on
- * another thread meanwhile is a dfcclDuplicateId), the exchange with the peers runs with no lock
- * held (so that registrations on other groups, from other threads, run at the same time: holding
- * a lock there deadlocks two ranks that register on two groups in opposite orders), and the lock
- * is taken again to publish the result. */
 /* All-gather-v's arguments: elements and displacement of each participant's block, in ring order. */
 typedef struct {
   const size_t* counts;
   const size_t* displs;
 } df_variable_blocks;
 
-/* v: all-gather-v's blocks, else NULL. */
+/* The id and an index are reserved under ctx->lock first (so that the same id registered on
+ * another thread meanwhile is a dfcclDuplicateId), the exchange with the peers runs with no lock
+ * held (so that registrations on other groups, from other threads, run at the same time: holding
+ * a lock there deadlocks two ranks that register on two groups in opposite orders), and the lock
+ * is taken again to publish the result.  v: all-gather-v's blocks, else NULL. */
 static dfcclResult_t register_collective(df_ctx* ctx, df_coll_kind kind, size_t count, dfcclDataType_t dtype,
                                          dfcclRedOp_t op, int root, int collId, const int* participants,
                                          int nparticipants, int priority, const df_variable_blocks* v) {
