@@ -63,7 +63,9 @@ BEGIN_C_DECLS
   X(allreduce_init, "MPIX_Allreduce_init", allreduce_init) X(bcast_init, "MPIX_Bcast_init", bcast_init) \
   X(reduce_init, "MPIX_Reduce_init", reduce_init) X(allgather_init, "MPIX_Allgather_init", allgather_init) \
   X(reduce_scatter_block_init, "MPIX_Reduce_scatter_block_init", reduce_scatter_block_init)        \
-  X(reduce_scatter_init, "MPIX_Reduce_scatter_init", reduce_scatter_init)
+  X(reduce_scatter_init, "MPIX_Reduce_scatter_init", reduce_scatter_init)                         \
+  X(allgatherv, "MPI_Allgatherv", allgatherv) X(iallgatherv, "MPI_Iallgatherv", iallgatherv)       \
+  X(allgatherv_init, "MPIX_Allgatherv_init", allgatherv_init)
 
 /* The other collectives of Open MPI's coll framework (X as above).  coll/dfccl takes them over so
  * that device buffers reach the previous component -- which is not CUDA-aware -- only as host
@@ -72,7 +74,6 @@ BEGIN_C_DECLS
 #define DFCCL_STAGED_FORMS(X, name, mpi, fn, ifn, fn_init)                                         \
   X(name, "MPI_" mpi, fn) X(i##name, "MPI_I" mpi, ifn) X(name##_init, "MPIX_" mpi "_init", fn_init)
 #define DFCCL_STAGED_COLLS(X)                                                                      \
-  DFCCL_STAGED_FORMS(X, allgatherv, "allgatherv", allgatherv, iallgatherv, allgatherv_init)        \
   DFCCL_STAGED_FORMS(X, alltoall, "alltoall", alltoall, ialltoall, alltoall_init)                  \
   DFCCL_STAGED_FORMS(X, alltoallv, "alltoallv", alltoallv, ialltoallv, alltoallv_init)             \
   DFCCL_STAGED_FORMS(X, alltoallw, "alltoallw", alltoallw, ialltoallw, alltoallw_init)             \
@@ -132,7 +133,14 @@ typedef enum {
 } dfccl_route_t;
 
 /* The DFCCL collectives (MPI_Reduce_scatter and MPI_Reduce_scatter_block share one). */
-typedef enum { DFCCL_ALLREDUCE, DFCCL_BROADCAST, DFCCL_REDUCE, DFCCL_ALLGATHER, DFCCL_REDUCE_SCATTER } dfccl_kind_t;
+typedef enum {
+  DFCCL_ALLREDUCE,
+  DFCCL_BROADCAST,
+  DFCCL_REDUCE,
+  DFCCL_ALLGATHER,
+  DFCCL_REDUCE_SCATTER,
+  DFCCL_ALLGATHERV
+} dfccl_kind_t;
 
 /* What a DFCCL collective is registered for: (kind, count, dtype, op, root); op is dfcclSum and
  * root -1 where the collective has none; broadcast and all-gather count bytes (dfcclUint8).  Every
@@ -143,6 +151,9 @@ typedef struct {
   size_t count;             /* DFCCL's count: per rank for all-gather and reduce-scatter      */
   dfcclDataType_t dtype;
   dfcclRedOp_t op;
+  const uint64_t* blocks;   /* all-gather-v: each rank's bytes, interned by the communicator's
+                             * module (equal tables, one pointer); else NULL.  Displacements are
+                             * not in it: MPI makes them local to a rank */
 } dfccl_sig_t;
 
 /* Where this rank's buffers of a call would run without a copy (coll_dfccl_buffers.c): its wish
@@ -244,6 +255,8 @@ typedef struct mca_coll_dfccl_module_t {
   int nwanted_new;              /* of them, signatures not registered yet                    */
   dfccl_decided_t* previous;    /* signatures routed to the previous component             */
   int nprevious;
+  struct dfccl_layout* layouts; /* all-gather-v byte counts met on the communicator (interned) */
+  int nlayouts;
 } mca_coll_dfccl_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_dfccl_module_t);
@@ -307,6 +320,11 @@ dfccl_coll_t* mca_coll_dfccl_coll_for_bytes(mca_coll_dfccl_module_t* m, ompi_com
 dfccl_memory_t mca_coll_dfccl_memory_of_layout(const void* buf, struct ompi_datatype_t* dtype, size_t count);
 dfccl_memory_t mca_coll_dfccl_memory_both(dfccl_memory_t a, dfccl_memory_t b);
 
+/* All-gather-v's n byte counts, interned in m: the same pointer for equal tables, alive as long as
+ * the module.  NULL (the call falls back) past DFCCL_MAX_LAYOUTS tables, or without memory. */
+#define DFCCL_MAX_LAYOUTS 256
+const uint64_t* mca_coll_dfccl_intern_blocks(mca_coll_dfccl_module_t* m, const uint64_t* bytes, int n);
+
 /* A set-up point: sets up what nonblocking calls asked for.  Collective over comm: call it where
  * every rank makes the same blocking call. */
 void mca_coll_dfccl_set_up_wanted(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm);
@@ -322,6 +340,7 @@ typedef struct {
   size_t span;                   /* dtype: the bytes the elements reach, holes included ...   */
   ptrdiff_t gap;                 /* ... from user + gap                                       */
   bool in, out;
+  bool owns_dtype;               /* dtype was made for this call: released with the copy      */
 } dfccl_span_t;
 
 /* One run of a DFCCL collective as a collective function plans it. */
@@ -603,6 +622,13 @@ bool mca_coll_dfccl_local(const dfccl_entry_t* e, ompi_communicator_t* comm, con
 /* The end of a fallback on st, whose previous component returned rc: staged_finish, staged_begin or
  * staged_init, by form; counted as staged when st holds a host copy. */
 int mca_coll_dfccl_staged_end(const dfccl_entry_t* e, ompi_communicator_t* comm, dfccl_staging_t* st, int rc);
+
+/* MPI_Allgatherv's fallback in e's form (coll_dfccl_alltoall.c): counted, said (why), device buffers
+ * staged for the previous component. */
+int mca_coll_dfccl_allgatherv_staged(const dfccl_entry_t* e, mca_coll_base_module_t* module, const char* why,
+                                     const void* sbuf, int scount, struct ompi_datatype_t* sdtype, void* rbuf,
+                                     const int* rcounts, const int* displs, struct ompi_datatype_t* rdtype,
+                                     struct ompi_communicator_t* comm);
 
 #define DFCCL_VERBOSE(level, ...) \
   opal_output_verbose((level), mca_coll_dfccl_component.output, "coll:dfccl: " __VA_ARGS__)

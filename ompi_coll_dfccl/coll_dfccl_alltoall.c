@@ -1,7 +1,7 @@
 /*
- * MPI_Allgatherv, MPI_Alltoall, MPI_Alltoallv and MPI_Alltoallw in their three forms (blocking,
- * MPI_I..., MPIX_..._init): not run by DFCCL, taken over so that device buffers reach the previous
- * component as host copies (coll_dfccl_staging.c).  Every rank sends and receives a block per peer
+ * MPI_Alltoall, MPI_Alltoallv and MPI_Alltoallw in their three forms (blocking, MPI_I...,
+ * MPIX_..._init), and MPI_Allgatherv where DFCCL does not run it: taken over so that device buffers
+ * reach the previous component as host copies (coll_dfccl_staging.c).  Every rank sends and receives a block per peer
  * (the remote group of an intercommunicator); with MPI_IN_PLACE the send arguments are ignored, and
  * the receive buffer is the input too (staging copies it in either way).
  *
@@ -14,39 +14,19 @@ typedef struct ompi_communicator_t comm_t;
 
 static const char* const not_dfccl = "not a DFCCL collective";
 
-/* ---- allgatherv ---------------------------------------------------------------------------------- */
+/* ---- allgatherv (its fallback: the routed entry points are in coll_dfccl_allgatherv.c) ---------- */
 
-static int allgatherv(const dfccl_entry_t* e, mca_coll_base_module_t* module, const void* sbuf, int scount,
-                      dtype_t* sdtype, void* rbuf, const int* rcounts, const int* displs, dtype_t* rdtype,
-                      comm_t* comm) {
+int mca_coll_dfccl_allgatherv_staged(const dfccl_entry_t* e, mca_coll_base_module_t* module, const char* why,
+                                     const void* sbuf, int scount, dtype_t* sdtype, void* rbuf, const int* rcounts,
+                                     const int* displs, dtype_t* rdtype, comm_t* comm) {
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
   dfccl_staging_t st;
-  mca_coll_dfccl_fell_back(e, comm, -1, -1, not_dfccl);
+  mca_coll_dfccl_fell_back(e, comm, -1, -1, why);
   mca_coll_dfccl_stage(&st, comm, sbuf, mca_coll_dfccl_region(sbuf, sdtype, scount), rbuf,
                        mca_coll_dfccl_region_v(rbuf, rdtype, mca_coll_dfccl_peers(comm), rcounts, displs));
-  return mca_coll_dfccl_staged_end(
-      e, comm, &st,
-      DFCCL_PREVIOUS(e, m, allgatherv, comm, st.send.host, scount, sdtype, st.recv.host, rcounts, displs, rdtype));
-}
-
-int mca_coll_dfccl_allgatherv(const void* sbuf, int scount, dtype_t* sdtype, void* rbuf, const int* rcounts,
-                              const int* displs, dtype_t* rdtype, comm_t* comm, mca_coll_base_module_t* module) {
-  return allgatherv(&DFCCL_BLOCKING_ENTRY(allgatherv), module, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype,
-                    comm);
-}
-
-int mca_coll_dfccl_iallgatherv(const void* sbuf, int scount, dtype_t* sdtype, void* rbuf, const int* rcounts,
-                               const int* displs, dtype_t* rdtype, comm_t* comm, ompi_request_t** request,
-                               mca_coll_base_module_t* module) {
-  return allgatherv(&DFCCL_NONBLOCKING_ENTRY(allgatherv, request), module, sbuf, scount, sdtype, rbuf, rcounts, displs,
-                    rdtype, comm);
-}
-
-int mca_coll_dfccl_allgatherv_init(const void* sbuf, int scount, dtype_t* sdtype, void* rbuf, const int* rcounts,
-                                   const int* displs, dtype_t* rdtype, comm_t* comm, struct ompi_info_t* info,
-                                   ompi_request_t** request, mca_coll_base_module_t* module) {
-  return allgatherv(&DFCCL_PERSISTENT_ENTRY(allgatherv, request, info, DFCCL_KEEP(sdtype, rdtype)), module, sbuf,
-                    scount, sdtype, rbuf, rcounts, displs, rdtype, comm);
+  return mca_coll_dfccl_staged_end(e, comm, &st,
+                                   DFCCL_PREVIOUS(e, m, allgatherv, comm, st.send.host, scount, sdtype, st.recv.host,
+                                                  rcounts, displs, rdtype));
 }
 
 /* ---- alltoall ------------------------------------------------------------------------------------ */

@@ -195,10 +195,17 @@ bool mca_coll_dfccl_scratch_copy(const dfccl_call_t* call, bool in) {
   return true;
 }
 
+/* A datatype the call made for a copy (all-gather-v's receive layout) goes with the copy. */
+static void release_dtype(dfccl_span_t* s) {
+  if (s->owns_dtype && s->dtype != NULL) OBJ_RELEASE(s->dtype);
+  s->owns_dtype = false;
+}
+
 void mca_coll_dfccl_scratch_release(dfccl_call_t* call) {
   for (int i = 0; i < 2; i++) {
     if (call->scratch[i].copy != NULL) give_spare(call->coll, call->scratch[i].copy, call->scratch[i].bytes);
     call->scratch[i].copy = NULL;
+    release_dtype(&call->scratch[i]);
   }
 }
 
@@ -206,5 +213,6 @@ void mca_coll_dfccl_scratch_free(dfccl_call_t* call) {
   for (int i = 0; i < 2; i++) {
     if (call->scratch[i].copy != NULL) (void)dfcclMemFree(call->scratch[i].copy);
     call->scratch[i].copy = NULL;
+    release_dtype(&call->scratch[i]);
   }
 }

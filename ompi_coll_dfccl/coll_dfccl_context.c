@@ -124,6 +124,24 @@ bool mca_coll_dfccl_all_ranks(dfccl_comm_t* dc, bool ok) {
   return all != 0;
 }
 
+/* All-gather-v's blocks in the packed layout (block i after blocks 0..i-1), in bytes: a rank whose
+ * receive buffer is laid out otherwise runs on a packed copy (coll_dfccl_allgatherv.c). */
+static dfcclResult_t register_allgatherv(dfcclRankCtx_t ctx, const dfccl_sig_t* s, int id, const int* p, int n) {
+  size_t* counts = malloc(2 * (size_t)n * sizeof *counts);
+  if (counts == NULL) /* still registers (and fails) with the others, who would wait for it */
+    return dfcclRegisterAllGatherV(ctx, NULL, NULL, dfcclUint8, id, p, n, 0);
+  size_t* displs = counts + n;
+  size_t at = 0;
+  for (int i = 0; i < n; i++) {
+    counts[i] = (size_t)s->blocks[i];
+    displs[i] = at;
+    at += counts[i];
+  }
+  dfcclResult_t r = dfcclRegisterAllGatherV(ctx, counts, displs, dfcclUint8, id, p, n, 0);
+  free(counts);
+  return r;
+}
+
 static dfcclResult_t register_one(dfcclRankCtx_t ctx, dfccl_comm_t* dc, const dfccl_sig_t* s, int id) {
   const int *p = dc->members, n = dc->size;
   int root = s->root >= 0 ? p[s->root] : -1; /* DFCCL's root is a world rank */
@@ -133,6 +151,7 @@ static dfcclResult_t register_one(dfcclRankCtx_t ctx, dfccl_comm_t* dc, const df
     case DFCCL_REDUCE: return dfcclRegisterReduce(ctx, s->count, s->dtype, s->op, root, id, p, n, 0);
     case DFCCL_ALLGATHER: return dfcclRegisterAllGather(ctx, s->count, s->dtype, id, p, n, 0);
     case DFCCL_REDUCE_SCATTER: return dfcclRegisterReduceScatter(ctx, s->count, s->dtype, s->op, id, p, n, 0);
+    case DFCCL_ALLGATHERV: return register_allgatherv(ctx, s, id, p, n);
   }
   return dfcclInvalidArgument;
 }

@@ -9,10 +9,12 @@
 #include "coll_dfccl_dtypes.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "opal/util/output.h"
 
-const char* const mca_coll_dfccl_kind_name[] = {"allreduce", "broadcast", "reduce", "allgather", "reduce-scatter"};
+const char* const mca_coll_dfccl_kind_name[] = {"allreduce", "broadcast",      "reduce",
+                                                 "allgather", "reduce-scatter", "allgatherv"};
 
 /* ---- selection ---------------------------------------------------------------------------------- */
 
@@ -89,7 +91,29 @@ mca_coll_base_module_t* mca_coll_dfccl_comm_query(ompi_communicator_t* comm, int
 
 static bool sig_equal(const dfccl_sig_t* a, const dfccl_sig_t* b) {
   return a->kind == b->kind && a->count == b->count && a->dtype == b->dtype && a->op == b->op &&
-         a->root == b->root;
+         a->root == b->root && a->blocks == b->blocks; /* interned: equal tables, equal pointers */
+}
+
+/* An interned all-gather-v table (mca_coll_dfccl_intern_blocks). */
+typedef struct dfccl_layout {
+  struct dfccl_layout* next;
+  int n;
+  uint64_t bytes[]; /* [n] */
+} dfccl_layout_t;
+
+const uint64_t* mca_coll_dfccl_intern_blocks(mca_coll_dfccl_module_t* m, const uint64_t* bytes, int n) {
+  size_t size = (size_t)n * sizeof *bytes;
+  for (dfccl_layout_t* l = m->layouts; l != NULL; l = l->next)
+    if (l->n == n && memcmp(l->bytes, bytes, size) == 0) return l->bytes;
+  if (m->nlayouts >= DFCCL_MAX_LAYOUTS) return NULL; /* alike on every rank: the tables are */
+  dfccl_layout_t* l = malloc(sizeof *l + size);
+  if (l == NULL) return NULL;
+  l->n = n;
+  memcpy(l->bytes, bytes, size);
+  l->next = m->layouts;
+  m->layouts = l;
+  m->nlayouts++;
+  return l->bytes;
 }
 
 static dfccl_coll_t* find_coll(const dfccl_comm_t* dc, const dfccl_sig_t* sig) {
@@ -347,6 +371,8 @@ static void module_construct(mca_coll_dfccl_module_t* m) {
   m->nwanted_new = 0;
   m->previous = NULL;
   m->nprevious = 0;
+  m->layouts = NULL;
+  m->nlayouts = 0;
 }
 
 static void module_destruct(mca_coll_dfccl_module_t* m) {
@@ -365,6 +391,11 @@ static void module_destruct(mca_coll_dfccl_module_t* m) {
     dfccl_decided_t* next = m->previous->next;
     free(m->previous);
     m->previous = next;
+  }
+  while (m->layouts != NULL) {
+    dfccl_layout_t* next = m->layouts->next;
+    free(m->layouts);
+    m->layouts = next;
   }
 #define DFCCL_RELEASE_PREV(name, mpi, fn) \
   if (m->prev_##name##_module != NULL) OBJ_RELEASE(m->prev_##name##_module);

@@ -29,7 +29,10 @@
  * blocks of v/w collectives, and guard elements after every buffer must come back unchanged, and
  * so must send buffers and buffers MPI does not make significant on this rank.
  *
- * The counters, per call on this rank (a persistent request counts at its initialization, not at its
+ * MPI_Allgatherv on an intracommunicator of two ranks or more, on device memory, runs on DFCCL's
+ * all-gather-v (any layout: a packed copy unpacks it): _routed +1, except that a nonblocking call
+ * whose signature no blocking call or init set up yet falls back (and stages) instead.  Otherwise,
+ * the counters, per call on this rank (a persistent request counts at its initialization, not at its
  * starts): _routed +0; _fallback +1, but MPI_Reduce_scatter on one rank (one of DFCCL's six there)
  * _local +1 instead; _staged +1 with -d device where this rank passes a significant buffer with
  * data: every call except those of an intercommunicator's MPI_PROC_NULL ranks, a zero-size share of
@@ -339,7 +342,9 @@ typedef struct {
   void *send, *recv;
   /* counters */
   bool significant; /* this rank passes a significant buffer with data: staged on device memory */
-  bool local;       /* one of DFCCL's six on a communicator of one rank: a local copy */
+  bool local;       /* one of DFCCL's collectives on a communicator of one rank: a local copy */
+  bool routable;    /* DFCCL runs it (device memory, intracommunicator): routed, or -- a nonblocking
+                     * call whose signature is not set up yet -- fallen back and staged */
   bool nested;      /* blocking, intercommunicator: coll/inter calls the same entry on the local group */
 } case_t;
 
@@ -494,6 +499,10 @@ static void build_allgatherv(case_t* k, int salt) {
     if (k->send_in_place && p == c->me) write_block(k->recv_img, l, base, ints[p], my_ident(c), 0, salt);
   }
   k->significant = true;
+  /* Routed to DFCCL's all-gather-v on device memory (any layout: a packed copy unpacks it); on one
+   * rank a local copy, unless the receive type has holes and there is something to copy. */
+  k->local = !c->inter && c->n == 1 && (k->send_in_place || !k->use_holey);
+  k->routable = !c->inter && c->n > 1 && device_memory;
 }
 
 static void build_allgather(case_t* k, int salt) {
@@ -954,6 +963,7 @@ static struct {
   coll_t coll;
   int form;
   int fallback, local, staged, nested; /* expected increments */
+  int routable;                        /* calls DFCCL runs, or (nonblocking, first use) falls back for */
   unsigned long long before[NCOUNTERS];
   bool counted;
   int problems;
@@ -1017,9 +1027,20 @@ static void counters_check(void) {
   unsigned long long now[NCOUNTERS], d[NCOUNTERS];
   counters_read(now);
   for (int w = 0; w < NCOUNTERS; w++) d[w] = now[w] - group.before[w];
+  checks_made++;
+  if (group.routable > 0) { /* routed; a nonblocking call may fall back (and stage) once per signature */
+    long long extra = (long long)d[FALLBACK] - group.fallback; /* routable calls that fell back */
+    bool ok = extra >= 0 && d[ROUTED] + (unsigned long long)extra == (unsigned long long)group.routable &&
+              d[LOCAL] == (unsigned long long)group.local && d[STAGED] == (unsigned long long)(group.staged + extra) &&
+              (group.form == NONBLOCKING || extra == 0);
+    if (!ok)
+      problem("counters routed +%llu fallback +%llu local +%llu staged +%llu, expected %d routed (a nonblocking call "
+              "before its signature's set-up: fallen back and staged instead) / +%d / +%d / +%d",
+              d[ROUTED], d[FALLBACK], d[LOCAL], d[STAGED], group.routable, group.fallback, group.local, group.staged);
+    return;
+  }
   bool nested_ok = d[FALLBACK] >= (unsigned long long)group.fallback && d[LOCAL] >= (unsigned long long)group.local &&
                    d[FALLBACK] - group.fallback + d[LOCAL] - group.local == (unsigned long long)group.nested;
-  checks_made++;
   if (d[ROUTED] != 0 || d[STAGED] != (unsigned long long)group.staged || !nested_ok)
     problem("counters routed +%llu fallback +%llu local +%llu staged +%llu, expected +0 / +%d / +%d / +%d%s", d[ROUTED],
             d[FALLBACK], d[LOCAL], d[STAGED], group.fallback, group.local, group.staged,
@@ -1103,8 +1124,9 @@ static void run_call(case_t* k, int form) {
   calls_made++;
   /* A persistent request counts once, at its initialization. */
   if (k->local) group.local++;
+  else if (k->routable) group.routable++;
   else group.fallback++;
-  if (device_memory && k->significant && !k->local) group.staged++;
+  if (device_memory && k->significant && !k->local && !k->routable) group.staged++;
   if (form == BLOCKING && k->nested) group.nested++;
 }
 
