@@ -90,39 +90,36 @@ static bool route(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, const void
   return true;
 }
 
-int mca_coll_dfccl_allgatherv(const void* sbuf, int scount, dtype_t* sdtype, void* rbuf, const int* rcounts,
-                              const int* displs, dtype_t* rdtype, comm_t* comm, mca_coll_base_module_t* module) {
-  const dfccl_entry_t e = DFCCL_BLOCKING_ENTRY(allgatherv);
+/* Any form: routed, a local copy, or staged for the previous component. */
+static int allgatherv(const dfccl_entry_t* e, mca_coll_base_module_t* module, const void* sbuf, int scount,
+                      dtype_t* sdtype, void* rbuf, const int* rcounts, const int* displs, dtype_t* rdtype,
+                      comm_t* comm) {
   int rc;
   const char* why = NULL;
-  if (route(&e, (mca_coll_dfccl_module_t*)module, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm, &rc,
+  if (route(e, (mca_coll_dfccl_module_t*)module, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm, &rc,
             &why))
     return rc;
-  return mca_coll_dfccl_allgatherv_staged(&e, module, why, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm);
+  return mca_coll_dfccl_allgatherv_staged(e, module, why, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm);
+}
+
+int mca_coll_dfccl_allgatherv(const void* sbuf, int scount, dtype_t* sdtype, void* rbuf, const int* rcounts,
+                              const int* displs, dtype_t* rdtype, comm_t* comm, mca_coll_base_module_t* module) {
+  return allgatherv(&DFCCL_BLOCKING_ENTRY(allgatherv), module, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype,
+                    comm);
 }
 
 int mca_coll_dfccl_iallgatherv(const void* sbuf, int scount, dtype_t* sdtype, void* rbuf, const int* rcounts,
                                const int* displs, dtype_t* rdtype, comm_t* comm, ompi_request_t** request,
                                mca_coll_base_module_t* module) {
-  const dfccl_entry_t e = DFCCL_NONBLOCKING_ENTRY(allgatherv, request);
-  int rc;
-  const char* why = NULL;
-  if (route(&e, (mca_coll_dfccl_module_t*)module, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm, &rc,
-            &why))
-    return rc;
-  return mca_coll_dfccl_allgatherv_staged(&e, module, why, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm);
+  return allgatherv(&DFCCL_NONBLOCKING_ENTRY(allgatherv, request), module, sbuf, scount, sdtype, rbuf, rcounts,
+                    displs, rdtype, comm);
 }
 
 int mca_coll_dfccl_allgatherv_init(const void* sbuf, int scount, dtype_t* sdtype, void* rbuf, const int* rcounts,
                                    const int* displs, dtype_t* rdtype, comm_t* comm, struct ompi_info_t* info,
                                    ompi_request_t** request, mca_coll_base_module_t* module) {
-  const dfccl_entry_t e = DFCCL_PERSISTENT_ENTRY(allgatherv, request, info, DFCCL_KEEP(sdtype, rdtype));
-  int rc;
-  const char* why = NULL;
-  if (route(&e, (mca_coll_dfccl_module_t*)module, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm, &rc,
-            &why))
-    return rc;
-  return mca_coll_dfccl_allgatherv_staged(&e, module, why, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm);
+  return allgatherv(&DFCCL_PERSISTENT_ENTRY(allgatherv, request, info, DFCCL_KEEP(sdtype, rdtype)), module, sbuf,
+                    scount, sdtype, rbuf, rcounts, displs, rdtype, comm);
 }
 
 /* ---- on intercommunicators: staged ------------------------------------------------------------- */
