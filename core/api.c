@@ -239,43 +239,51 @@ static dfcclResult_t check_registration(size_t count, dfcclDataType_t dtype, dfc
   return dfcclSuccess;
 }
 
-/* All-gather-v's blocks as the daemon reads them (DF_BLOCK_COUNT, DF_BLOCK_DISPL per ring
+/* The v collectives' blocks as the daemon reads them (DF_BLOCK_COUNT, DF_BLOCK_DISPL per ring
  * position), with what registration and runs need of them. */
 typedef struct {
-  uint64_t* host;         /* malloc'd table; NULL: not all-gather-v */
+  uint64_t* host;         /* malloc'd table; NULL: not a v collective */
   uint64_t largest;       /* elements of the largest block: the collective's count */
-  uint64_t send_elems;    /* this rank's block */
-  uint64_t recv_elems;    /* recvbuff's extent: the furthest block end */
+  uint64_t send_elems;    /* what a run reads from sendbuff on this rank ... */
+  uint64_t recv_elems;    /* ... and writes to recvbuff */
   uint64_t hash;          /* of the table, for the participants to compare */
 } df_blocks;
 
-static dfcclResult_t blocks_table(const df_group* g, const size_t* counts, const size_t* displs,
+/* counts and displs per participant (displs NULL: packed, block i after blocks 0..i-1). */
+static dfcclResult_t blocks_table(const df_group* g, df_coll_kind kind, const size_t* counts, const size_t* displs,
                                   dfcclDataType_t dtype, df_blocks* b) {
   memset(b, 0, sizeof *b);
-  if (!counts || !displs) return df_error(dfcclInvalidArgument, "all-gather-v: NULL %s", counts ? "displs" : "recvcounts");
+  const char* name = kind == DF_COLL_ALL_GATHER ? "all-gather-v" : "reduce-scatter-v";
+  if (!counts || (!displs && kind == DF_COLL_ALL_GATHER))
+    return df_error(dfcclInvalidArgument, "%s: NULL %s", name, counts ? "displs" : "recvcounts");
   if ((unsigned)dtype >= dfcclNumTypes) return df_error(dfcclInvalidArgument, "unknown data type %d", (int)dtype);
   uint64_t limit = ((uint64_t)1 << 56) / dfcclTypeSize(dtype);
   b->host = malloc(2 * (size_t)g->nranks * sizeof *b->host);
   if (!b->host) return df_error(dfcclOutOfResources, "out of memory");
   b->hash = 14695981039346656037ull; /* FNV-1a */
+  uint64_t packed = 0, extent = 0;
   for (int i = 0; i < g->nranks; i++) {
-    if (counts[i] > limit || displs[i] > limit - counts[i]) {
-      dfcclResult_t r = df_error(dfcclInvalidArgument, "all-gather-v: block %d (%zu elements at %zu) overflows", i,
-                                 counts[i], displs[i]);
+    uint64_t displ = displs ? displs[i] : packed;
+    if (counts[i] > limit || displ > limit - counts[i]) {
+      dfcclResult_t r = df_error(dfcclInvalidArgument, "%s: block %d (%zu elements at %llu) overflows", name, i,
+                                 counts[i], (unsigned long long)displ);
       free(b->host);
       b->host = NULL;
       return r;
     }
     DF_BLOCK_COUNT(b->host, i) = counts[i];
-    DF_BLOCK_DISPL(b->host, i) = displs[i];
+    DF_BLOCK_DISPL(b->host, i) = displ;
+    packed += counts[i];
     if (counts[i] > b->largest) b->largest = counts[i];
-    if (counts[i] > 0 && displs[i] + counts[i] > b->recv_elems) b->recv_elems = displs[i] + counts[i];
+    if (counts[i] > 0 && displ + counts[i] > extent) extent = displ + counts[i];
     for (int k = 0; k < 2; k++) {
       b->hash ^= b->host[2 * i + k];
       b->hash *= 1099511628211ull;
     }
   }
-  b->send_elems = counts[g->position];
+  /* All-gather-v reads this rank's block and writes every block; reduce-scatter-v the reverse. */
+  b->send_elems = kind == DF_COLL_ALL_GATHER ? counts[g->position] : extent;
+  b->recv_elems = kind == DF_COLL_ALL_GATHER ? extent : counts[g->position];
   return dfcclSuccess;
 }
 
@@ -333,7 +341,8 @@ static dfcclResult_t install(df_ctx* ctx, int index, const df_coll_static* st) {
   return r;
 }
 
-/* All-gather-v's arguments: elements and displacement of each participant's block, in ring order. */
+/* A v collective's arguments: elements and displacement of each participant's block, in ring order
+ * (displs NULL: packed). */
 typedef struct {
   const size_t* counts;
   const size_t* displs;
@@ -343,7 +352,7 @@ typedef struct {
  * another thread meanwhile is a dfcclDuplicateId), the exchange with the peers runs with no lock
  * held (so that registrations on other groups, from other threads, run at the same time: holding
  * a lock there deadlocks two ranks that register on two groups in opposite orders), and the lock
- * is taken again to publish the result.  v: all-gather-v's blocks, else NULL. */
+ * is taken again to publish the result.  v: the v collectives' blocks, else NULL. */
 static dfcclResult_t register_collective(df_ctx* ctx, df_coll_kind kind, size_t count, dfcclDataType_t dtype,
                                          dfcclRedOp_t op, int root, int collId, const int* participants,
                                          int nparticipants, int priority, const df_variable_blocks* v) {
@@ -359,7 +368,7 @@ static dfcclResult_t register_collective(df_ctx* ctx, df_coll_kind kind, size_t 
   df_blocks blocks = {0};
   dfcclResult_t prior = dfcclSuccess;
   if (v) {
-    prior = blocks_table(g, v->counts, v->displs, dtype, &blocks);
+    prior = blocks_table(g, kind, v->counts, v->displs, dtype, &blocks);
     count = blocks.largest;
   }
   if (prior == dfcclSuccess) prior = check_registration(count, dtype, op, collId);
@@ -442,6 +451,14 @@ dfcclResult_t dfcclRegisterReduceScatter(dfcclRankCtx_t ctx, size_t recvcount, d
                              nparticipants, priority, NULL);
 }
 
+dfcclResult_t dfcclRegisterReduceScatterV(dfcclRankCtx_t ctx, const size_t* recvcounts, dfcclDataType_t dtype,
+                                          dfcclRedOp_t op, int collId, const int* participants, int nparticipants,
+                                          int priority) {
+  const df_variable_blocks v = {recvcounts, NULL}; /* sendbuff holds the blocks packed, as MPI's */
+  return register_collective(ctx, DF_COLL_REDUCE_SCATTER, 0, dtype, op, 0, collId, participants, nparticipants,
+                             priority, &v);
+}
+
 dfcclResult_t dfcclRegisterBroadcast(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype, int root,
                                      int collId, const int* participants, int nparticipants, int priority) {
   return register_collective(ctx, DF_COLL_BROADCAST, count, dtype, dfcclSum, root, collId, participants,
@@ -461,7 +478,7 @@ dfcclResult_t dfcclRegisterReduce(dfcclRankCtx_t ctx, size_t count, dfcclDataTyp
 static void buffer_bytes(const df_coll* c, size_t* send_bytes, size_t* recv_bytes) {
   const df_coll_static* st = &c->stat;
   size_t esize = dfcclTypeSize((dfcclDataType_t)st->dtype);
-  if (c->blocks) { /* all-gather-v */
+  if (c->blocks) { /* a v collective */
     *send_bytes = c->send_elems * esize;
     *recv_bytes = c->recv_elems * esize;
     return;
@@ -573,6 +590,11 @@ dfcclResult_t dfcclRunAllGatherV(dfcclRankCtx_t ctx, const void* sendbuff, void*
 
 dfcclResult_t dfcclRunReduceScatter(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
                                     dfcclCallback_t callback, void* callbackArg) {
+  return submit(ctx, DF_COLL_REDUCE_SCATTER, sendbuff, recvbuff, collId, callback, callbackArg);
+}
+
+dfcclResult_t dfcclRunReduceScatterV(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
+                                     dfcclCallback_t callback, void* callbackArg) {
   return submit(ctx, DF_COLL_REDUCE_SCATTER, sendbuff, recvbuff, collId, callback, callbackArg);
 }
 

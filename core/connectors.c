@@ -55,7 +55,7 @@ static dfcclResult_t check_card(const df_ctx* ctx, const df_group* g, int i, con
                     c->root);
   if (c->layout_hash != mine->layout_hash)
     return df_error(dfcclInvalidArgument,
-                    "rank %d and rank %d registered all-gather-v %d with different counts or displacements: every "
+                    "rank %d and rank %d registered v collective %d with different counts or displacements: every "
                     "participant must pass the same arrays",
                     ctx->rank, g->ranks[i], mine->id);
   if (c->nchannels != mine->nchannels || c->slot_bytes != mine->slot_bytes || c->target != mine->target)

@@ -135,6 +135,14 @@ dfcclResult_t dfcclRegisterAllGatherV(dfcclRankCtx_t ctx, const size_t* recvcoun
 dfcclResult_t dfcclRegisterReduceScatter(dfcclRankCtx_t ctx, size_t recvcount, dfcclDataType_t dtype,
                                          dfcclRedOp_t op, int collId, const int* participants,
                                          int nparticipants, int priority);
+/* Reduce-scatter-v: participant i (in ring order) ends with recvcounts[i] reduced elements; sendbuff
+ * holds every participant's block packed (block i after blocks 0..i-1, as MPI_Reduce_scatter's).
+ * In place: recvbuff == sendbuff + the elements before this participant's block.  Every participant
+ * passes the same recvcounts (a mismatch is dfcclInvalidArgument on every participant).  Runs with
+ * dfcclRunReduceScatterV. */
+dfcclResult_t dfcclRegisterReduceScatterV(dfcclRankCtx_t ctx, const size_t* recvcounts, dfcclDataType_t dtype,
+                                          dfcclRedOp_t op, int collId, const int* participants, int nparticipants,
+                                          int priority);
 dfcclResult_t dfcclRegisterBroadcast(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype, int root,
                                      int collId, const int* participants, int nparticipants, int priority);
 dfcclResult_t dfcclRegisterReduce(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype, dfcclRedOp_t op,
@@ -177,6 +185,8 @@ dfcclResult_t dfcclRunAllGatherV(dfcclRankCtx_t ctx, const void* sendbuff, void*
                                  dfcclCallback_t callback, void* callbackArg);
 dfcclResult_t dfcclRunReduceScatter(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
                                     dfcclCallback_t callback, void* callbackArg);
+dfcclResult_t dfcclRunReduceScatterV(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
+                                     dfcclCallback_t callback, void* callbackArg);
 dfcclResult_t dfcclRunBroadcast(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
                                 dfcclCallback_t callback, void* callbackArg);
 dfcclResult_t dfcclRunReduce(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,

@@ -84,11 +84,11 @@ typedef struct {
   const df_links* links;   /* NULL when the collective has one participant      */
   uint32_t flags;          /* DF_COLL_*                                           */
   uint32_t pad32;
-  const uint64_t* blocks;  /* all-gather-v: per ring position, elements and displacement
-                            * (DF_BLOCK_COUNT, DF_BLOCK_DISPL) in daemon memory; else NULL */
+  const uint64_t* blocks;  /* all-gather-v, reduce-scatter-v: per ring position, elements and
+                            * displacement (DF_BLOCK_COUNT, DF_BLOCK_DISPL) in daemon memory; else NULL */
 } df_coll_static;          /* 64 bytes */
 
-/* All-gather-v's blocks table: two entries per ring position. */
+/* The v collectives' blocks table: two entries per ring position. */
 #define DF_BLOCK_COUNT(blocks, position) ((blocks)[2 * (position)])
 #define DF_BLOCK_DISPL(blocks, position) ((blocks)[2 * (position) + 1])
 

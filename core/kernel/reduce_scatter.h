@@ -4,6 +4,10 @@
  * iteration, in nranks steps: send a block, nranks-2 times receive a partial block, add the own
  * contribution and pass it on, then receive the own block's partial and store the result.
  *
+ * Reduce-scatter-v is the same ring with blocks of their own sizes (the static context's blocks
+ * table, the displacements packed: block i after blocks 0..i-1 in sendbuff): each block is cut by
+ * its own count, and a chunk past a block's end is skipped by its sender and its receiver alike.
+ *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
 #ifndef DFCCL_KERNEL_REDUCE_SCATTER_H
@@ -17,10 +21,19 @@ DF_FN df_prim_result df_reduce_scatter_step(df_run* run, uint32_t s, const df_sp
   const df_coll_dynamic* d = &run->ctx->dyn;
   uint32_t n = st->nranks, r = st->rank;
   uint32_t block = (r + 2 * n - 1 - s) % n; /* reaches its owner after the last step */
+  size_t esize = df_dtype_bytes((dfcclDataType_t)st->dtype);
+  uint64_t displ = (uint64_t)block * st->count;
+  df_span own;
+  if (st->blocks != NULL) { /* reduce-scatter-v: this block's own cut */
+    df_span_init(&own, DF_BLOCK_COUNT(st->blocks, block), st->nchannels, (uint32_t)run->blk->bid, esize,
+                 st->links->slot_bytes);
+    if (iteration >= own.iterations) return DF_PRIM_DONE;
+    displ = DF_BLOCK_DISPL(st->blocks, block);
+    sp = &own;
+  }
   uint64_t offset, nelem;
   df_span_chunk(sp, iteration, &offset, &nelem);
-  size_t esize = df_dtype_bytes((dfcclDataType_t)st->dtype);
-  const char* src = (const char*)d->sendbuff + (block * st->count + offset) * esize;
+  const char* src = (const char*)d->sendbuff + (displ + offset) * esize;
   if (s == 0) return df_send(run, src, nelem);
   if (s < n - 1) return df_recv_reduce_send(run, src, nelem);
   return df_recv_reduce_copy(run, src, (char*)d->recvbuff + offset * esize, nelem);

@@ -11,13 +11,13 @@
 #include "elements.h"
 
 const char* const kind_names[NUM_KINDS] = {"all-reduce", "all-gather", "reduce-scatter", "broadcast", "reduce",
-                                           "all-gather-v"};
+                                           "all-gather-v", "reduce-scatter-v"};
 
 static bool is_signed(dfcclDataType_t t) {
   return t != dfcclUint8 && t != dfcclUint16 && t != dfcclUint32 && t != dfcclUint64;
 }
 
-bool reduces(kind k) { return k == ALL_REDUCE || k == REDUCE_SCATTER || k == REDUCE; }
+bool reduces(kind k) { return k == ALL_REDUCE || k == REDUCE_SCATTER || k == REDUCE || k == REDUCE_SCATTER_V; }
 
 static uint64_t mix(uint64_t h) {
   h = (h ^ (h >> 31)) * 0xbf58476d1ce4e5b9ull;
@@ -84,14 +84,21 @@ static double reduce_over_ranks(const test_case* c, size_t i) {
   return acc;
 }
 
-/* All-gather-v's blocks: position p contributes block_count(c, p) elements, at block_displ(c, p) of
- * the receive buffer: sizes differ, one in three is empty, and they lie in reverse ring order with a
- * gap of BLOCK_GAP elements after each, which the collective must leave as it was. */
+/* The v kinds' blocks: position p's block has block_count(c, p) elements (sizes differ, one in three
+ * is empty).  All-gather-v places them at block_displ(c, p) of the receive buffer: in reverse ring
+ * order with a gap of BLOCK_GAP elements after each, which the collective must leave as it was.
+ * Reduce-scatter-v's input holds them packed (block_packed(c, p)). */
 enum { BLOCK_GAP = 3 };
 static size_t block_count(const test_case* c, int p) { return p % 3 == 1 ? 0 : c->count + 5 * (size_t)p; }
 static size_t block_displ(const test_case* c, int p) {
   size_t d = 0;
   for (int q = c->nranks - 1; q > p; q--) d += block_count(c, q) + BLOCK_GAP;
+  return d;
+}
+
+static size_t block_packed(const test_case* c, int p) {
+  size_t d = 0;
+  for (int q = 0; q < p; q++) d += block_count(c, q);
   return d;
 }
 
@@ -102,6 +109,7 @@ static void lengths(const test_case* c, int rank, size_t* send, size_t* recv) {
   switch (c->kind) {
     case ALL_GATHER: *send = count; *recv = n * count; break;
     case ALL_GATHER_V: *send = block_count(c, c->position); *recv = block_displ(c, 0) + block_count(c, 0); break;
+    case REDUCE_SCATTER_V: *send = block_packed(c, c->nranks); *recv = block_count(c, c->position); break;
     case REDUCE_SCATTER: *send = n * count; *recv = count; break;
     case BROADCAST: *send = root ? count : 0; *recv = count; break;
     case REDUCE: *send = count; *recv = root ? count : 0; break;
@@ -125,6 +133,7 @@ static double expected(const test_case* c, size_t i) {
     return poison(c->dtype); /* a gap: untouched */
   }
   switch (c->kind) {
+    case REDUCE_SCATTER_V: return reduce_over_ranks(c, block_packed(c, c->position) + i);
     case ALL_GATHER: return input(c, rank_at(c, (int)(i / c->count)), i % c->count);
     case REDUCE_SCATTER: return reduce_over_ranks(c, (size_t)c->position * c->count + i);
     case BROADCAST: return input(c, c->root, i);
@@ -151,6 +160,7 @@ void prepare(harness* h, test_case* c) {
     c->send = (char*)c->send_alloc + send_at * esize;
     c->recv = (char*)c->recv_alloc + c->offset_elems * esize;
     if (c->kind == REDUCE_SCATTER) c->recv += (size_t)c->position * c->count * esize;
+    if (c->kind == REDUCE_SCATTER_V) c->recv += block_packed(c, c->position) * esize;
   } else {
     memset(host, 0x5a, big * esize);
     c->recv_alloc = harness_alloc(h, big * esize);
@@ -196,9 +206,18 @@ static void register_all_gather_v(harness* h, const test_case* c, int n) {
   free(counts);
 }
 
+static void register_reduce_scatter_v(harness* h, const test_case* c, int n) {
+  size_t* counts = malloc((size_t)c->nranks * sizeof *counts);
+  if (!counts) abort();
+  for (int p = 0; p < c->nranks; p++) counts[p] = block_count(c, p);
+  CHECK_DFCCL(dfcclRegisterReduceScatterV(h->ctx, counts, c->dtype, c->op, c->id, c->ranks, n, 0));
+  free(counts);
+}
+
 void register_case(harness* h, const test_case* c) {
   int n = c->ranks ? c->nranks : 0;
   switch (c->kind) {
+    case REDUCE_SCATTER_V: register_reduce_scatter_v(h, c, n); break;
     case ALL_GATHER_V: register_all_gather_v(h, c, n); break;
     case ALL_GATHER: CHECK_DFCCL(dfcclRegisterAllGather(h->ctx, c->count, c->dtype, c->id, c->ranks, n, 0)); break;
     case REDUCE_SCATTER:
@@ -213,7 +232,8 @@ void register_case(harness* h, const test_case* c) {
 void run_case(harness* h, test_case* c, harness_counter* done) {
   typedef dfcclResult_t (*run_fn)(dfcclRankCtx_t, const void*, void*, int, dfcclCallback_t, void*);
   static const run_fn run[NUM_KINDS] = {dfcclRunAllReduce, dfcclRunAllGather, dfcclRunReduceScatter,
-                                        dfcclRunBroadcast,  dfcclRunReduce,    dfcclRunAllGatherV};
+                                        dfcclRunBroadcast,  dfcclRunReduce,    dfcclRunAllGatherV,
+                                        dfcclRunReduceScatterV};
   CHECK_DFCCL(run[c->kind](h->ctx, c->send, c->recv, c->id, harness_on_complete, done));
 }
 

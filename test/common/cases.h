@@ -13,7 +13,16 @@
 
 #include "harness.h"
 
-typedef enum { ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, BROADCAST, REDUCE, ALL_GATHER_V, NUM_KINDS } kind;
+typedef enum {
+  ALL_REDUCE,
+  ALL_GATHER,
+  REDUCE_SCATTER,
+  BROADCAST,
+  REDUCE,
+  ALL_GATHER_V,
+  REDUCE_SCATTER_V,
+  NUM_KINDS
+} kind;
 extern const char* const kind_names[NUM_KINDS];
 
 typedef struct {
@@ -21,7 +30,7 @@ typedef struct {
   kind kind;
   dfcclDataType_t dtype;
   dfcclRedOp_t op;
-  size_t count;        /* as registered: per rank for all-gather and reduce-scatter; all-gather-v: the
+  size_t count;        /* as registered: per rank for all-gather and reduce-scatter; the v kinds: the
                         * blocks are count + 5 x position elements, every third one empty */
   bool in_place;
   size_t offset_elems; /* buffers start this many elements into their allocation */

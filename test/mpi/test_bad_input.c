@@ -84,6 +84,11 @@ int main(int argc, char** argv) {
   expect(dfcclRegisterAllGatherV(ctx, counts, h.rank ? displs : other_displs, dfcclInt32, 10, NULL, 0, 0),
          dfcclInvalidArgument, "ranks register all-gather-v with different displacements", h.rank);
   expect_message("different counts", "displacements", h.rank);
+  size_t uneven[2] = {(size_t)h.rank + 1, 3};
+  expect(dfcclRegisterReduceScatterV(ctx, uneven, dfcclInt32, dfcclSum, 11, NULL, 0, 0), dfcclInvalidArgument,
+         "ranks register reduce-scatter-v with different counts", h.rank);
+  expect(dfcclRegisterReduceScatterV(ctx, NULL, dfcclInt32, dfcclSum, 12, NULL, 0, 0), dfcclInvalidArgument,
+         "reduce-scatter-v with NULL recvcounts", h.rank);
   expect(dfcclRegisterAllReduce(ctx, 1024, dfcclInt32, dfcclSum, 1, NULL, 0, 0), dfcclSuccess, "register id 1", h.rank);
   expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, 1, NULL, 0, 0), dfcclDuplicateId, "register id 1 again", h.rank);
   expect(dfcclRegisterAllReduce(ctx, 0, dfcclFloat32, dfcclMax, 2, NULL, 0, 0), dfcclSuccess, "register count 0", h.rank);

@@ -1,5 +1,6 @@
 /*
- * A random-order mix of all six collectives (cases.h: all-gather-v too) on overlapping groups of ranks: every iteration,
+ * A random-order mix of all seven collectives (cases.h: all-gather-v and reduce-scatter-v too) on
+ * overlapping groups of ranks: every iteration,
  * every rank invokes the collectives it takes part in, in its own random order, then checks every
  * result exactly.  Groups overlap, so the waits of one group chain into another's.
  *
@@ -70,7 +71,7 @@ int main(int argc, char** argv) {
     }
   }
 
-  /* Every group runs each of the six collectives (a few sizes and types, roots spread out). */
+  /* Every group runs each of the seven collectives (a few sizes and types, roots spread out). */
   test_case cases[MAX_CASES];
   int n = 0, mine = 0;
   int mine_index[MAX_CASES];
@@ -126,7 +127,7 @@ int main(int argc, char** argv) {
   long all_syncs = 0;
   MPI_Reduce(&syncs, &all_syncs, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
   if (h.rank == 0)
-    printf("%d iterations of %d collectives (all six kinds) on %d overlapping groups of %d ranks, %ld device "
+    printf("%d iterations of %d collectives (all seven kinds) on %d overlapping groups of %d ranks, %ld device "
            "synchronizations: %s; preemptions %llu, voluntary quits %llu (all ranks)\n",
            iterations, n, ngroups, h.nranks, all_syncs, wrong ? "WRONG RESULTS" : "all results exact",
            (unsigned long long)all.preemptions, (unsigned long long)all.voluntaryQuits);
