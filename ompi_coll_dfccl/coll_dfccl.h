@@ -139,7 +139,8 @@ typedef enum {
   DFCCL_REDUCE,
   DFCCL_ALLGATHER,
   DFCCL_REDUCE_SCATTER,
-  DFCCL_ALLGATHERV
+  DFCCL_ALLGATHERV,
+  DFCCL_REDUCE_SCATTERV
 } dfccl_kind_t;
 
 /* What a DFCCL collective is registered for: (kind, count, dtype, op, root); op is dfcclSum and
@@ -151,9 +152,10 @@ typedef struct {
   size_t count;             /* DFCCL's count: per rank for all-gather and reduce-scatter      */
   dfcclDataType_t dtype;
   dfcclRedOp_t op;
-  const uint64_t* blocks;   /* all-gather-v: each rank's bytes, interned by the communicator's
-                             * module (equal tables, one pointer); else NULL.  Displacements are
-                             * not in it: MPI makes them local to a rank */
+  const uint64_t* blocks;   /* all-gather-v: each rank's bytes; reduce-scatter-v: each rank's MPI
+                             * elements; interned by the communicator's module (equal tables, one
+                             * pointer); else NULL.  Displacements are not in it: MPI makes them
+                             * local to a rank */
 } dfccl_sig_t;
 
 /* Where this rank's buffers of a call would run without a copy (coll_dfccl_buffers.c): its wish

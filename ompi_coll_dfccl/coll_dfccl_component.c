@@ -221,8 +221,7 @@ static bool register_enables(void) {
                "Take %s over, so that its device buffers reach the previous component as host copies: a boolean "
                "(default true; false leaves it to the previous component, which is not CUDA-aware)", mpi);
     else
-      snprintf(helps[i], sizeof helps[i], "Route %s through DFCCL%s%s: a boolean (default true)", mpi,
-               strstr(mpi, "_scatter") && !strstr(mpi, "_block") ? " (when all recvcounts are equal)" : "", form);
+      snprintf(helps[i], sizeof helps[i], "Route %s through DFCCL%s: a boolean (default true)", mpi, form);
     ok = register_checked(names[i], helps[i], MCA_BASE_VAR_TYPE_BOOL, NULL, "a boolean", colls[i].enable) && ok;
   }
   return ok;

@@ -142,6 +142,21 @@ static dfcclResult_t register_allgatherv(dfcclRankCtx_t ctx, const dfccl_sig_t* 
   return r;
 }
 
+/* Reduce-scatter-v's blocks in DFCCL's elements: the signature's table counts MPI elements, and
+ * its count says how many of DFCCL's make all of them (two per complex number). */
+static dfcclResult_t register_reduce_scatterv(dfcclRankCtx_t ctx, const dfccl_sig_t* s, int id, const int* p, int n) {
+  size_t* counts = malloc((size_t)n * sizeof *counts);
+  if (counts == NULL) /* still registers (and fails) with the others, who would wait for it */
+    return dfcclRegisterReduceScatterV(ctx, NULL, s->dtype, s->op, id, p, n, 0);
+  uint64_t total = 0;
+  for (int i = 0; i < n; i++) total += s->blocks[i];
+  size_t per_element = total > 0 ? s->count / total : 1;
+  for (int i = 0; i < n; i++) counts[i] = (size_t)s->blocks[i] * per_element;
+  dfcclResult_t r = dfcclRegisterReduceScatterV(ctx, counts, s->dtype, s->op, id, p, n, 0);
+  free(counts);
+  return r;
+}
+
 static dfcclResult_t register_one(dfcclRankCtx_t ctx, dfccl_comm_t* dc, const dfccl_sig_t* s, int id) {
   const int *p = dc->members, n = dc->size;
   int root = s->root >= 0 ? p[s->root] : -1; /* DFCCL's root is a world rank */
@@ -152,6 +167,7 @@ static dfcclResult_t register_one(dfcclRankCtx_t ctx, dfccl_comm_t* dc, const df
     case DFCCL_ALLGATHER: return dfcclRegisterAllGather(ctx, s->count, s->dtype, id, p, n, 0);
     case DFCCL_REDUCE_SCATTER: return dfcclRegisterReduceScatter(ctx, s->count, s->dtype, s->op, id, p, n, 0);
     case DFCCL_ALLGATHERV: return register_allgatherv(ctx, s, id, p, n);
+    case DFCCL_REDUCE_SCATTERV: return register_reduce_scatterv(ctx, s, id, p, n);
   }
   return dfcclInvalidArgument;
 }

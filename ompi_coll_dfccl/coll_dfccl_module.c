@@ -13,8 +13,8 @@
 
 #include "opal/util/output.h"
 
-const char* const mca_coll_dfccl_kind_name[] = {"allreduce", "broadcast",      "reduce",
-                                                 "allgather", "reduce-scatter", "allgatherv"};
+const char* const mca_coll_dfccl_kind_name[] = {"allreduce",      "broadcast",  "reduce",           "allgather",
+                                                 "reduce-scatter", "allgatherv", "reduce-scatter-v"};
 
 /* ---- selection ---------------------------------------------------------------------------------- */
 

@@ -13,8 +13,8 @@
  *     calls in one batch of some 220 in flight, twice (the second after one more barrier, which
  *     grows the signatures' pools).  Results are copied back and checked exactly.  Then calls that
  *     fall back with device buffers, which the component stages through host memory (MAXLOC, a
- *     derived datatype with a user op, a vector datatype with holes, uneven reduce_scatter counts),
- *     bitwise ops and a contiguous derived datatype that DFCCL runs, and host buffers of signatures
+ *     derived datatype with a user op, a vector datatype with holes), uneven reduce_scatter counts
+ *     (DFCCL's reduce-scatter-v), bitwise ops and a contiguous derived datatype that DFCCL runs, and host buffers of signatures
  *     set up on device memory, which run through DFCCL on copies.  The component's MPI_T counters
  *     must show exactly the calls issued, routed or fallen back.
  *
@@ -595,7 +595,7 @@ static int fallbacks(MPI_Comm comm) {
     want_routed[RSB]++;
   }
 
-  /* Uneven recvcounts (rank r gets r + 1 elements): out of place and in place. */
+  /* Uneven recvcounts (rank r gets r + 1 elements), DFCCL's reduce-scatter-v: out of place and in place. */
   for (int in_place = 0; in_place < 2; in_place++) {
     int* counts = host_alloc((size_t)size * sizeof *counts);
     int total = 0, first = 0;
@@ -610,7 +610,7 @@ static int fallbacks(MPI_Comm comm) {
     check_ints(out, want, rank + 1, in_place ? "MPI_Reduce_scatter uneven in place" : "MPI_Reduce_scatter uneven");
     dev_free(send_d), dev_free(recv_d);
     free(counts);
-    want_fallback[RS]++;
+    want_routed[RS]++; /* DFCCL's reduce-scatter-v */
   }
   free(in), free(out), free(want);
   watchdog_reset();

@@ -29,8 +29,9 @@
  * blocks of v/w collectives, and guard elements after every buffer must come back unchanged, and
  * so must send buffers and buffers MPI does not make significant on this rank.
  *
- * MPI_Allgatherv on an intracommunicator of two ranks or more, on device memory, runs on DFCCL's
- * all-gather-v (any layout: a packed copy unpacks it): _routed +1, except that a nonblocking call
+ * MPI_Allgatherv and MPI_Reduce_scatter on an intracommunicator of two ranks or more, on device
+ * memory, run on DFCCL's all-gather-v (any layout: a packed copy unpacks it) and reduce-scatter-v:
+ * _routed +1, except that a nonblocking call
  * whose signature no blocking call or init set up yet falls back (and stages) instead.  Otherwise,
  * the counters, per call on this rank (a persistent request counts at its initialization, not at its
  * starts): _routed +0; _fallback +1, but MPI_Reduce_scatter on one rank (one of DFCCL's six there)
@@ -645,7 +646,8 @@ static void build_reduce_scatter(case_t* k, int salt) {
   want_sums(k, salt, (size_t)offset, mine);
   for (int q = mine; k->send_in_place && q < total; q++) k->want[q] = DONT_CARE; /* past the result */
   k->significant = true;
-  k->local = !c->inter && c->n == 1; /* one of DFCCL's six: a local copy on one rank */
+  k->local = !c->inter && c->n == 1; /* one of DFCCL's collectives: a local copy on one rank */
+  k->routable = !c->inter && c->n > 1 && device_memory; /* DFCCL's reduce-scatter-v */
 }
 
 /* Intercommunicator: each group's block is as long as the other group is large. */

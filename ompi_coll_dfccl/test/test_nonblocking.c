@@ -12,7 +12,8 @@
  * then a blocking call of a signature while nonblocking ones of it are outstanding, the same on a
  * sub-communicator whose ranks are in reverse world order (MPI_Comm_split), freed while calls on it
  * are outstanding, and calls that always fall back (count 0, long double, MAXLOC, a complex
- * product, a user op, datatypes with gaps, uneven reduce_scatter counts).  The component's MPI_T counters prove each
+ * product, a user op, datatypes with gaps, and uneven reduce_scatter counts, whose first nonblocking
+ * use falls back before its signature is set up).  The component's MPI_T counters prove each
  * route: exactly the batch's calls are counted as routed, or as fallen back.
  *
  * Run with: mpirun --mca coll_dfccl_host_target 1 ... test_nonblocking  (see run.sh).  Prints
