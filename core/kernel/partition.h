@@ -63,6 +63,17 @@ DF_FN void df_span_init(df_span* sp, uint64_t count, uint32_t nchannels, uint32_
   sp->iterations = df_div_up(sp->end - sp->begin, sp->chunk);
 }
 
+/* A v collective's block (all-gather-v, reduce-scatter-v): this channel's share of it cut by its
+ * own count, and where it lies (the blocks table).  False when `iteration` is past the block's last
+ * chunk: its sender and its receiver compute the same and skip it alike. */
+DF_FN bool df_variable_block(const df_coll_static* st, uint32_t channel, uint32_t block, uint64_t iteration,
+                             df_span* own, uint64_t* displ) {
+  df_span_init(own, DF_BLOCK_COUNT(st->blocks, block), st->nchannels, channel, df_dtype_bytes((dfcclDataType_t)st->dtype),
+               st->links->slot_bytes);
+  *displ = DF_BLOCK_DISPL(st->blocks, block);
+  return iteration < own->iterations;
+}
+
 /* Chunk `iteration` of the span: its first element and its length. */
 DF_FN void df_span_chunk(const df_span* sp, uint64_t iteration, uint64_t* offset, uint64_t* nelem) {
   *offset = sp->begin + iteration * sp->chunk;
