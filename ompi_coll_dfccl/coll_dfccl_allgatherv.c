@@ -36,6 +36,18 @@ static dtype_t* receive_layout(const int* rcounts, const int* displs, dtype_t* r
   return layout;
 }
 
+/* Blocks of a contiguous type at the running sums of the counts: DFCCL's packed layout already. */
+static bool packed(const int* rcounts, const int* displs, dtype_t* rdtype, int n) {
+  ptrdiff_t lb, extent;
+  size_t size;
+  ompi_datatype_get_extent(rdtype, &lb, &extent);
+  ompi_datatype_type_size(rdtype, &size);
+  if (lb != 0 || (size_t)extent != size || !ompi_datatype_is_contiguous_memory_layout(rdtype, 2)) return false;
+  for (int i = 1, at = displs[0]; i < n; i++)
+    if (displs[i] != (at += rcounts[i - 1])) return false;
+  return true;
+}
+
 static bool plan(const void* sbuf, int scount, dtype_t* sdtype, void* rbuf, const int* rcounts, const int* displs,
                  dtype_t* rdtype, comm_t* comm, mca_coll_dfccl_module_t* m, dfccl_form_t form, dfccl_call_t* call,
                  const char** why) {
@@ -60,6 +72,13 @@ static bool plan(const void* sbuf, int scount, dtype_t* sdtype, void* rbuf, cons
   *call = (dfccl_call_t){
       .coll = mca_coll_dfccl_coll_for_bytes(m, comm, form, &sig, total, mca_coll_dfccl_memory_both(in, out), why)};
   if (call->coll == NULL) return false;
+  if (packed(rcounts, displs, rdtype, n)) { /* the common layout: no datatype to make */
+    call->recv = mca_coll_dfccl_span(call, comm, (char*)rbuf + (ptrdiff_t)displs[0] * (ptrdiff_t)rsize,
+                                     total / (rsize ? rsize : 1), rdtype, out, in_place, true);
+    call->send = in_place ? (char*)call->recv + before_me
+                          : mca_coll_dfccl_span(call, comm, (void*)sbuf, (size_t)scount, sdtype, in, true, false);
+    return true;
+  }
   dtype_t* layout = receive_layout(rcounts, displs, rdtype, comm);
   /* In place, the copy (if any) takes the own block in; the run writes every other block. */
   call->recv = mca_coll_dfccl_span(call, comm, rbuf, 1, layout, out, in_place, true);
