@@ -79,17 +79,20 @@ double bench_now_sec(void); /* CLOCK_MONOTONIC, seconds */
 /* ---- collectives (bench_coll.c) ---- */
 
 typedef enum {
-  BENCH_ALLREDUCE = 0, BENCH_ALLGATHER, BENCH_REDUCESCATTER, BENCH_BROADCAST, BENCH_REDUCE, BENCH_NCOLLS
+  BENCH_ALLREDUCE = 0, BENCH_ALLGATHER, BENCH_REDUCESCATTER, BENCH_BROADCAST, BENCH_REDUCE, BENCH_ALLTOALL,
+  BENCH_NCOLLS
 } bench_coll;
 
 const char* bench_coll_name(bench_coll c);   /* "all-gather" */
 const char* bench_coll_option(bench_coll c); /* "allgather", as -C takes it */
 int bench_coll_reduces(bench_coll c);        /* has a reduction operation */
 int bench_coll_rooted(bench_coll c);         /* broadcast, reduce */
+int bench_coll_in_place(bench_coll c);       /* runs in place (all-to-all does not, in DFCCL) */
 /* busbw = algbw * factor: 2(n-1)/n, (n-1)/n or 1. */
 double bench_coll_busbw_factor(bench_coll c, int nranks);
 /* Elements per count: a size of `bytes` is count = bytes / (type size * this) per rank (nranks for
- * all-gather and reduce-scatter, whose size is the whole gathered or scattered buffer; else 1). */
+ * all-gather, reduce-scatter and all-to-all, whose size is the whole gathered, scattered or
+ * exchanged buffer; else 1). */
 size_t bench_coll_count_unit(bench_coll c, int nranks);
 
 /* Where one rank's run reads and writes.  sendbuff lies in the send buffer, or in the receive

@@ -90,7 +90,7 @@ static int parse_colls(const char* s, int* colls) {
 
 #define TYPE_NAMES "int8 uint8 int16 uint16 int32 uint32 int64 uint64 half bfloat16 float double"
 #define OP_NAMES "sum prod max min band bor bxor land lor lxor"
-#define COLL_NAMES "allreduce allgather reducescatter broadcast reduce, or all"
+#define COLL_NAMES "allreduce allgather reducescatter broadcast reduce alltoall, or all"
 
 static void usage(const char* prog) {
   printf("Usage: mpirun -np N %s [options]\n"
@@ -98,8 +98,8 @@ static void usage(const char* prog) {
          "  -C COLL   " COLL_NAMES " (one after the\n"
          "            other) (default allreduce)\n"
          "  -r ROOT   root rank of broadcast and reduce (default 0)\n"
-         "  -b SIZE   smallest message in bytes, K/M/G suffixes (default 8); all-gather and\n"
-         "            reduce-scatter: the whole gathered / scattered buffer\n"
+         "  -b SIZE   smallest message in bytes, K/M/G suffixes (default 8); all-gather,\n"
+         "            reduce-scatter and all-to-all: the whole gathered / scattered / sent buffer\n"
          "  -e SIZE   largest message in bytes (default 128M)\n"
          "  -f F      multiply the size by F between steps (default 2)\n"
          "  -n N      timed iterations per size (default 20)\n"

@@ -22,6 +22,7 @@ static const struct {
     [BENCH_REDUCESCATTER] = {"reduce-scatter", "reducescatter", 1, 0},
     [BENCH_BROADCAST] = {"broadcast", "broadcast", 0, 1},
     [BENCH_REDUCE] = {"reduce", "reduce", 1, 1},
+    [BENCH_ALLTOALL] = {"all-to-all", "alltoall", 0, 0},
 };
 
 static int valid(bench_coll c) { return (unsigned)c < BENCH_NCOLLS; }
@@ -30,6 +31,7 @@ const char* bench_coll_name(bench_coll c) { return valid(c) ? colls[c].name : "?
 const char* bench_coll_option(bench_coll c) { return valid(c) ? colls[c].option : "?"; }
 int bench_coll_reduces(bench_coll c) { return valid(c) && colls[c].reduces; }
 int bench_coll_rooted(bench_coll c) { return valid(c) && colls[c].rooted; }
+int bench_coll_in_place(bench_coll c) { return valid(c) && c != BENCH_ALLTOALL; }
 
 /* The bytes a rank's links carry, relative to the size, for ring algorithms on n ranks. */
 double bench_coll_busbw_factor(bench_coll c, int nranks) {
@@ -37,13 +39,14 @@ double bench_coll_busbw_factor(bench_coll c, int nranks) {
   switch (c) {
     case BENCH_ALLREDUCE: return 2.0 * (n - 1.0) / n;
     case BENCH_ALLGATHER:
-    case BENCH_REDUCESCATTER: return (n - 1.0) / n;
+    case BENCH_REDUCESCATTER:
+    case BENCH_ALLTOALL: return (n - 1.0) / n; /* as nccl-tests: what leaves each rank */
     default: return 1.0;
   }
 }
 
 size_t bench_coll_count_unit(bench_coll c, int nranks) {
-  return c == BENCH_ALLGATHER || c == BENCH_REDUCESCATTER ? (size_t)nranks : 1u;
+  return c == BENCH_ALLGATHER || c == BENCH_REDUCESCATTER || c == BENCH_ALLTOALL ? (size_t)nranks : 1u;
 }
 
 /* In place as MPI and NCCL define it: all-gather sends from its own slot of recvbuff, reduce-scatter
@@ -67,6 +70,7 @@ void bench_coll_layout(bench_layout* l, bench_coll c, size_t count, size_t typeS
       l->sendCount = n * count;
       if (inPlace) l->recvOffset = slot;
       break;
+    case BENCH_ALLTOALL: l->sendCount = l->recvCount = n * count; break; /* never in place */
     case BENCH_BROADCAST: l->hasInput = rank == root; break;
     case BENCH_REDUCE: l->hasOutput = rank == root; break;
     default: break;

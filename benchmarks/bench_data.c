@@ -94,6 +94,8 @@ void bench_pattern_fill(const bench_pattern* p, void* host, size_t count) {
 static double expected_value(const bench_pattern* p, size_t k, size_t collCount) {
   switch (p->coll) {
     case BENCH_ALLGATHER: return input_value(p, (int)(k / collCount), k % collCount);
+    case BENCH_ALLTOALL: /* block j came from rank j, which sent its block for this rank */
+      return input_value(p, (int)(k / collCount), (size_t)p->rank * collCount + k % collCount);
     case BENCH_BROADCAST: return input_value(p, p->root, k);
     case BENCH_REDUCESCATTER: return p->expected[((size_t)p->rank * collCount + k) % p->period];
     default: return p->expected[k % p->period];

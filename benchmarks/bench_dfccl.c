@@ -63,7 +63,7 @@ void bench_dfccl_fini(bench_dfccl* d) {
 
 dfcclRankCtx_t bench_dfccl_ctx(const bench_dfccl* d) { return d->ctx; }
 
-/* Over all ranks; all-gather and reduce-scatter take the per-rank count. */
+/* Over all ranks; all-gather and reduce-scatter take the per-rank count, all-to-all the per-pair one. */
 void bench_dfccl_register(bench_dfccl* d, bench_coll coll, size_t count, dfcclDataType_t dtype,
                           dfcclRedOp_t op, int root, int collId) {
   switch (coll) {
@@ -78,6 +78,7 @@ void bench_dfccl_register(bench_dfccl* d, bench_coll coll, size_t count, dfcclDa
       CHECK_DFCCL(dfcclRegisterBroadcast(d->ctx, count, dtype, root, collId, NULL, 0, 0));
       break;
     case BENCH_REDUCE: CHECK_DFCCL(dfcclRegisterReduce(d->ctx, count, dtype, op, root, collId, NULL, 0, 0)); break;
+    case BENCH_ALLTOALL: CHECK_DFCCL(dfcclRegisterAllToAll(d->ctx, count, dtype, collId, NULL, 0, 0)); break;
     default: BENCH_DIE("unknown collective %d", (int)coll);
   }
 }
@@ -109,6 +110,7 @@ static void submit(bench_dfccl* d, bench_coll coll, int collId, const void* send
       break;
     case BENCH_BROADCAST: CHECK_DFCCL(dfcclRunBroadcast(d->ctx, send, recv, collId, dfccl_done, d)); break;
     case BENCH_REDUCE: CHECK_DFCCL(dfcclRunReduce(d->ctx, send, recv, collId, dfccl_done, d)); break;
+    case BENCH_ALLTOALL: CHECK_DFCCL(dfcclRunAllToAll(d->ctx, send, recv, collId, dfccl_done, d)); break;
     default: BENCH_DIE("unknown collective %d", (int)coll);
   }
 }

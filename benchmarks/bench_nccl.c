@@ -14,6 +14,7 @@
 struct bench_nccl {
   ncclComm_t comm;
   cudaStream_t stream;
+  int nranks;
 };
 
 #define CHECK_NCCL(call)                                                                        \
@@ -56,12 +57,26 @@ bench_nccl* bench_nccl_init(int rank, int nranks, cudaStream_t stream) {
   bench_nccl* n = calloc(1, sizeof(*n));
   if (n == NULL) BENCH_DIE("out of memory");
   n->stream = stream;
+  n->nranks = nranks;
   ncclUniqueId id;
   memset(&id, 0, sizeof(id));
   if (rank == 0) CHECK_NCCL(ncclGetUniqueId(&id));
   CHECK_MPI(MPI_Bcast(&id, (int)sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD));
   CHECK_NCCL(ncclCommInitRank(&n->comm, nranks, id, rank));
   return n;
+}
+
+/* NCCL has no all-to-all: what nccl-tests and NCCL's users run is a group of one send and one
+ * receive per peer. */
+static void all_to_all(bench_nccl* n, const void* send, void* recv, size_t count, dfcclDataType_t dtype) {
+  size_t block = count * bench_type_size(dtype);
+  ncclDataType_t t = nccl_type(dtype);
+  CHECK_NCCL(ncclGroupStart());
+  for (int peer = 0; peer < n->nranks; peer++) {
+    CHECK_NCCL(ncclSend((const char*)send + (size_t)peer * block, count, t, peer, n->comm, n->stream));
+    CHECK_NCCL(ncclRecv((char*)recv + (size_t)peer * block, count, t, peer, n->comm, n->stream));
+  }
+  CHECK_NCCL(ncclGroupEnd());
 }
 
 void bench_nccl_run(bench_nccl* n, bench_coll coll, const void* send, void* recv, size_t count,
@@ -77,6 +92,7 @@ void bench_nccl_run(bench_nccl* n, bench_coll coll, const void* send, void* recv
         break;
       case BENCH_BROADCAST: CHECK_NCCL(ncclBroadcast(send, recv, count, t, root, n->comm, n->stream)); break;
       case BENCH_REDUCE: CHECK_NCCL(ncclReduce(send, recv, count, t, o, root, n->comm, n->stream)); break;
+      case BENCH_ALLTOALL: all_to_all(n, send, recv, count, dtype); break;
       default: BENCH_DIE("unknown collective %d", (int)coll);
     }
   }

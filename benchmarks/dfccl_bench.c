@@ -82,7 +82,7 @@ typedef struct {
 static int coll_id(const bench_size* z, int inPlace) { return 2 * z->index + inPlace; }
 
 static void register_size(bench_state* s, const bench_size* z) {
-  for (int inPlace = 0; inPlace < 2; inPlace++)
+  for (int inPlace = 0; inPlace < 1 + bench_coll_in_place(z->coll); inPlace++)
     bench_dfccl_register(s->dfccl, z->coll, z->count, s->opts->dtype, s->opts->op, s->opts->root,
                          coll_id(z, inPlace));
 }
@@ -145,6 +145,10 @@ static void run_size(bench_state* s, const bench_size* z) {
   register_size(s, z);
   for (int lib = 0; lib < s->nlibs; lib++) {
     for (int inPlace = 0; inPlace < 2; inPlace++) {
+      if (inPlace && !bench_coll_in_place(z->coll)) {
+        if (s->rank == 0) printf("  %9s %7s %7s %7s", "N/A", "N/A", "N/A", "N/A");
+        continue;
+      }
       bench_result r = measure(s, (bench_lib)lib, z, inPlace);
       print_result(s, (bench_lib)lib, z, &r);
     }

@@ -199,7 +199,8 @@ static uint32_t channels_for(const df_config* cfg, uint64_t bytes) {
 
 /* Bytes a collective moves through each rank's connectors, which decides its channels. */
 static uint64_t traffic_bytes(df_coll_kind kind, uint64_t bytes, uint32_t nranks) {
-  return kind == DF_COLL_ALL_GATHER || kind == DF_COLL_REDUCE_SCATTER ? bytes * nranks : bytes;
+  bool per_rank = kind == DF_COLL_ALL_GATHER || kind == DF_COLL_REDUCE_SCATTER || kind == DF_COLL_ALL_TO_ALL;
+  return per_rank ? bytes * nranks : bytes;
 }
 
 /* A FIFO slot carries one chunk: no larger than what one step of a channel moves (in 4 KiB
@@ -459,6 +460,12 @@ dfcclResult_t dfcclRegisterReduceScatterV(dfcclRankCtx_t ctx, const size_t* recv
                              priority, &v);
 }
 
+dfcclResult_t dfcclRegisterAllToAll(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype, int collId,
+                                    const int* participants, int nparticipants, int priority) {
+  return register_collective(ctx, DF_COLL_ALL_TO_ALL, count, dtype, dfcclSum, 0, collId, participants, nparticipants,
+                             priority, NULL);
+}
+
 dfcclResult_t dfcclRegisterBroadcast(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype, int root,
                                      int collId, const int* participants, int nparticipants, int priority) {
   return register_collective(ctx, DF_COLL_BROADCAST, count, dtype, dfcclSum, root, collId, participants,
@@ -489,6 +496,7 @@ static void buffer_bytes(const df_coll* c, size_t* send_bytes, size_t* recv_byte
   switch ((df_coll_kind)st->kind) {
     case DF_COLL_ALL_GATHER: *recv_bytes = block * st->nranks; break;
     case DF_COLL_REDUCE_SCATTER: *send_bytes = block * st->nranks; break;
+    case DF_COLL_ALL_TO_ALL: *send_bytes = *recv_bytes = block * st->nranks; break;
     case DF_COLL_BROADCAST: if (!root) *send_bytes = 0; break;
     case DF_COLL_REDUCE: if (!root) *recv_bytes = 0; break;
     default: break;
@@ -533,6 +541,10 @@ static dfcclResult_t submit(df_ctx* ctx, df_coll_kind kind, const void* sendbuff
     return df_error(dfcclInvalidArgument, "collective id %d was registered as another kind of collective", collId);
   dfcclResult_t r = ctx->target->check_buffer(ctx, sendbuff, send_bytes, "sendbuff");
   if (r == dfcclSuccess) r = ctx->target->check_buffer(ctx, recvbuff, recv_bytes, "recvbuff");
+  /* All-to-all writes a block of recvbuff before it has read every block of sendbuff. */
+  if (r == dfcclSuccess && kind == DF_COLL_ALL_TO_ALL && send_bytes > 0 &&
+      (const char*)sendbuff < (const char*)recvbuff + recv_bytes && (const char*)recvbuff < (const char*)sendbuff + send_bytes)
+    r = df_error(dfcclInvalidArgument, "all-to-all %d: sendbuff and recvbuff overlap (it does not run in place)", collId);
   /* The daemon may read sendbuff as soon as the SQE exists: the caller's work on it comes first. */
   if (r == dfcclSuccess && ctx->target->wait_caller) r = ctx->target->wait_caller(ctx);
   if (r != dfcclSuccess) return r;
@@ -596,6 +608,11 @@ dfcclResult_t dfcclRunReduceScatter(dfcclRankCtx_t ctx, const void* sendbuff, vo
 dfcclResult_t dfcclRunReduceScatterV(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
                                      dfcclCallback_t callback, void* callbackArg) {
   return submit(ctx, DF_COLL_REDUCE_SCATTER, sendbuff, recvbuff, collId, callback, callbackArg);
+}
+
+dfcclResult_t dfcclRunAllToAll(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
+                               dfcclCallback_t callback, void* callbackArg) {
+  return submit(ctx, DF_COLL_ALL_TO_ALL, sendbuff, recvbuff, collId, callback, callbackArg);
 }
 
 dfcclResult_t dfcclRunBroadcast(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,

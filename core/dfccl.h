@@ -143,6 +143,13 @@ dfcclResult_t dfcclRegisterReduceScatter(dfcclRankCtx_t ctx, size_t recvcount, d
 dfcclResult_t dfcclRegisterReduceScatterV(dfcclRankCtx_t ctx, const size_t* recvcounts, dfcclDataType_t dtype,
                                           dfcclRedOp_t op, int collId, const int* participants, int nparticipants,
                                           int priority);
+/* All-to-all: every participant sends `count` elements to each participant, itself included:
+ * block i of sendbuff (elements i x count ..) goes to participant i (in ring order), which receives
+ * it as block `position` of its recvbuff.  Not in place: sendbuff and recvbuff must not overlap
+ * (dfcclInvalidArgument at dfcclRunAllToAll).  It runs on the ring's connectors, so each link
+ * carries n(n-1)/2 blocks (n-1 for a direct exchange): as fast as one for 2 participants. */
+dfcclResult_t dfcclRegisterAllToAll(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype, int collId,
+                                    const int* participants, int nparticipants, int priority);
 dfcclResult_t dfcclRegisterBroadcast(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype, int root,
                                      int collId, const int* participants, int nparticipants, int priority);
 dfcclResult_t dfcclRegisterReduce(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype, dfcclRedOp_t op,
@@ -187,6 +194,8 @@ dfcclResult_t dfcclRunReduceScatter(dfcclRankCtx_t ctx, const void* sendbuff, vo
                                     dfcclCallback_t callback, void* callbackArg);
 dfcclResult_t dfcclRunReduceScatterV(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
                                      dfcclCallback_t callback, void* callbackArg);
+dfcclResult_t dfcclRunAllToAll(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
+                               dfcclCallback_t callback, void* callbackArg);
 dfcclResult_t dfcclRunBroadcast(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
                                 dfcclCallback_t callback, void* callbackArg);
 dfcclResult_t dfcclRunReduce(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,

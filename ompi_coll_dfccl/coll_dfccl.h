@@ -19,8 +19,9 @@
  * entry     (coll_dfccl_entry.c)      what those entry points share: set-up point, routed end,
  *                                      fallen-back end
  * staging   (coll_dfccl_staging.c)    fallbacks with device buffers run on host copies
- * staged-only (coll_dfccl_gather.c, _alltoall.c, _scan.c, _neighbor.c, _inter.c)  the collectives
- *                                      DFCCL does not run (and the routed ones on intercommunicators):
+ * staged-only (coll_dfccl_gather.c, _alltoall.c but for MPI_Alltoall, _scan.c, _neighbor.c, _inter.c)
+ *                                      the collectives DFCCL does not run (and the routed ones on
+ *                                      intercommunicators):
  *                                      what MPI makes significant, staged for the previous component
  * tables    (coll_dfccl_dtypes.h)     MPI datatypes and ops -> DFCCL
  *
@@ -65,7 +66,9 @@ BEGIN_C_DECLS
   X(reduce_scatter_block_init, "MPIX_Reduce_scatter_block_init", reduce_scatter_block_init)        \
   X(reduce_scatter_init, "MPIX_Reduce_scatter_init", reduce_scatter_init)                         \
   X(allgatherv, "MPI_Allgatherv", allgatherv) X(iallgatherv, "MPI_Iallgatherv", iallgatherv)       \
-  X(allgatherv_init, "MPIX_Allgatherv_init", allgatherv_init)
+  X(allgatherv_init, "MPIX_Allgatherv_init", allgatherv_init)                                     \
+  X(alltoall, "MPI_Alltoall", alltoall) X(ialltoall, "MPI_Ialltoall", ialltoall)                   \
+  X(alltoall_init, "MPIX_Alltoall_init", alltoall_init)
 
 /* The other collectives of Open MPI's coll framework (X as above).  coll/dfccl takes them over so
  * that device buffers reach the previous component -- which is not CUDA-aware -- only as host
@@ -74,7 +77,6 @@ BEGIN_C_DECLS
 #define DFCCL_STAGED_FORMS(X, name, mpi, fn, ifn, fn_init)                                         \
   X(name, "MPI_" mpi, fn) X(i##name, "MPI_I" mpi, ifn) X(name##_init, "MPIX_" mpi "_init", fn_init)
 #define DFCCL_STAGED_COLLS(X)                                                                      \
-  DFCCL_STAGED_FORMS(X, alltoall, "alltoall", alltoall, ialltoall, alltoall_init)                  \
   DFCCL_STAGED_FORMS(X, alltoallv, "alltoallv", alltoallv, ialltoallv, alltoallv_init)             \
   DFCCL_STAGED_FORMS(X, alltoallw, "alltoallw", alltoallw, ialltoallw, alltoallw_init)             \
   DFCCL_STAGED_FORMS(X, gather, "gather", gather, igather, gather_init)                            \
@@ -140,12 +142,13 @@ typedef enum {
   DFCCL_ALLGATHER,
   DFCCL_REDUCE_SCATTER,
   DFCCL_ALLGATHERV,
-  DFCCL_REDUCE_SCATTERV
+  DFCCL_REDUCE_SCATTERV,
+  DFCCL_ALLTOALL
 } dfccl_kind_t;
 
 /* What a DFCCL collective is registered for: (kind, count, dtype, op, root); op is dfcclSum and
- * root -1 where the collective has none; broadcast and all-gather count bytes (dfcclUint8).  Every
- * rank passes the same, so it names the collective alike everywhere. */
+ * root -1 where the collective has none; broadcast, all-gather and all-to-all count bytes
+ * (dfcclUint8).  Every rank passes the same, so it names the collective alike everywhere. */
 typedef struct {
   dfccl_kind_t kind;
   int root;

@@ -1,7 +1,8 @@
 /*
  * MPI_Alltoall, MPI_Alltoallv and MPI_Alltoallw in their three forms (blocking, MPI_I...,
- * MPIX_..._init), and MPI_Allgatherv where DFCCL does not run it: taken over so that device buffers
- * reach the previous component as host copies (coll_dfccl_staging.c).  Every rank sends and receives a block per peer
+ * MPIX_..._init), and MPI_Allgatherv where DFCCL does not run it.  MPI_Alltoall runs on DFCCL's
+ * all-to-all where it can; the rest is taken over so that device buffers reach the previous
+ * component as host copies (coll_dfccl_staging.c).  Every rank sends and receives a block per peer
  * (the remote group of an intercommunicator); with MPI_IN_PLACE the send arguments are ignored, and
  * the receive buffer is the input too (staging copies it in either way).
  *
@@ -31,18 +32,59 @@ int mca_coll_dfccl_allgatherv_staged(const dfccl_entry_t* e, mca_coll_base_modul
 
 /* ---- alltoall ------------------------------------------------------------------------------------ */
 
-static int alltoall(const dfccl_entry_t* e, mca_coll_base_module_t* module, const void* sbuf, int scount,
-                    dtype_t* sdtype, void* rbuf, int rcount, dtype_t* rdtype, comm_t* comm) {
+/* DFCCL's all-to-all moves bytes: the signature is the bytes each rank sends to each (alike on every
+ * rank and both sides by MPI's rules).  It does not run in place (MPI_IN_PLACE is used by all ranks
+ * or none, so they all fall back alike). */
+static bool alltoall_plan(const void* sbuf, int scount, dtype_t* sdtype, void* rbuf, int rcount, dtype_t* rdtype,
+                          comm_t* comm, mca_coll_dfccl_module_t* m, dfccl_form_t form, dfccl_call_t* call,
+                          const char** why) {
+  if (sbuf == MPI_IN_PLACE) {
+    *why = "MPI_IN_PLACE (DFCCL's all-to-all needs a separate input)";
+    return false;
+  }
+  dfccl_sig_t sig = {.kind = DFCCL_ALLTOALL, .root = -1};
+  size_t n = (size_t)ompi_comm_size(comm), rsize;
+  ompi_datatype_type_size(rdtype, &rsize);
+  size_t rn = n * (size_t)(rcount > 0 ? rcount : 0), sn = n * (size_t)(scount > 0 ? scount : 0);
+  dfccl_memory_t out = mca_coll_dfccl_memory_of_layout(rbuf, rdtype, rn);
+  dfccl_memory_t in = mca_coll_dfccl_memory_of_layout(sbuf, sdtype, sn);
+  *call = (dfccl_call_t){.coll = mca_coll_dfccl_coll_for_bytes(m, comm, form, &sig, rsize * (rn / n),
+                                                               mca_coll_dfccl_memory_both(in, out), why)};
+  if (call->coll == NULL) return false;
+  call->recv = mca_coll_dfccl_span(call, comm, rbuf, rn, rdtype, out, false, true); /* written whole */
+  call->send = mca_coll_dfccl_span(call, comm, (void*)sbuf, sn, sdtype, in, true, false);
+  return true;
+}
+
+/* Staged for the previous component: every block is written, unless in place (then the buffer is
+ * the input too). */
+static int alltoall_staged(const dfccl_entry_t* e, mca_coll_base_module_t* module, const char* why, const void* sbuf,
+                           int scount, dtype_t* sdtype, void* rbuf, int rcount, dtype_t* rdtype, comm_t* comm) {
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
   size_t peers = (size_t)mca_coll_dfccl_peers(comm);
   dfccl_staging_t st;
-  mca_coll_dfccl_fell_back(e, comm, -1, -1, not_dfccl);
-  /* Every block is written, unless in place (then the buffer is the input too). */
+  mca_coll_dfccl_fell_back(e, comm, -1, -1, why);
   dfccl_region_t recv = sbuf == MPI_IN_PLACE ? mca_coll_dfccl_region(rbuf, rdtype, (size_t)rcount * peers)
                                              : mca_coll_dfccl_region_written(rbuf, rdtype, (size_t)rcount * peers);
   mca_coll_dfccl_stage(&st, comm, sbuf, mca_coll_dfccl_region(sbuf, sdtype, (size_t)scount * peers), rbuf, recv);
   return mca_coll_dfccl_staged_end(
       e, comm, &st, DFCCL_PREVIOUS(e, m, alltoall, comm, st.send.host, scount, sdtype, st.recv.host, rcount, rdtype));
+}
+
+/* Any form: a local copy on one rank, routed, or staged. */
+static int alltoall(const dfccl_entry_t* e, mca_coll_base_module_t* module, const void* sbuf, int scount,
+                    dtype_t* sdtype, void* rbuf, int rcount, dtype_t* rdtype, comm_t* comm) {
+  mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
+  const char* why = "a layout that is not contiguous, on one rank";
+  dfccl_call_t call;
+  int rc;
+  mca_coll_dfccl_enter(e, m, comm);
+  if (ompi_comm_size(comm) == 1) { /* the one block (MPI_IN_PLACE: nothing to copy) */
+    if (mca_coll_dfccl_local(e, comm, sbuf, sdtype, (size_t)scount, rbuf, rdtype, (size_t)rcount, &rc)) return rc;
+  } else if (alltoall_plan(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m, e->form, &call, &why)) {
+    return mca_coll_dfccl_routed(e, m, comm, &call);
+  }
+  return alltoall_staged(e, module, why, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
 }
 
 int mca_coll_dfccl_alltoall(const void* sbuf, int scount, dtype_t* sdtype, void* rbuf, int rcount, dtype_t* rdtype,
@@ -61,6 +103,29 @@ int mca_coll_dfccl_alltoall_init(const void* sbuf, int scount, dtype_t* sdtype, 
                                  mca_coll_base_module_t* module) {
   return alltoall(&DFCCL_PERSISTENT_ENTRY(alltoall, request, info, DFCCL_KEEP(sdtype, rdtype)), module, sbuf, scount,
                   sdtype, rbuf, rcount, rdtype, comm);
+}
+
+/* On intercommunicators: staged (DFCCL's collectives span one group). */
+static const char* const inter = "an intercommunicator";
+
+int mca_coll_dfccl_inter_alltoall(const void* sbuf, int scount, dtype_t* sdtype, void* rbuf, int rcount,
+                                  dtype_t* rdtype, comm_t* comm, mca_coll_base_module_t* module) {
+  return alltoall_staged(&DFCCL_BLOCKING_ENTRY(alltoall), module, inter, sbuf, scount, sdtype, rbuf, rcount, rdtype,
+                         comm);
+}
+
+int mca_coll_dfccl_inter_ialltoall(const void* sbuf, int scount, dtype_t* sdtype, void* rbuf, int rcount,
+                                   dtype_t* rdtype, comm_t* comm, ompi_request_t** request,
+                                   mca_coll_base_module_t* module) {
+  return alltoall_staged(&DFCCL_NONBLOCKING_ENTRY(alltoall, request), module, inter, sbuf, scount, sdtype, rbuf, rcount,
+                         rdtype, comm);
+}
+
+int mca_coll_dfccl_inter_alltoall_init(const void* sbuf, int scount, dtype_t* sdtype, void* rbuf, int rcount,
+                                       dtype_t* rdtype, comm_t* comm, struct ompi_info_t* info,
+                                       ompi_request_t** request, mca_coll_base_module_t* module) {
+  return alltoall_staged(&DFCCL_PERSISTENT_ENTRY(alltoall, request, info, DFCCL_KEEP(sdtype, rdtype)), module, inter,
+                         sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
 }
 
 /* ---- alltoallv ----------------------------------------------------------------------------------- */

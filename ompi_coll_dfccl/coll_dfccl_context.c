@@ -168,6 +168,7 @@ static dfcclResult_t register_one(dfcclRankCtx_t ctx, dfccl_comm_t* dc, const df
     case DFCCL_REDUCE_SCATTER: return dfcclRegisterReduceScatter(ctx, s->count, s->dtype, s->op, id, p, n, 0);
     case DFCCL_ALLGATHERV: return register_allgatherv(ctx, s, id, p, n);
     case DFCCL_REDUCE_SCATTERV: return register_reduce_scatterv(ctx, s, id, p, n);
+    case DFCCL_ALLTOALL: return dfcclRegisterAllToAll(ctx, s->count, s->dtype, id, p, n, 0);
   }
   return dfcclInvalidArgument;
 }

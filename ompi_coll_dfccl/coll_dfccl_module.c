@@ -14,14 +14,14 @@
 #include "opal/util/output.h"
 
 const char* const mca_coll_dfccl_kind_name[] = {"allreduce",      "broadcast",  "reduce",           "allgather",
-                                                 "reduce-scatter", "allgatherv", "reduce-scatter-v"};
+                                                 "reduce-scatter", "allgatherv", "reduce-scatter-v", "alltoall"};
 
 /* ---- selection ---------------------------------------------------------------------------------- */
 
 static bool any_nonblocking_enabled(void) {
   const mca_coll_dfccl_component_t* c = &mca_coll_dfccl_component;
   return c->iallreduce_enable || c->ibcast_enable || c->ireduce_enable || c->iallgather_enable ||
-         c->ireduce_scatter_block_enable || c->ireduce_scatter_enable;
+         c->ireduce_scatter_block_enable || c->ireduce_scatter_enable || c->iallgatherv_enable || c->ialltoall_enable;
 }
 
 static int dfccl_module_enable(mca_coll_base_module_t* module, ompi_communicator_t* comm) {

@@ -108,6 +108,7 @@ static dfcclResult_t run_on_dfccl(mca_coll_dfccl_request_t* req) {
     case DFCCL_REDUCE_SCATTER: return dfcclRunReduceScatter(ctx, c->send, c->recv, id, on_done, req);
     case DFCCL_ALLGATHERV: return dfcclRunAllGatherV(ctx, c->send, c->recv, id, on_done, req);
     case DFCCL_REDUCE_SCATTERV: return dfcclRunReduceScatterV(ctx, c->send, c->recv, id, on_done, req);
+    case DFCCL_ALLTOALL: return dfcclRunAllToAll(ctx, c->send, c->recv, id, on_done, req);
   }
   return dfcclInvalidArgument;
 }

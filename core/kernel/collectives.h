@@ -10,6 +10,7 @@
 
 #include "all_gather.h"
 #include "all_reduce.h"
+#include "all_to_all.h"
 #include "broadcast.h"
 #include "reduce_scatter.h"
 #include "reduce_to_root.h"
@@ -35,7 +36,10 @@ DF_FN void df_plan_init(df_plan* p, const df_coll_static* st, uint32_t channel) 
   }
   df_span_init(&p->span, st->count, st->nchannels, channel, esize, slot);
   p->iterations = p->span.iterations;
-  p->steps = (st->kind == DF_COLL_ALL_GATHER || st->kind == DF_COLL_REDUCE_SCATTER) ? n : 1;
+  if (st->kind == DF_COLL_ALL_TO_ALL)
+    p->steps = df_all_to_all_steps(n);
+  else
+    p->steps = (st->kind == DF_COLL_ALL_GATHER || st->kind == DF_COLL_REDUCE_SCATTER) ? n : 1;
 }
 
 DF_FN df_prim_result df_step(df_run* run, const df_plan* p, uint64_t iteration, uint32_t s) {
@@ -43,13 +47,14 @@ DF_FN df_prim_result df_step(df_run* run, const df_plan* p, uint64_t iteration, 
     case DF_COLL_ALL_REDUCE: return df_all_reduce_step(run, s, &p->ring, iteration);
     case DF_COLL_ALL_GATHER: return df_all_gather_step(run, s, &p->span, iteration);
     case DF_COLL_REDUCE_SCATTER: return df_reduce_scatter_step(run, s, &p->span, iteration);
+    case DF_COLL_ALL_TO_ALL: return df_all_to_all_step(run, s, &p->span, iteration);
     case DF_COLL_BROADCAST: return df_broadcast_step(run, &p->span, iteration);
     default: return df_reduce_to_root_step(run, &p->span, iteration);
   }
 }
 
 /* One participant: every collective is a copy of `count` elements from input to output (to the
- * block's displacement for all-gather-v). */
+ * block's displacement for all-gather-v; all-to-all's one block is `count` elements too). */
 DF_FN void df_local_copy(df_run* run) {
   const df_coll_static* st = &run->ctx->stat;
   const df_coll_dynamic* d = &run->ctx->dyn;

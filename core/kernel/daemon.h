@@ -68,6 +68,7 @@ typedef enum {
   DF_COLL_REDUCE_SCATTER,
   DF_COLL_BROADCAST,
   DF_COLL_REDUCE,
+  DF_COLL_ALL_TO_ALL,
   DF_COLL_NUM_KINDS
 } df_coll_kind;
 
@@ -80,7 +81,8 @@ typedef struct {
   uint32_t nchannels;      /* blocks that take part                               */
   int32_t root;            /* broadcast and reduce: the root's ring position      */
   int32_t priority;
-  uint64_t count;          /* elements: all-gather and reduce-scatter, per rank (all-gather-v: the largest block) */
+  uint64_t count;          /* elements: all-gather and reduce-scatter, per rank; all-to-all, per pair of
+                            * ranks; all-gather-v: the largest block */
   const df_links* links;   /* NULL when the collective has one participant      */
   uint32_t flags;          /* DF_COLL_*                                           */
   uint32_t pad32;

@@ -127,6 +127,9 @@ DF_FN df_prim_result df_recv_reduce_copy_send(df_run* r, const void* src, void* 
 DF_FN df_prim_result df_recv_copy_send(df_run* r, void* dst, size_t n) {
   return df_prim(r, DF_RECV | DF_SEND | DF_COPY_OUT, NULL, dst, n);
 }
+DF_FN df_prim_result df_recv_send(df_run* r, size_t n) { /* forward: slot to slot */
+  return df_prim(r, DF_RECV | DF_SEND, NULL, NULL, n);
+}
 DF_FN df_prim_result df_recv(df_run* r, void* dst, size_t n) {
   return df_prim(r, DF_RECV, NULL, dst, n);
 }

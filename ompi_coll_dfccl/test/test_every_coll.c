@@ -537,6 +537,10 @@ static void build_alltoall(case_t* k, int salt) {
     write_block(k->want, l, p * span(l, ints), ints, peer_ident(c, p), c->me, salt);
   }
   k->significant = true;
+  /* Routed to DFCCL's all-to-all on device memory unless in place (any receive layout: a packed
+   * copy unpacks it); on one rank a local copy, unless the receive type has holes. */
+  k->local = !c->inter && c->n == 1 && (k->send_in_place || !k->use_holey);
+  k->routable = !c->inter && c->n > 1 && device_memory && !k->send_in_place;
 }
 
 static void build_alltoallv(case_t* k, int salt) {

@@ -11,13 +11,14 @@
 #include "elements.h"
 
 const char* const kind_names[NUM_KINDS] = {"all-reduce", "all-gather", "reduce-scatter", "broadcast", "reduce",
-                                           "all-gather-v", "reduce-scatter-v"};
+                                           "all-gather-v", "reduce-scatter-v", "all-to-all"};
 
 static bool is_signed(dfcclDataType_t t) {
   return t != dfcclUint8 && t != dfcclUint16 && t != dfcclUint32 && t != dfcclUint64;
 }
 
 bool reduces(kind k) { return k == ALL_REDUCE || k == REDUCE_SCATTER || k == REDUCE || k == REDUCE_SCATTER_V; }
+bool runs_in_place(kind k) { return k != ALL_TO_ALL; }
 
 static uint64_t mix(uint64_t h) {
   h = (h ^ (h >> 31)) * 0xbf58476d1ce4e5b9ull;
@@ -111,6 +112,7 @@ static void lengths(const test_case* c, int rank, size_t* send, size_t* recv) {
     case ALL_GATHER_V: *send = block_count(c, c->position); *recv = block_displ(c, 0) + block_count(c, 0); break;
     case REDUCE_SCATTER_V: *send = block_packed(c, c->nranks); *recv = block_count(c, c->position); break;
     case REDUCE_SCATTER: *send = n * count; *recv = count; break;
+    case ALL_TO_ALL: *send = n * count; *recv = n * count; break;
     case BROADCAST: *send = root ? count : 0; *recv = count; break;
     case REDUCE: *send = count; *recv = root ? count : 0; break;
     default: *send = count; *recv = count; break;
@@ -135,6 +137,8 @@ static double expected(const test_case* c, size_t i) {
   switch (c->kind) {
     case REDUCE_SCATTER_V: return reduce_over_ranks(c, block_packed(c, c->position) + i);
     case ALL_GATHER: return input(c, rank_at(c, (int)(i / c->count)), i % c->count);
+    case ALL_TO_ALL: /* block p came from position p, which sent its block for this position */
+      return input(c, rank_at(c, (int)(i / c->count)), (size_t)c->position * c->count + i % c->count);
     case REDUCE_SCATTER: return reduce_over_ranks(c, (size_t)c->position * c->count + i);
     case BROADCAST: return input(c, c->root, i);
     default: return reduce_over_ranks(c, i);
@@ -220,6 +224,7 @@ void register_case(harness* h, const test_case* c) {
     case REDUCE_SCATTER_V: register_reduce_scatter_v(h, c, n); break;
     case ALL_GATHER_V: register_all_gather_v(h, c, n); break;
     case ALL_GATHER: CHECK_DFCCL(dfcclRegisterAllGather(h->ctx, c->count, c->dtype, c->id, c->ranks, n, 0)); break;
+    case ALL_TO_ALL: CHECK_DFCCL(dfcclRegisterAllToAll(h->ctx, c->count, c->dtype, c->id, c->ranks, n, 0)); break;
     case REDUCE_SCATTER:
       CHECK_DFCCL(dfcclRegisterReduceScatter(h->ctx, c->count, c->dtype, c->op, c->id, c->ranks, n, 0));
       break;
@@ -233,7 +238,7 @@ void run_case(harness* h, test_case* c, harness_counter* done) {
   typedef dfcclResult_t (*run_fn)(dfcclRankCtx_t, const void*, void*, int, dfcclCallback_t, void*);
   static const run_fn run[NUM_KINDS] = {dfcclRunAllReduce, dfcclRunAllGather, dfcclRunReduceScatter,
                                         dfcclRunBroadcast,  dfcclRunReduce,    dfcclRunAllGatherV,
-                                        dfcclRunReduceScatterV};
+                                        dfcclRunReduceScatterV, dfcclRunAllToAll};
   CHECK_DFCCL(run[c->kind](h->ctx, c->send, c->recv, c->id, harness_on_complete, done));
 }
 

@@ -21,6 +21,7 @@ typedef enum {
   REDUCE,
   ALL_GATHER_V,
   REDUCE_SCATTER_V,
+  ALL_TO_ALL,
   NUM_KINDS
 } kind;
 extern const char* const kind_names[NUM_KINDS];
@@ -44,6 +45,7 @@ typedef struct {
 } test_case;
 
 bool reduces(kind k);
+bool runs_in_place(kind k); /* all-to-all does not */
 void register_case(harness* h, const test_case* c);
 /* Allocates and fills the buffers (outputs poisoned). */
 void prepare(harness* h, test_case* c);

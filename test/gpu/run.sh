@@ -101,8 +101,8 @@ mps_stop() {
 
 # PART=1: data path and the deadlock programs at one rank per GPU; PART=2: oversubscribed runs,
 # the random mix and performance; unset: both (more than one 600 s device call).  PART=oversub
-# PART=explore, PART=component, PART=every and PART=users (or users-pageable, users-osu, users-cupy)
-# are only run when named; PART may name several ("1 oversub").
+# PART=explore, PART=component, PART=every, PART=a2a and PART=users (or users-pageable, users-osu,
+# users-cupy) are only run when named; PART may name several ("1 oversub").
 part=${PART:-all}
 named() { case " $part " in *" $1 "*) return 0 ;; esac; return 1; }
 in_part() { [ "$part" = all ] || named "$1"; }
@@ -337,6 +337,41 @@ osu_scatter osu_scatterv osu_ialltoall osu_ialltoallv osu_iallgatherv osu_igathe
     LOG_DIR=/tmp/dfccl-osu-every bash test/gpu/osu.sh
   keep_output osu-every.txt
   summarize "^(FAIL|MISSING) |^np=|^osu:"
+fi
+
+# PART=a2a: all-to-all and all-gather-v on DFCCL (issue 18) -- the core's matrix of the eight kinds
+# with small slots, the random mix (all-to-all and all-gather-v among its kinds, device
+# synchronizations between) x A2A_MIX_ITERS at 2 and 4 ranks and its twin without preemption,
+# dfccl_bench all-to-all and all-gather (NCCL beside when the ranks have a GPU each: NCCL refuses two
+# ranks on one GPU), and OSU's all-to-all and all-gather-v through coll/dfccl with validation, every
+# call counted (A2A_OSU_NPS default "2 4").
+if named a2a; then
+  step collectives-matrix-small-slots 300 env DFCCL_MIN_CHANNEL_BYTES=4096 DFCCL_SLOT_BYTES=4096 \
+    DFCCL_MAX_CHANNELS=4 $mpi 2 test/mpi/test_collectives -k others
+  summarize "matrix|exact|WRONG"
+  for np in 2 4; do
+    step "random-mix-${np}ranks-sync" ${MIX_LIMIT:-300} $mpi $np test/mpi/test_random_mix -i "${A2A_MIX_ITERS:-1000}" -y 5
+  done
+  step random-mix-twin-no-preemption 60 env DFCCL_PREEMPTION=0 TEST_WATCHDOG_S=10 sh -c \
+    'sh test/mpi/mpirun.sh 4 test/mpi/test_random_mix -i 50 -y 5 2>&1 | tail -n 5; exit 0'
+  twin_verdict
+  with_nccl=0
+  [ "$(nvidia-smi -L | wc -l)" -ge 2 ] && with_nccl=1
+  for coll in alltoall allgather; do
+    step "bench-$coll" ${BENCH_LIMIT:-200} $mpi 2 benchmarks/dfccl_bench -C $coll -b 16 -e "${A2A_BENCH_MAX:-256M}" -f 4 \
+      -n 20 -w 5 -c 1 -N $with_nccl
+    keep_output "bench-$coll.txt"
+    summarize "^ +[0-9]|Avg|Wrong"
+  done
+  if [ -x "$repo/.osu/build.sh" ] && [ "${osu_built:-0}" = 0 ]; then
+    step osu-build 300 sh "$repo/.osu/build.sh" /tmp/osu-build && osu_built=1
+  fi
+  step osu-a2a ${OSU_LIMIT:-400} env LD_LIBRARY_PATH="$PWD/.libs:${LD_LIBRARY_PATH:-}" OSU_DIR=/tmp/osu-build \
+    OSU_NPS="${A2A_OSU_NPS:-2 4}" OSU_TYPES=mpi_float OSU_CHAR=0 OSU_SIZES="${A2A_OSU_SIZES:-1:4194304}" \
+    OSU_BENCHMARKS="${A2A_OSU_BENCHMARKS:-osu_alltoall osu_ialltoall osu_allgatherv}" \
+    LOG_DIR=/tmp/dfccl-osu-a2a bash test/gpu/osu.sh
+  keep_output osu-a2a.txt
+  summarize "^(FAIL|MISSING) |^np=|^osu:|routed"
 fi
 
 # PART=explore: what the knobs do, for tuning the defaults (not part of the acceptance runs).

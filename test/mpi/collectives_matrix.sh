@@ -1,5 +1,5 @@
 #!/bin/sh
-# The seven collectives (all-gather-v and reduce-scatter-v too): every data type x op x count x in/out of place x buffer offset x root,
+# The eight collectives (all-gather-v, reduce-scatter-v and all-to-all too): every data type x op x count x in/out of place x buffer offset x root,
 # on 4 ranks (with subsets) and on 3.
 . "${top_srcdir:-.}/test/mpi/common.sh"
 # Small channels and slots, so that counts span several channels, iterations and FIFO slots.

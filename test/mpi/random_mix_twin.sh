@@ -1,5 +1,5 @@
 #!/bin/sh
-# Twin of random_mix.sh: the same mix of the seven collectives (the v ones included) in random
+# Twin of random_mix.sh: the same mix of the eight collectives (the v ones, all-to-all) in random
 # orders with preemption off must hang (the watchdog fires): random_mix.sh passes because of
 # preemption, not by luck.
 . "${top_srcdir:-.}/test/mpi/common.sh"

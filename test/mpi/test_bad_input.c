@@ -92,6 +92,7 @@ int main(int argc, char** argv) {
   expect(dfcclRegisterAllReduce(ctx, 1024, dfcclInt32, dfcclSum, 1, NULL, 0, 0), dfcclSuccess, "register id 1", h.rank);
   expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, 1, NULL, 0, 0), dfcclDuplicateId, "register id 1 again", h.rank);
   expect(dfcclRegisterAllReduce(ctx, 0, dfcclFloat32, dfcclMax, 2, NULL, 0, 0), dfcclSuccess, "register count 0", h.rank);
+  expect(dfcclRegisterAllToAll(ctx, 256, dfcclInt32, 13, NULL, 0, 0), dfcclSuccess, "register all-to-all", h.rank);
 
   /* Runs */
   int32_t* buf = harness_alloc(&h, 1024 * sizeof(int32_t));
@@ -102,6 +103,13 @@ int main(int argc, char** argv) {
   expect(dfcclRunAllReduce(ctx, buf, buf, 99, harness_on_complete, &done), dfcclUnregisteredId, "run an unregistered id", h.rank);
   expect(dfcclRunAllReduce(ctx, NULL, buf, 1, harness_on_complete, &done), dfcclInvalidArgument, "NULL sendbuff", h.rank);
   expect(dfcclRunAllReduce(ctx, buf, NULL, 1, harness_on_complete, &done), dfcclInvalidArgument, "NULL recvbuff", h.rank);
+  /* All-to-all has no in place: any overlap of its 2 x 256 elements is refused. */
+  expect(dfcclRunAllToAll(ctx, buf, buf, 13, harness_on_complete, &done), dfcclInvalidArgument, "all-to-all in place",
+         h.rank);
+  expect(dfcclRunAllToAll(ctx, buf, buf + 511, 13, harness_on_complete, &done), dfcclInvalidArgument,
+         "all-to-all buffers overlapping by one element", h.rank);
+  expect(dfcclRunAllToAll(ctx, buf + 511, buf, 13, harness_on_complete, &done), dfcclInvalidArgument,
+         "all-to-all buffers overlapping by one element, the other way", h.rank);
   if (h.gpu) {
     expect(dfcclRunAllReduce(ctx, host, buf, 1, harness_on_complete, &done), dfcclWrongDevice, "host memory on the GPU target", h.rank);
   }

@@ -1,5 +1,5 @@
 /*
- * A random-order mix of all seven collectives (cases.h: all-gather-v and reduce-scatter-v too) on
+ * A random-order mix of all eight collectives (cases.h: all-gather-v, reduce-scatter-v and all-to-all too) on
  * overlapping groups of ranks: every iteration,
  * every rank invokes the collectives it takes part in, in its own random order, then checks every
  * result exactly.  Groups overlap, so the waits of one group chain into another's.
@@ -20,7 +20,7 @@
 #include "dtypes.h"
 
 #define MAX_GROUPS 8
-#define MAX_CASES 64
+#define MAX_CASES 96
 
 /* The n-th (cyclically) of the ops the type has: every op comes up, on the types that have it. */
 static dfcclRedOp_t nth_op_of(dfcclDataType_t dtype, int n) {
@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
     }
   }
 
-  /* Every group runs each of the seven collectives (a few sizes and types, roots spread out). */
+  /* Every group runs each of the eight collectives (a few sizes and types, roots spread out). */
   test_case cases[MAX_CASES];
   int n = 0, mine = 0;
   int mine_index[MAX_CASES];
@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
       c->dtype = types[(g + k) % ntypes];
       c->op = reduces(c->kind) ? nth_op_of(c->dtype, g + k) : dfcclSum;
       c->count = (size_t)(1 + (g * 7 + k * 3) % 5) * 3001;
-      c->in_place = (g + k) % 2;
+      c->in_place = runs_in_place(c->kind) && (g + k) % 2;
       c->ranks = members[g];
       c->nranks = sizes[g];
       c->root = members[g][(g + k) % sizes[g]];
@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
   long all_syncs = 0;
   MPI_Reduce(&syncs, &all_syncs, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
   if (h.rank == 0)
-    printf("%d iterations of %d collectives (all seven kinds) on %d overlapping groups of %d ranks, %ld device "
+    printf("%d iterations of %d collectives (all eight kinds) on %d overlapping groups of %d ranks, %ld device "
            "synchronizations: %s; preemptions %llu, voluntary quits %llu (all ranks)\n",
            iterations, n, ngroups, h.nranks, all_syncs, wrong ? "WRONG RESULTS" : "all results exact",
            (unsigned long long)all.preemptions, (unsigned long long)all.voluntaryQuits);
