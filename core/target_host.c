@@ -13,6 +13,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -124,12 +126,31 @@ static dfcclResult_t map_fd(int fd, size_t bytes, void** ptr, const char* name) 
   return dfcclSuccess;
 }
 
+/* A token of this process for its segments' names.  The pid alone is not enough: a process killed
+ * before its peers mapped a segment leaves the name behind, and a later process may get its pid
+ * (seen in CI after the hanging twins were killed); processes in other pid namespaces may share
+ * /dev/shm too. */
+static unsigned process_token(void) {
+  static atomic_uint token;
+  unsigned t = atomic_load(&token);
+  if (t != 0) return t;
+  if (getrandom(&t, sizeof t, GRND_NONBLOCK) != (ssize_t)sizeof t) {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    t = (unsigned)now.tv_nsec * 2654435761u ^ (unsigned)now.tv_sec ^ (unsigned)getpid();
+  }
+  t |= 1u; /* never 0, which means "not drawn yet" */
+  unsigned expected = 0;
+  return atomic_compare_exchange_strong(&token, &expected, t) ? t : expected;
+}
+
 static dfcclResult_t host_alloc_shared(df_ctx* ctx, size_t bytes, void** ptr, df_mem_handle* handle) {
   shm_handle* h = (shm_handle*)handle->bytes;
   memset(handle, 0, sizeof *handle);
   /* Unique within the process too: several contexts (one per communicator, say) may live in it. */
   static atomic_uint shm_counter;
-  snprintf(h->name, sizeof h->name, "/dfccl-%d-%d-%u", (int)getpid(), ctx->rank, atomic_fetch_add(&shm_counter, 1));
+  snprintf(h->name, sizeof h->name, "/dfccl-%d-%08x-%d-%u", (int)getpid(), process_token(), ctx->rank,
+           atomic_fetch_add(&shm_counter, 1));
   int fd = shm_open(h->name, O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0)
     return df_error(dfcclSystemError, "shm_open(%s) failed: %s", h->name, strerror(errno));

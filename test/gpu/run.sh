@@ -341,7 +341,7 @@ fi
 
 # PART=a2a: all-to-all and all-gather-v on DFCCL (issue 18) -- the core's matrix of the eight kinds
 # with small slots, the random mix (all-to-all and all-gather-v among its kinds, device
-# synchronizations between) x A2A_MIX_ITERS at 2 and 4 ranks and its twin without preemption,
+# synchronizations between) x A2A_MIX_ITERS at 3 and 4 ranks and its twin without preemption,
 # dfccl_bench all-to-all and all-gather (NCCL beside when the ranks have a GPU each: NCCL refuses two
 # ranks on one GPU), and OSU's all-to-all and all-gather-v through coll/dfccl with validation, every
 # call counted (A2A_OSU_NPS default "2 4").
@@ -349,7 +349,7 @@ if named a2a; then
   step collectives-matrix-small-slots 300 env DFCCL_MIN_CHANNEL_BYTES=4096 DFCCL_SLOT_BYTES=4096 \
     DFCCL_MAX_CHANNELS=4 $mpi 2 test/mpi/test_collectives -k others
   summarize "matrix|exact|WRONG"
-  for np in 2 4; do
+  for np in 3 4; do # the mix's overlapping groups need 3 ranks at least
     step "random-mix-${np}ranks-sync" ${MIX_LIMIT:-300} $mpi $np test/mpi/test_random_mix -i "${A2A_MIX_ITERS:-1000}" -y 5
   done
   step random-mix-twin-no-preemption 60 env DFCCL_PREEMPTION=0 TEST_WATCHDOG_S=10 sh -c \

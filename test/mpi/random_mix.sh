@@ -1,5 +1,5 @@
 #!/bin/sh
-# All seven collectives (all-gather-v and reduce-scatter-v too) on overlapping groups, a different random order on every
+# All eight collectives (all-gather-v, reduce-scatter-v and all-to-all too) on overlapping groups, a different random order on every
 # rank; then with device synchronizations at random points between the invocations.  Its twin
 # without preemption: random_mix_twin.sh.
 . "${top_srcdir:-.}/test/mpi/common.sh"
