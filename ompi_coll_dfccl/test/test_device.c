@@ -32,10 +32,11 @@
  *
  *   test_device -m cross [-i iterations] [-w watchdog_s] [-q]
  *     Three communicators (two MPI_Comm_dup of MPI_COMM_WORLD, one MPI_Comm_split with the ranks
- *     in reverse order) with four nonblocking collectives each on device buffers (all-reduce,
- *     broadcast, all-gather, reduce-scatter).  Every signature is set up first (one blocking call
- *     of each, then MPI_Barrier on each communicator: a nonblocking fallback with device buffers is
- *     an error).  Every iteration each rank issues the twelve calls in its own random interleaving
+ *     in reverse order) with six nonblocking collectives each on device buffers (all-reduce,
+ *     broadcast, all-gather, reduce-scatter, all-to-all, all-gather-v with uneven counts).  Every
+ *     signature is set up first (one blocking call of each, then MPI_Barrier on each communicator:
+ *     a nonblocking fallback with device buffers is an error).  Every iteration each rank issues the
+ *     eighteen calls in its own random interleaving
  *     of the communicators (each communicator's calls in the same order everywhere, as MPI
  *     requires), then one MPI_Waitall; every result is checked, and every call must be routed.
  *
@@ -86,10 +87,10 @@ static bool quiet;
 
 /* Counter k < NKINDS is the blocking collective k, NKINDS + k its nonblocking form, 2 * NKINDS + k
  * its persistent init. */
-enum { ALLREDUCE, BCAST, REDUCE, ALLGATHER, RSB, RS, NKINDS };
+enum { ALLREDUCE, BCAST, REDUCE, ALLGATHER, RSB, RS, ALLTOALL, ALLGATHERV, NKINDS };
 #define NCOUNTERS (3 * NKINDS)
-static const char* const kind_names[NKINDS] = {"allreduce", "bcast", "reduce", "allgather", "reduce_scatter_block",
-                                               "reduce_scatter"};
+static const char* const kind_names[NKINDS] = {"allreduce",      "bcast",    "reduce",    "allgather", "reduce_scatter_block",
+                                               "reduce_scatter", "alltoall", "allgatherv"};
 
 static entry_counters_t counters;
 /* What this program issued since the last counters_mark(): the counters must say the same. */
@@ -163,7 +164,8 @@ typedef struct {
   int kind;
   const type_t* t;
   MPI_Op op;    /* MPI_SUM for broadcast and all-gather (the values only) */
-  size_t count; /* per rank for all-gather and reduce-scatter            */
+  size_t count; /* per rank for all-gather and reduce-scatter, per pair for all-to-all; all-gather-v:
+                 * rank r contributes count + r */
   int root;
   int in_place;
   /* set by call_alloc */
@@ -172,17 +174,20 @@ typedef struct {
   void *send_h, *recv_h; /* host images */
   void *send_d, *recv_d; /* device buffers */
   int* rcounts;
+  int* displs;  /* all-gather-v: packed */
 } call_t;
 
 static const long long UNTOUCHED = -1;
 
 static size_t recv_elems(const call_t* c) {
-  bool whole = c->kind == ALLGATHER || ((c->kind == RSB || c->kind == RS) && c->in_place);
+  if (c->kind == ALLGATHERV) return (size_t)c->displs[c->size - 1] + (size_t)c->rcounts[c->size - 1];
+  bool whole = c->kind == ALLGATHER || c->kind == ALLTOALL || ((c->kind == RSB || c->kind == RS) && c->in_place);
   return whole ? c->count * (size_t)c->size : c->count;
 }
 
 static size_t send_elems(const call_t* c) {
-  return c->kind == RSB || c->kind == RS ? c->count * (size_t)c->size : c->count;
+  if (c->kind == ALLGATHERV) return c->count + (size_t)c->rank;
+  return c->kind == RSB || c->kind == RS || c->kind == ALLTOALL ? c->count * (size_t)c->size : c->count;
 }
 
 static void* host_alloc(size_t bytes) {
@@ -198,17 +203,21 @@ static void call_alloc(call_t* c, MPI_Comm comm) {
   c->comm = comm;
   CHECK_MPI(MPI_Comm_rank(comm, &c->rank));
   CHECK_MPI(MPI_Comm_size(comm, &c->size));
+  c->rcounts = host_alloc((size_t)c->size * sizeof *c->rcounts);
+  c->displs = host_alloc((size_t)c->size * sizeof *c->displs);
+  for (int r = 0, at = 0; r < c->size; at += c->rcounts[r++]) {
+    c->rcounts[r] = (int)c->count + (c->kind == ALLGATHERV ? r : 0);
+    c->displs[r] = at;
+  }
   size_t sbytes = send_elems(c) * c->t->size, rbytes = recv_elems(c) * c->t->size;
   c->send_h = host_alloc(sbytes);
   c->recv_h = host_alloc(rbytes);
   c->send_d = dev_alloc(sbytes);
   c->recv_d = dev_alloc(rbytes);
-  c->rcounts = host_alloc((size_t)c->size * sizeof *c->rcounts);
-  for (int r = 0; r < c->size; r++) c->rcounts[r] = (int)c->count;
 }
 
 static void call_free(call_t* c) {
-  free(c->send_h), free(c->recv_h), free(c->rcounts);
+  free(c->send_h), free(c->recv_h), free(c->rcounts), free(c->displs);
   dev_free(c->send_d), dev_free(c->recv_d);
 }
 
@@ -249,6 +258,10 @@ static void call_issue(call_t* c, MPI_Request* req) {
       case ALLGATHER: CHECK_MPI(MPI_Allgather(sbuf, n, dt, c->recv_d, n, dt, comm)); break;
       case RSB: CHECK_MPI(MPI_Reduce_scatter_block(sbuf, c->recv_d, n, dt, c->op, comm)); break;
       case RS: CHECK_MPI(MPI_Reduce_scatter(sbuf, c->recv_d, c->rcounts, dt, c->op, comm)); break;
+      case ALLTOALL: CHECK_MPI(MPI_Alltoall(sbuf, n, dt, c->recv_d, n, dt, comm)); break;
+      case ALLGATHERV:
+        CHECK_MPI(MPI_Allgatherv(sbuf, c->rcounts[c->rank], dt, c->recv_d, c->rcounts, c->displs, dt, comm));
+        break;
     }
     want_routed[c->kind]++;
     return;
@@ -260,6 +273,10 @@ static void call_issue(call_t* c, MPI_Request* req) {
     case ALLGATHER: CHECK_MPI(MPI_Iallgather(sbuf, n, dt, c->recv_d, n, dt, comm, req)); break;
     case RSB: CHECK_MPI(MPI_Ireduce_scatter_block(sbuf, c->recv_d, n, dt, c->op, comm, req)); break;
     case RS: CHECK_MPI(MPI_Ireduce_scatter(sbuf, c->recv_d, c->rcounts, dt, c->op, comm, req)); break;
+    case ALLTOALL: CHECK_MPI(MPI_Ialltoall(sbuf, n, dt, c->recv_d, n, dt, comm, req)); break;
+    case ALLGATHERV:
+      CHECK_MPI(MPI_Iallgatherv(sbuf, c->rcounts[c->rank], dt, c->recv_d, c->rcounts, c->displs, dt, comm, req));
+      break;
   }
   want_routed[NKINDS + c->kind]++;
 }
@@ -278,6 +295,11 @@ static void call_init(call_t* c, MPI_Request* req) {
     case ALLGATHER: CHECK_MPI(MPIX_Allgather_init(sbuf, n, dt, c->recv_d, n, dt, comm, info, req)); break;
     case RSB: CHECK_MPI(MPIX_Reduce_scatter_block_init(sbuf, c->recv_d, n, dt, c->op, comm, info, req)); break;
     case RS: CHECK_MPI(MPIX_Reduce_scatter_init(sbuf, c->recv_d, c->rcounts, dt, c->op, comm, info, req)); break;
+    case ALLTOALL: CHECK_MPI(MPIX_Alltoall_init(sbuf, n, dt, c->recv_d, n, dt, comm, info, req)); break;
+    case ALLGATHERV:
+      CHECK_MPI(MPIX_Allgatherv_init(sbuf, c->rcounts[c->rank], dt, c->recv_d, c->rcounts, c->displs, dt, comm, info,
+                                     req));
+      break;
   }
   want_routed[2 * NKINDS + c->kind]++;
 }
@@ -294,6 +316,13 @@ static long long wanted(const call_t* c, size_t i) {
       return get(t, cell, 0);
     }
     case ALLGATHER: return value(t, c->op, (int)(i / c->count), i % c->count, c->salt);
+    case ALLTOALL: /* block r came from rank r, which sent its block for this rank */
+      return value(t, c->op, (int)(i / c->count), (size_t)c->rank * c->count + i % c->count, c->salt);
+    case ALLGATHERV: {
+      int r = c->size - 1;
+      while (r > 0 && i < (size_t)c->displs[r]) r--;
+      return value(t, c->op, r, i - (size_t)c->displs[r], c->salt);
+    }
     default: return expect(t, c->op, c->size, (size_t)c->rank * c->count + i, c->salt); /* reduce-scatter */
   }
 }
@@ -301,7 +330,7 @@ static long long wanted(const call_t* c, size_t i) {
 /* Copies the result back and checks it exactly. */
 static void call_check(call_t* c, const char* pass) {
   download(c->recv_h, c->recv_d, recv_elems(c) * c->t->size);
-  size_t n = c->kind == ALLGATHER ? c->count * (size_t)c->size : c->count;
+  size_t n = c->kind == ALLGATHER || c->kind == ALLTOALL || c->kind == ALLGATHERV ? recv_elems(c) : c->count;
   int bad = 0;
   for (size_t i = 0; i < n; i++) {
     long long got = get(c->t, c->recv_h, i), want = wanted(c, i);
@@ -855,7 +884,7 @@ static void persistent(int iterations) {
 /* ---- the cross and sync patterns ---------------------------------------------------------------- */
 
 #define NCOMMS 3
-#define CALLS_PER_COMM 4
+#define CALLS_PER_COMM 6
 #define NCALLS (NCOMMS * CALLS_PER_COMM)
 
 static unsigned long long rng_state;
@@ -910,7 +939,7 @@ static void pattern(int iterations, bool sync) {
   CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comms[0]));
   CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comms[1]));
   CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, 0, world_size - world_rank, &comms[2]));
-  static const int kinds[CALLS_PER_COMM] = {ALLREDUCE, BCAST, ALLGATHER, RSB};
+  static const int kinds[CALLS_PER_COMM] = {ALLREDUCE, BCAST, ALLGATHER, RSB, ALLTOALL, ALLGATHERV};
   const type_t* const types[NCOMMS] = {&T_I32, &T_FLOAT, &T_I64};
   const MPI_Op ops[NCOMMS] = {MPI_SUM, MPI_MAX, MPI_SUM};
   static const size_t counts[NCOMMS] = {1000, 65536, 4099};

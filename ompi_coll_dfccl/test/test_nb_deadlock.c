@@ -3,8 +3,9 @@
  *
  *   test_nb_deadlock -m cross [-i iterations] [-w watchdog_s]
  *     Three communicators (two MPI_Comm_dup of MPI_COMM_WORLD, one MPI_Comm_split with the ranks
- *     in reverse order) with four nonblocking collectives each (all-reduce, broadcast, all-gather,
- *     reduce-scatter).  Every iteration each rank issues the twelve calls in its own random
+ *     in reverse order) with six nonblocking collectives each (all-reduce, broadcast, all-gather,
+ *     reduce-scatter, all-to-all, all-gather-v with uneven counts).  Every iteration each rank
+ *     issues the eighteen calls in its own random
  *     interleaving of the communicators (each communicator's calls in the same order everywhere,
  *     as MPI requires), then one MPI_Waitall.
  *
@@ -47,7 +48,7 @@
 #include "mpi_options.h" /* test/common */
 
 #define NCOMMS 3
-#define CALLS_PER_COMM 4
+#define CALLS_PER_COMM 6
 #define MAX_CALLS 32
 
 
@@ -56,12 +57,13 @@ static unsigned watchdog_s = 30;
 
 /* ---- one call ----------------------------------------------------------------------------------- */
 
-enum { ALLREDUCE, BCAST, ALLGATHER, REDUCE_SCATTER };
+enum { ALLREDUCE, BCAST, ALLGATHER, REDUCE_SCATTER, ALLTOALL, ALLGATHERV };
 
 typedef struct {
   MPI_Comm comm;
   int kind, count, rank, size, salt;
   int *send, *recv;
+  int *rcounts, *displs; /* all-gather-v: rank r contributes count + r, packed */
 } call_t;
 
 static int input(int rank, int i, int salt) { return (rank + 1) * ((i * 7 + salt * 13) % 101 + 1); }
@@ -72,13 +74,27 @@ static void call_init(call_t* c, MPI_Comm comm, int kind, int count) {
   c->count = count;
   CHECK_MPI(MPI_Comm_rank(comm, &c->rank));
   CHECK_MPI(MPI_Comm_size(comm, &c->size));
-  c->send = malloc((size_t)count * (size_t)c->size * sizeof(int));
-  c->recv = malloc((size_t)count * (size_t)c->size * sizeof(int));
-  if (!c->send || !c->recv) MPI_Abort(MPI_COMM_WORLD, 1);
+  size_t elems = ((size_t)count + (size_t)c->size) * (size_t)c->size; /* all-gather-v's blocks are larger */
+  c->send = malloc(elems * sizeof(int));
+  c->recv = malloc(elems * sizeof(int));
+  c->rcounts = malloc((size_t)c->size * sizeof(int));
+  c->displs = malloc((size_t)c->size * sizeof(int));
+  if (!c->send || !c->recv || !c->rcounts || !c->displs) MPI_Abort(MPI_COMM_WORLD, 1);
+  for (int r = 0, at = 0; r < c->size; at += c->rcounts[r++]) c->rcounts[r] = count + r, c->displs[r] = at;
+}
+
+/* Elements of the receive buffer the call writes. */
+static int received(const call_t* c) {
+  switch (c->kind) {
+    case ALLGATHER:
+    case ALLTOALL: return c->count * c->size;
+    case ALLGATHERV: return c->displs[c->size - 1] + c->rcounts[c->size - 1];
+    default: return c->count;
+  }
 }
 
 static MPI_Request call_start(call_t* c, int salt) {
-  int n = c->count, total = c->count * c->size;
+  int n = c->count, total = (c->count + c->size) * c->size;
   c->salt = salt;
   for (int i = 0; i < total; i++) c->send[i] = input(c->rank, i, salt), c->recv[i] = -1;
   MPI_Request req = MPI_REQUEST_NULL;
@@ -92,6 +108,11 @@ static MPI_Request call_start(call_t* c, int salt) {
     case REDUCE_SCATTER:
       CHECK_MPI(MPI_Ireduce_scatter_block(c->send, c->recv, n, MPI_INT, MPI_SUM, c->comm, &req));
       break;
+    case ALLTOALL: CHECK_MPI(MPI_Ialltoall(c->send, n, MPI_INT, c->recv, n, MPI_INT, c->comm, &req)); break;
+    case ALLGATHERV:
+      CHECK_MPI(MPI_Iallgatherv(c->send, c->rcounts[c->rank], MPI_INT, c->recv, c->rcounts, c->displs, MPI_INT, c->comm,
+                                &req));
+      break;
   }
   return req;
 }
@@ -103,7 +124,7 @@ static int sum_over_ranks(int size, int i, int salt) {
 }
 
 static void call_check(const call_t* c, int iteration) {
-  int n = c->kind == ALLGATHER ? c->count * c->size : c->count, bad = 0;
+  int n = received(c), bad = 0;
   for (int i = 0; i < n; i++) {
     int want = 0;
     switch (c->kind) {
@@ -111,6 +132,13 @@ static void call_check(const call_t* c, int iteration) {
       case BCAST: want = input(c->size - 1, i, c->salt); break;
       case ALLGATHER: want = input(i / c->count, i % c->count, c->salt); break;
       case REDUCE_SCATTER: want = sum_over_ranks(c->size, c->rank * c->count + i, c->salt); break;
+      case ALLTOALL: want = input(i / c->count, c->rank * c->count + i % c->count, c->salt); break;
+      case ALLGATHERV: {
+        int r = c->size - 1;
+        while (r > 0 && i < c->displs[r]) r--;
+        want = input(r, i - c->displs[r], c->salt);
+        break;
+      }
     }
     if (c->recv[i] != want && bad++ < 3)
       fprintf(stderr, "rank %d: iteration %d: collective %d count %d: [%d] = %d, expected %d\n", world_rank,
@@ -119,11 +147,12 @@ static void call_check(const call_t* c, int iteration) {
   if (bad) failures++;
 }
 
-static void call_fini(call_t* c) { free(c->send), free(c->recv); }
+static void call_fini(call_t* c) { free(c->send), free(c->recv), free(c->rcounts), free(c->displs); }
 
 /* ---- MPI_T: calls routed through DFCCL ---------------------------------------------------------- */
 
-static const char* const entry_points[] = {"iallreduce", "ibcast", "iallgather", "ireduce_scatter_block"};
+static const char* const entry_points[] = {"iallreduce", "ibcast",     "iallgather",
+                                           "ireduce_scatter_block", "ialltoall", "iallgatherv"};
 enum { NENTRY_POINTS = sizeof entry_points / sizeof entry_points[0] };
 static entry_counters_t routed_counters;
 
