@@ -167,7 +167,7 @@ static inline MPI_T_pvar_handle counter_open(MPI_T_pvar_session session, const c
  * the component's entry points (names as in coll_dfccl_<name>_routed: "allreduce", "iallreduce",
  * "allreduce_init", ...), in one pvar session; read them together, each k < n as
  * counts.routed[k], counts.fallback[k] and counts.local[k]. */
-#define ENTRY_POINTS_MAX 18
+#define ENTRY_POINTS_MAX 32
 typedef struct {
   unsigned long long routed[ENTRY_POINTS_MAX], fallback[ENTRY_POINTS_MAX], local[ENTRY_POINTS_MAX];
 } counts_t;
@@ -180,7 +180,10 @@ typedef struct {
 
 static inline void entry_counters_open(entry_counters_t* c, const char* const* names, int n) {
   int provided;
-  if (n > ENTRY_POINTS_MAX) MPI_Abort(MPI_COMM_WORLD, 2);
+  if (n > ENTRY_POINTS_MAX) {
+    fprintf(stderr, "entry_counters_open: %d entry points, ENTRY_POINTS_MAX is %d\n", n, ENTRY_POINTS_MAX);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
   CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
   CHECK_MPI(MPI_T_pvar_session_create(&c->session));
   c->n = n;
