@@ -227,8 +227,16 @@ static dfcclResult_t grow_grid(df_ctx* ctx, uint32_t blocks) {
   return dfcclSuccess;
 }
 
+uint32_t df_run_channels(const df_config* cfg, uint32_t kind, uint64_t bytes, uint32_t nranks) {
+  return channels_for(cfg, traffic_bytes((df_coll_kind)kind, bytes, nranks));
+}
+
 static dfcclResult_t check_registration(size_t count, dfcclDataType_t dtype, dfcclRedOp_t op, int collId) {
   if (collId < 0) return df_error(dfcclInvalidArgument, "collective id %d is negative", collId);
+  return df_check_signature(count, dtype, op);
+}
+
+dfcclResult_t df_check_signature(size_t count, dfcclDataType_t dtype, dfcclRedOp_t op) {
   if ((unsigned)dtype >= dfcclNumTypes) return df_error(dfcclInvalidArgument, "unknown data type %d", (int)dtype);
   if ((unsigned)op >= dfcclNumOps) return df_error(dfcclInvalidArgument, "unknown reduction op %d", (int)op);
   if (!df_op_defined_for(op, dtype))
@@ -356,7 +364,8 @@ typedef struct {
  * is taken again to publish the result.  v: the v collectives' blocks, else NULL. */
 static dfcclResult_t register_collective(df_ctx* ctx, df_coll_kind kind, size_t count, dfcclDataType_t dtype,
                                          dfcclRedOp_t op, int root, int collId, const int* participants,
-                                         int nparticipants, int priority, const df_variable_blocks* v) {
+                                         int nparticipants, int priority, const df_variable_blocks* v,
+                                         const df_shape* shape) {
   DF_CHECK(df_ctx_check(ctx));
   /* Without a valid set of participants there is nobody to tell; otherwise a local failure is
    * still announced to the peers (df_links_create), which are waiting for this registration. */
@@ -372,7 +381,8 @@ static dfcclResult_t register_collective(df_ctx* ctx, df_coll_kind kind, size_t 
     prior = blocks_table(g, kind, v->counts, v->displs, dtype, &blocks);
     count = blocks.largest;
   }
-  if (prior == dfcclSuccess) prior = check_registration(count, dtype, op, collId);
+  /* A communicator's connector sets have internal ids (< 0); users' ids are >= 0. */
+  if (prior == dfcclSuccess) prior = shape ? df_check_signature(count, dtype, op) : check_registration(count, dtype, op, collId);
   if (prior == dfcclSuccess && (kind == DF_COLL_BROADCAST || kind == DF_COLL_REDUCE)) {
     root_position = ring_position(g, root);
     if (root_position < 0) prior = df_error(dfcclInvalidArgument, "root %d is not a participant", root);
@@ -389,9 +399,10 @@ static dfcclResult_t register_collective(df_ctx* ctx, df_coll_kind kind, size_t 
     count = 0;
   }
   df_coll_static st = static_context(ctx, g, kind, count, dtype, op, root_position, priority);
+  if (shape) st.nchannels = shape->nchannels;
   if (prior == dfcclSuccess && blocks.host) prior = install_blocks(ctx, &blocks, &st);
   uint64_t bytes = (uint64_t)count * dfcclTypeSize(dtype);
-  uint32_t slot = slot_for(&ctx->cfg, kind, bytes, st.nchannels, st.nranks);
+  uint32_t slot = shape ? shape->slot_bytes : slot_for(&ctx->cfg, kind, bytes, st.nchannels, st.nranks);
   df_coll_links links;
   r = df_links_create(ctx, g, collId, &st, blocks.hash, slot, prior, &links);
   st.links = links.dev;
@@ -428,13 +439,13 @@ dfcclResult_t dfcclRegisterAllReduce(dfcclRankCtx_t ctx, size_t count, dfcclData
                                      dfcclRedOp_t op, int collId, const int* participants,
                                      int nparticipants, int priority) {
   return register_collective(ctx, DF_COLL_ALL_REDUCE, count, dtype, op, 0, collId, participants, nparticipants,
-                             priority, NULL);
+                             priority, NULL, NULL);
 }
 
 dfcclResult_t dfcclRegisterAllGather(dfcclRankCtx_t ctx, size_t sendcount, dfcclDataType_t dtype, int collId,
                                      const int* participants, int nparticipants, int priority) {
   return register_collective(ctx, DF_COLL_ALL_GATHER, sendcount, dtype, dfcclSum, 0, collId, participants,
-                             nparticipants, priority, NULL);
+                             nparticipants, priority, NULL, NULL);
 }
 
 dfcclResult_t dfcclRegisterAllGatherV(dfcclRankCtx_t ctx, const size_t* recvcounts, const size_t* displs,
@@ -442,14 +453,14 @@ dfcclResult_t dfcclRegisterAllGatherV(dfcclRankCtx_t ctx, const size_t* recvcoun
                                       int priority) {
   const df_variable_blocks v = {recvcounts, displs}; /* NULL arrays: an error every participant sees */
   return register_collective(ctx, DF_COLL_ALL_GATHER, 0, dtype, dfcclSum, 0, collId, participants, nparticipants,
-                             priority, &v);
+                             priority, &v, NULL);
 }
 
 dfcclResult_t dfcclRegisterReduceScatter(dfcclRankCtx_t ctx, size_t recvcount, dfcclDataType_t dtype,
                                          dfcclRedOp_t op, int collId, const int* participants,
                                          int nparticipants, int priority) {
   return register_collective(ctx, DF_COLL_REDUCE_SCATTER, recvcount, dtype, op, 0, collId, participants,
-                             nparticipants, priority, NULL);
+                             nparticipants, priority, NULL, NULL);
 }
 
 dfcclResult_t dfcclRegisterReduceScatterV(dfcclRankCtx_t ctx, const size_t* recvcounts, dfcclDataType_t dtype,
@@ -457,39 +468,36 @@ dfcclResult_t dfcclRegisterReduceScatterV(dfcclRankCtx_t ctx, const size_t* recv
                                           int priority) {
   const df_variable_blocks v = {recvcounts, NULL}; /* sendbuff holds the blocks packed, as MPI's */
   return register_collective(ctx, DF_COLL_REDUCE_SCATTER, 0, dtype, op, 0, collId, participants, nparticipants,
-                             priority, &v);
+                             priority, &v, NULL);
 }
 
 dfcclResult_t dfcclRegisterAllToAll(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype, int collId,
                                     const int* participants, int nparticipants, int priority) {
   return register_collective(ctx, DF_COLL_ALL_TO_ALL, count, dtype, dfcclSum, 0, collId, participants, nparticipants,
-                             priority, NULL);
+                             priority, NULL, NULL);
 }
 
 dfcclResult_t dfcclRegisterBroadcast(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype, int root,
                                      int collId, const int* participants, int nparticipants, int priority) {
   return register_collective(ctx, DF_COLL_BROADCAST, count, dtype, dfcclSum, root, collId, participants,
-                             nparticipants, priority, NULL);
+                             nparticipants, priority, NULL, NULL);
 }
 
 dfcclResult_t dfcclRegisterReduce(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype, dfcclRedOp_t op,
                                   int root, int collId, const int* participants, int nparticipants,
                                   int priority) {
   return register_collective(ctx, DF_COLL_REDUCE, count, dtype, op, root, collId, participants, nparticipants,
-                             priority, NULL);
+                             priority, NULL, NULL);
+}
+
+dfcclResult_t df_register_connector_set(df_ctx* ctx, int id, const int* ranks, int nranks, const df_shape* shape) {
+  return register_collective(ctx, DF_COLL_ALL_REDUCE, 0, dfcclInt8, dfcclSum, 0, id, ranks, nranks, 0, NULL, shape);
 }
 
 /* ---- runs ---- */
 
-/* The bytes a run reads from sendbuff and writes to recvbuff on this rank (0: not touched). */
-static void buffer_bytes(const df_coll* c, size_t* send_bytes, size_t* recv_bytes) {
-  const df_coll_static* st = &c->stat;
+void df_run_bytes(const df_coll_static* st, size_t* send_bytes, size_t* recv_bytes) {
   size_t esize = dfcclTypeSize((dfcclDataType_t)st->dtype);
-  if (c->blocks) { /* a v collective */
-    *send_bytes = c->send_elems * esize;
-    *recv_bytes = c->recv_elems * esize;
-    return;
-  }
   size_t block = st->count * esize;
   bool root = st->rank == (uint32_t)st->root;
   *send_bytes = *recv_bytes = block;
@@ -501,6 +509,50 @@ static void buffer_bytes(const df_coll* c, size_t* send_bytes, size_t* recv_byte
     case DF_COLL_REDUCE: if (!root) *recv_bytes = 0; break;
     default: break;
   }
+}
+
+/* The bytes a run of c reads from sendbuff and writes to recvbuff on this rank (0: not touched). */
+static void buffer_bytes(const df_coll* c, size_t* send_bytes, size_t* recv_bytes) {
+  if (!c->blocks) {
+    df_run_bytes(&c->stat, send_bytes, recv_bytes);
+    return;
+  }
+  size_t esize = dfcclTypeSize((dfcclDataType_t)c->stat.dtype); /* a v collective */
+  *send_bytes = c->send_elems * esize;
+  *recv_bytes = c->recv_elems * esize;
+}
+
+dfcclResult_t df_check_run_buffers(df_ctx* ctx, uint32_t kind, const void* sendbuff, size_t send_bytes,
+                                   const void* recvbuff, size_t recv_bytes, int id) {
+  DF_CHECK(ctx->target->check_buffer(ctx, sendbuff, send_bytes, "sendbuff"));
+  DF_CHECK(ctx->target->check_buffer(ctx, recvbuff, recv_bytes, "recvbuff"));
+  /* All-to-all writes a block of recvbuff before it has read every block of sendbuff. */
+  if (kind == DF_COLL_ALL_TO_ALL && send_bytes > 0 && (const char*)sendbuff < (const char*)recvbuff + recv_bytes &&
+      (const char*)recvbuff < (const char*)sendbuff + send_bytes)
+    return df_error(dfcclInvalidArgument, "all-to-all %d: sendbuff and recvbuff overlap (it does not run in place)",
+                    id);
+  /* The daemon may read sendbuff as soon as the SQE exists: the caller's work on it comes first. */
+  if (ctx->target->wait_caller) DF_CHECK(ctx->target->wait_caller(ctx));
+  return dfcclSuccess;
+}
+
+dfcclResult_t df_publish_run(df_ctx* ctx, uint32_t index, uint32_t epoch, const void* sendbuff, void* recvbuff) {
+  atomic_fetch_add(&ctx->outstanding, 1);
+  dfcclResult_t r = df_sq_host_submit(&ctx->sq, index, epoch, sendbuff, recvbuff, ctx->cfg.submit_timeout_ms);
+  if (r != dfcclSuccess) {
+    atomic_fetch_sub(&ctx->outstanding, 1);
+    return r;
+  }
+  atomic_fetch_add(&ctx->submitted, 1);
+  df_poller_notify(ctx);
+  return dfcclSuccess;
+}
+
+dfcclResult_t df_install_static(df_ctx* ctx, int index, const df_coll_static* st) {
+  pthread_mutex_lock(&ctx->tables_lock);
+  dfcclResult_t r = ctx->target->copy_in(ctx, &ctx->dev_colls[index], st, sizeof *st);
+  pthread_mutex_unlock(&ctx->tables_lock);
+  return r;
 }
 
 /* Caller holds ctx->lock.  The index of collId if it may run now (and its registration, and the
@@ -539,15 +591,7 @@ static dfcclResult_t submit(df_ctx* ctx, df_coll_kind kind, const void* sendbuff
   if (index < 0) return dfcclUnregisteredId;
   if (stat.kind != (uint32_t)kind)
     return df_error(dfcclInvalidArgument, "collective id %d was registered as another kind of collective", collId);
-  dfcclResult_t r = ctx->target->check_buffer(ctx, sendbuff, send_bytes, "sendbuff");
-  if (r == dfcclSuccess) r = ctx->target->check_buffer(ctx, recvbuff, recv_bytes, "recvbuff");
-  /* All-to-all writes a block of recvbuff before it has read every block of sendbuff. */
-  if (r == dfcclSuccess && kind == DF_COLL_ALL_TO_ALL && send_bytes > 0 &&
-      (const char*)sendbuff < (const char*)recvbuff + recv_bytes && (const char*)recvbuff < (const char*)sendbuff + send_bytes)
-    r = df_error(dfcclInvalidArgument, "all-to-all %d: sendbuff and recvbuff overlap (it does not run in place)", collId);
-  /* The daemon may read sendbuff as soon as the SQE exists: the caller's work on it comes first. */
-  if (r == dfcclSuccess && ctx->target->wait_caller) r = ctx->target->wait_caller(ctx);
-  if (r != dfcclSuccess) return r;
+  DF_CHECK(df_check_run_buffers(ctx, kind, sendbuff, send_bytes, recvbuff, recv_bytes, collId));
 
   pthread_mutex_lock(&ctx->lock);
   df_coll* c = &ctx->colls[index];
@@ -567,22 +611,18 @@ static dfcclResult_t submit(df_ctx* ctx, df_coll_kind kind, const void* sendbuff
   c->in_flight = true;
   c->callback = callback; /* recorded before the SQE exists: the completion may come at once */
   c->callback_arg = callbackArg;
+  c->callback_id = collId;
   uint32_t epoch = ++c->epoch;
   pthread_mutex_unlock(&ctx->lock);
 
-  atomic_fetch_add(&ctx->outstanding, 1);
-  r = df_sq_host_submit(&ctx->sq, (uint32_t)index, epoch, sendbuff, recvbuff, ctx->cfg.submit_timeout_ms);
+  dfcclResult_t r = df_publish_run(ctx, (uint32_t)index, epoch, sendbuff, recvbuff);
   if (r != dfcclSuccess) {
     pthread_mutex_lock(&ctx->lock);
     c->in_flight = false;
     c->epoch--;
     pthread_mutex_unlock(&ctx->lock);
-    atomic_fetch_sub(&ctx->outstanding, 1);
-    return r;
   }
-  atomic_fetch_add(&ctx->submitted, 1);
-  df_poller_notify(ctx);
-  return dfcclSuccess;
+  return r;
 }
 
 dfcclResult_t dfcclRunAllReduce(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
@@ -639,7 +679,7 @@ static dfcclResult_t check_leaving(const df_ctx* ctx, const int* ids, int i, int
   const df_coll* c = &ctx->colls[*index];
   if (c->state == DF_COLL_LEAVING)
     return df_error(dfcclInFlight, "collective id %d is being deregistered by another thread", id);
-  if (c->in_flight)
+  if (c->in_flight || c->queued) /* queued: a communicator's run waits for this connector set */
     return df_error(dfcclInFlight, "collective id %d has a run in flight (run %u); wait for its callback first",
                     id, c->epoch);
   return dfcclSuccess;
@@ -856,6 +896,7 @@ dfcclResult_t dfcclDestroy(dfcclRankCtx_t ctx) {
   dfcclResult_t closing = deregister_all(ctx);
   if (r != dfcclSuccess) df_error(r, "%s", message); /* the first error is the one to tell */
   else r = closing;
+  df_comm_free_all(ctx, dfcclDestroyed);
   release(ctx);
   ctx->magic = DF_CTX_DEAD;
   pthread_mutex_lock(&tombstones_lock);

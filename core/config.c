@@ -66,6 +66,11 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   cfg->min_channel_bytes = gpu ? 64 << 10 : 1 << 20;
   cfg->slot_bytes = gpu ? 512 << 10 : 128 << 10;
   cfg->sq_entries = 4096; /* > DF_MAX_COLLS: in-flight runs alone never fill it */
+  /* A communicator's connector sets are made before anyone knows its collectives' sizes: four runs
+   * in flight at once, and slots of 128 KiB (32 channels x 8 slots: 32 MiB of FIFOs per set and
+   * direction on a GPU, where registered collectives size theirs to the collective). */
+  cfg->comm_sets = 4;
+  cfg->comm_slot_bytes = 128 << 10;
   cfg->cq_slots = 256;
   cfg->submit_timeout_ms = 30000;
   cfg->destroy_timeout_ms = 60000;
@@ -92,6 +97,8 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   DF_CHECK(env_u64("DFCCL_MIN_CHANNEL_BYTES", 16, UINT64_MAX, &cfg->min_channel_bytes));
   DF_CHECK(env_u32("DFCCL_SLOT_BYTES", 256, 64u << 20, &cfg->slot_bytes));
   DF_CHECK(env_u32("DFCCL_SQ_ENTRIES", 2, 1u << 20, &cfg->sq_entries));
+  DF_CHECK(env_u32("DFCCL_COMM_SETS", 1, 16, &cfg->comm_sets));
+  DF_CHECK(env_u32("DFCCL_COMM_SLOT_BYTES", 256, 64u << 20, &cfg->comm_slot_bytes));
   DF_CHECK(env_u32("DFCCL_CQ_SLOTS", 1, 1u << 16, &cfg->cq_slots));
   DF_CHECK(env_u64("DFCCL_SUBMIT_TIMEOUT_MS", 0, UINT64_MAX, &cfg->submit_timeout_ms));
   DF_CHECK(env_u64("DFCCL_DESTROY_TIMEOUT_MS", 0, UINT64_MAX, &cfg->destroy_timeout_ms));
@@ -119,6 +126,9 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
 
   if (cfg->slot_bytes % 16)
     return df_error(dfcclInvalidArgument, "DFCCL_SLOT_BYTES=%u: must be a multiple of 16", cfg->slot_bytes);
+  if (cfg->comm_slot_bytes % 16)
+    return df_error(dfcclInvalidArgument, "DFCCL_COMM_SLOT_BYTES=%u: must be a multiple of 16",
+                    cfg->comm_slot_bytes);
   if (!is_power_of_two(cfg->cq_slots))
     return df_error(dfcclInvalidArgument, "DFCCL_CQ_SLOTS=%u: must be a power of two", cfg->cq_slots);
   if (!is_power_of_two(cfg->sq_entries))

@@ -236,6 +236,10 @@ void df_links_unmap_peers(df_ctx* ctx, df_coll_links* cl) {
   cl->next_recv_region = cl->prev_send_region = NULL;
 }
 
+dfcclResult_t df_links_allgather(df_ctx* ctx, const df_group* g, const void* send, void* recv, size_t bytes) {
+  return allgather(ctx, g, send, recv, bytes);
+}
+
 dfcclResult_t df_links_barrier(df_ctx* ctx, const df_group* g) {
   if (g->nranks == 1) return dfcclSuccess;
   int token = 0, *tokens = calloc((size_t)g->nranks, sizeof(int));

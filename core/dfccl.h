@@ -8,7 +8,9 @@
  *
  * Life cycle: dfcclInit -> dfcclRegister* (any time, once per collective id) -> dfcclRun* (any number
  * of times, asynchronous; the callback runs on DFCCL's poller thread) -> dfcclDeregister (optional;
- * the id may then be registered again) -> dfcclDestroy.
+ * the id may then be registered again) -> dfcclDestroy.  Or, without a registration per
+ * collective: dfcclCommCreate -> dfcclSubmit (any collective, any number of runs in flight) ->
+ * dfcclCommDestroy (below).
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -200,6 +202,49 @@ dfcclResult_t dfcclRunBroadcast(dfcclRankCtx_t ctx, const void* sendbuff, void* 
                                 dfcclCallback_t callback, void* callbackArg);
 dfcclResult_t dfcclRunReduce(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
                              dfcclCallback_t callback, void* callbackArg);
+
+/*
+ * Communicators and descriptors: the same collectives without registering each one.
+ *
+ * dfcclCommCreate is collective over `ranks` (world ranks in ring order, the caller among them;
+ * NULL with nranks 0: all ranks), like creating an MPI or NCCL communicator: the only exchange.  It
+ * sets up DFCCL_COMM_SETS (default 4) connector sets of DFCCL_MAX_CHANNELS channels with
+ * DFCCL_COMM_SLOT_BYTES (default 128 KiB) FIFO slots.
+ *
+ * dfcclSubmit runs the collective that `desc` describes, with no exchange.  Every participant
+ * submits the same descriptors to a communicator in the same order (MPI's rule for one
+ * communicator); submissions to different communicators may come in any order on different ranks
+ * -- DFCCL's preemption resolves that disorder.  Submit to one communicator from one thread at a
+ * time.  Any number of runs may be outstanding: run i of the communicator takes connector set
+ * i mod DFCCL_COMM_SETS, and a run whose set is busy waits for the run before it, inside DFCCL
+ * (no dfcclInFlight).  Buffers are as for dfcclRun* of the same collective (in place likewise; not
+ * all-to-all); the run sees them as the calling thread does when it calls (dfcclRunAllReduce says
+ * how).  The callback's collId is the run's number on the communicator (0, 1, ..., modulo 2^31).
+ *
+ * dfcclCommDestroy is collective, once every run's callback has run (else dfcclInFlight on every
+ * participant, and the communicator stays); a later use of the handle is dfcclInvalidArgument until
+ * dfcclDestroy, which frees every communicator.
+ */
+typedef struct dfcclComm* dfcclComm_t;
+
+typedef enum {
+  dfcclAllReduce = 0, dfcclAllGather, dfcclReduceScatter, dfcclBroadcast, dfcclReduce, dfcclAllToAll,
+  dfcclNumCollKinds
+} dfcclCollKind_t;
+
+typedef struct {
+  dfcclCollKind_t kind;
+  size_t count;          /* as dfcclRegister* counts: per rank for all-gather and reduce-scatter, per
+                          * pair of ranks for all-to-all, else the whole buffer */
+  dfcclDataType_t dtype;
+  dfcclRedOp_t op;       /* all-reduce, reduce-scatter, reduce; ignored by the others */
+  int root;              /* broadcast, reduce: the root's index in the communicator's ranks */
+} dfcclCollDesc_t;
+
+dfcclResult_t dfcclCommCreate(dfcclRankCtx_t ctx, const int* ranks, int nranks, dfcclComm_t* comm);
+dfcclResult_t dfcclSubmit(dfcclComm_t comm, const dfcclCollDesc_t* desc, const void* sendbuff, void* recvbuff,
+                          dfcclCallback_t callback, void* callbackArg);
+dfcclResult_t dfcclCommDestroy(dfcclComm_t comm);
 
 /* Waits for every submitted run to complete, stops the daemon and frees everything.  Collective
  * over the participants of the collectives still registered: it deregisters them, one closing

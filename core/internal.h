@@ -36,6 +36,8 @@ typedef struct {
   uint64_t min_channel_bytes; /* a collective gets one channel per this many bytes   */
   uint32_t slot_bytes;        /* largest FIFO slot (small collectives get smaller)   */
   uint32_t sq_entries;
+  uint32_t comm_sets;         /* connector sets per communicator (DFCCL_COMM_SETS)   */
+  uint32_t comm_slot_bytes;   /* their FIFO slots (DFCCL_COMM_SLOT_BYTES)            */
   uint32_t cq_slots;           /* CQ entries per daemon block (DFCCL_CQ_SLOTS), a power of two */
   uint64_t submit_timeout_ms; /* a full SQ makes dfcclRun* wait this long at most    */
   uint64_t destroy_timeout_ms;/* dfcclDestroy waits this long for outstanding runs   */
@@ -160,6 +162,8 @@ dfcclResult_t df_links_close(df_ctx* ctx, const df_group* g, const int* ids, int
 void df_links_unmap_peers(df_ctx* ctx, df_coll_links* links);
 /* Collective over the group: returns once every participant has called it. */
 dfcclResult_t df_links_barrier(df_ctx* ctx, const df_group* g);
+/* Collective over the group: the bootstrap's allgather of `bytes` from each, in ring order. */
+dfcclResult_t df_links_allgather(df_ctx* ctx, const df_group* g, const void* send, void* recv, size_t bytes);
 void df_links_free(df_ctx* ctx, df_coll_links* links);
 
 /* ---- collectives (registry.c) ---- */
@@ -169,10 +173,14 @@ void df_links_free(df_ctx* ctx, df_coll_links* links);
  * FREE, or back to READY if the deregistration failed. */
 typedef enum { DF_COLL_FREE = 0, DF_COLL_JOINING, DF_COLL_READY, DF_COLL_LEAVING } df_coll_state;
 
+struct df_comm_run;
+
 typedef struct {
   int id;
   df_coll_state state;
   bool in_flight;
+  int callback_id;         /* what the running run's callback is told: its collId, or its number on
+                            * its communicator */
   uint32_t epoch;          /* of the latest run submitted; runs count from 1 */
   df_coll_static stat;
   df_group* group;         /* holds a reference from JOINING to FREE          */
@@ -182,6 +190,8 @@ typedef struct {
   uint64_t runs;           /* completed */
   uint64_t* blocks;        /* all-gather-v: the host's copy of stat.blocks (malloc), else NULL */
   uint64_t send_elems, recv_elems; /* all-gather-v: what a run reads and writes on this rank */
+  struct df_comm_run* queued;      /* a communicator's connector set: runs waiting for it (FIFO) */
+  struct df_comm_run* queued_last;
 } df_coll;
 
 /* All of the registry's functions but init and fini are called with ctx->lock held. */
@@ -199,6 +209,52 @@ void df_registry_publish(df_ctx* ctx, int index, const df_coll_static* stat, con
 /* Forgets the id, drops the record's group reference and puts the index on the free list.  The
  * caller has freed the links and reset the index's daemon state. */
 void df_registry_release(df_ctx* ctx, int index);
+
+/* ---- registration and runs, for the communicators (api.c) ---- */
+
+/* A registration's shape given rather than derived from its size: channels and FIFO slot bytes. */
+typedef struct {
+  uint32_t nchannels;
+  uint32_t slot_bytes;
+} df_shape;
+
+/* Collective over the ranks: a connector set registered like a collective under the internal id
+ * `id` (< 0: never a user's), with the shape given; its runs install their own static contexts. */
+dfcclResult_t df_register_connector_set(df_ctx* ctx, int id, const int* ranks, int nranks, const df_shape* shape);
+/* dtype and op are known and go together, count does not overflow. */
+dfcclResult_t df_check_signature(size_t count, dfcclDataType_t dtype, dfcclRedOp_t op);
+/* The channels a run of `bytes` per rank's block (or buffer) takes by the configuration. */
+uint32_t df_run_channels(const df_config* cfg, uint32_t kind, uint64_t bytes, uint32_t nranks);
+/* The bytes a run of st reads from sendbuff and writes to recvbuff on this rank (not the v kinds). */
+void df_run_bytes(const df_coll_static* st, size_t* send_bytes, size_t* recv_bytes);
+/* Checks a run's buffers (id names it in errors), then waits for the caller's work on them. */
+dfcclResult_t df_check_run_buffers(df_ctx* ctx, uint32_t kind, const void* sendbuff, size_t send_bytes,
+                                   const void* recvbuff, size_t recv_bytes, int id);
+/* The daemon's static context of `index`, written while no run of it is in flight. */
+dfcclResult_t df_install_static(df_ctx* ctx, int index, const df_coll_static* st);
+/* Writes the SQE of run `epoch` of index (its record already in flight), counted outstanding until
+ * it completes.  On failure the caller takes the record out of flight again. */
+dfcclResult_t df_publish_run(df_ctx* ctx, uint32_t index, uint32_t epoch, const void* sendbuff, void* recvbuff);
+
+/* ---- communicators (comm.c) ---- */
+
+/* A run submitted to a communicator's connector set while another run held it. */
+typedef struct df_comm_run {
+  struct df_comm_run* next;
+  df_coll_static stat;
+  const void* sendbuff;
+  void* recvbuff;
+  dfcclCallback_t callback;
+  void* callback_arg;
+  int callback_id;
+} df_comm_run;
+
+/* Poller, after a completion of index: starts the run queued next on it, if any (the record is not
+ * in flight).  True when one was started. */
+bool df_comm_start_queued(df_ctx* ctx, int index);
+/* dfcclDestroy: frees the communicators' memory (their sets are deregistered with the rest); runs
+ * still queued end with `error`. */
+void df_comm_free_all(df_ctx* ctx, dfcclResult_t error);
 
 /* ---- queues (queue/sq_host.c, queue/cq_host.c) ---- */
 
@@ -276,6 +332,8 @@ struct dfcclRankCtx {
   int* id_index;        /* open-addressing map (linear probing): collId -> index, -1 empty */
   size_t id_slots;
   df_group* groups;
+  struct dfcclComm* comms;         /* the communicators, for dfcclDestroy                          */
+  uint32_t next_comm_serial;       /* above every serial this rank's communicators agreed on      */
 
   /* the daemon's tables and its arguments */
   df_daemon_args args;  /* host copy: pointers into daemon memory */

@@ -32,8 +32,13 @@ static void on_completion(void* arg, uint64_t cqe) {
   c->runs++;
   dfcclCallback_t callback = c->callback;
   void* callback_arg = c->callback_arg;
-  int id = c->id;
+  int id = c->callback_id;
+  bool queued = c->queued != NULL;
   pthread_mutex_unlock(&ctx->lock);
+  /* A communicator's run that waited for this connector set starts first (it keeps the daemon
+   * busy while the callback runs), and before this run stops counting as outstanding: dfcclDestroy
+   * never sees none outstanding while one is queued. */
+  if (queued) df_comm_start_queued(ctx, (int)index);
   atomic_fetch_add(&ctx->completions, 1);
   atomic_fetch_sub(&ctx->outstanding, 1);
   if (callback) callback(id, dfcclSuccess, callback_arg);
@@ -55,7 +60,7 @@ void df_poller_fail_outstanding(df_ctx* ctx, dfcclResult_t error) {
     c->in_flight = false;
     dfcclCallback_t callback = c->callback;
     void* callback_arg = c->callback_arg;
-    int id = c->id;
+    int id = c->callback_id;
     pthread_mutex_unlock(&ctx->lock);
     if (was) {
       atomic_fetch_sub(&ctx->outstanding, 1);

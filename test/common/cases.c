@@ -234,6 +234,22 @@ void register_case(harness* h, const test_case* c) {
   }
 }
 
+void submit_case(harness* h, dfcclComm_t comm, test_case* c, harness_counter* done) {
+  static const dfcclCollKind_t kinds[NUM_KINDS] = {
+      [ALL_REDUCE] = dfcclAllReduce, [ALL_GATHER] = dfcclAllGather, [REDUCE_SCATTER] = dfcclReduceScatter,
+      [BROADCAST] = dfcclBroadcast,  [REDUCE] = dfcclReduce,         [ALL_TO_ALL] = dfcclAllToAll};
+  if (c->kind == ALL_GATHER_V || c->kind == REDUCE_SCATTER_V) {
+    fprintf(stderr, "submit_case: %s has no descriptor\n", kind_names[c->kind]);
+    abort();
+  }
+  int root = 0;
+  for (int p = 0; p < c->nranks; p++)
+    if (rank_at(c, p) == c->root) root = p;
+  dfcclCollDesc_t d = {kinds[c->kind], c->count, c->dtype, c->op, root};
+  CHECK_DFCCL(dfcclSubmit(comm, &d, c->send, c->recv, harness_on_complete, done));
+  (void)h;
+}
+
 void run_case(harness* h, test_case* c, harness_counter* done) {
   typedef dfcclResult_t (*run_fn)(dfcclRankCtx_t, const void*, void*, int, dfcclCallback_t, void*);
   static const run_fn run[NUM_KINDS] = {dfcclRunAllReduce, dfcclRunAllGather, dfcclRunReduceScatter,

@@ -50,6 +50,8 @@ void register_case(harness* h, const test_case* c);
 /* Allocates and fills the buffers (outputs poisoned). */
 void prepare(harness* h, test_case* c);
 void run_case(harness* h, test_case* c, harness_counter* done);
+/* The case as a descriptor submitted to comm (its ranks: c->ranks, or all); not the v kinds. */
+void submit_case(harness* h, dfcclComm_t comm, test_case* c, harness_counter* done);
 /* Checks the output, frees the buffers; returns the wrong elements (the first few are printed). */
 long verify(harness* h, test_case* c);
 

@@ -138,6 +138,40 @@ int main(int argc, char** argv) {
     }
   if (atomic_load(&done.errors)) failures++;
 
+  /* Communicators and descriptors: misuse is refused before a run takes its number, so the run
+   * after it still pairs with the peers' (its result is checked). */
+  dfcclComm_t comm = NULL;
+  expect(dfcclCommCreate(ctx, NULL, 0, NULL), dfcclInvalidArgument, "dfcclCommCreate with a NULL comm", h.rank);
+  expect(dfcclCommCreate(ctx, NULL, 0, &comm), dfcclSuccess, "dfcclCommCreate of all ranks", h.rank);
+  dfcclCollDesc_t sum = {dfcclAllReduce, 1024, dfcclInt32, dfcclSum, 0};
+  dfcclCollDesc_t bad_kind = sum, bad_root = {dfcclBroadcast, 8, dfcclInt32, dfcclSum, 2};
+  dfcclCollDesc_t bad_op = {dfcclReduce, 8, dfcclFloat32, dfcclBand, 0}, a2a = {dfcclAllToAll, 256, dfcclInt32};
+  bad_kind.kind = (dfcclCollKind_t)17;
+  expect(dfcclSubmit(NULL, &sum, buf, buf, NULL, NULL), dfcclInvalidArgument, "dfcclSubmit to NULL", h.rank);
+  expect(dfcclSubmit(comm, NULL, buf, buf, NULL, NULL), dfcclInvalidArgument, "dfcclSubmit of NULL", h.rank);
+  expect(dfcclSubmit(comm, &bad_kind, buf, buf, NULL, NULL), dfcclInvalidArgument, "an unknown kind", h.rank);
+  expect(dfcclSubmit(comm, &bad_root, buf, buf, NULL, NULL), dfcclInvalidArgument, "root 2 of 2 ranks", h.rank);
+  expect(dfcclSubmit(comm, &bad_op, buf, buf, NULL, NULL), dfcclInvalidArgument, "band on fp32 (descriptor)", h.rank);
+  expect(dfcclSubmit(comm, &a2a, buf, buf, NULL, NULL), dfcclInvalidArgument, "all-to-all in place (descriptor)",
+         h.rank);
+  expect(dfcclSubmit(comm, &sum, NULL, buf, NULL, NULL), dfcclInvalidArgument, "NULL sendbuff (descriptor)", h.rank);
+  for (int i = 0; i < 1024; i++) host[i] = h.rank + 1;
+  harness_upload(&h, buf, host, sizeof host);
+  harness_counter comm_done = {0};
+  expect(dfcclSubmit(comm, &sum, buf, buf, harness_on_complete, &comm_done), dfcclSuccess, "a run after the misuse",
+         h.rank);
+  harness_wait(&comm_done, 1);
+  harness_download(&h, host, buf, sizeof host);
+  for (int i = 0; i < 1024; i++)
+    if (host[i] != 3) {
+      failures++;
+      fprintf(stderr, "rank %d: element %d is %d after the descriptors' misuse, expected 3\n", h.rank, i, host[i]);
+      break;
+    }
+  expect(dfcclCommDestroy(comm), dfcclSuccess, "dfcclCommDestroy", h.rank);
+  expect(dfcclSubmit(comm, &sum, buf, buf, NULL, NULL), dfcclInvalidArgument, "dfcclSubmit after dfcclCommDestroy",
+         h.rank);
+
   /* Strings */
   for (int r = 0; r <= dfcclNumResults; r++)
     if (!dfcclGetErrorString((dfcclResult_t)r) || !*dfcclGetErrorString((dfcclResult_t)r)) failures++;
