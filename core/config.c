@@ -18,8 +18,8 @@ static dfcclResult_t env_u64(const char* name, uint64_t min, uint64_t max, uint6
   errno = 0;
   unsigned long long v = strtoull(text, &end, 0);
   if (errno || *end != '\0' || text[0] == '-' || v < min || v > max)
-    return df_error(dfcclInvalidArgument, "%s=\"%s\": expected an integer in [%llu, %llu]", name,
-                    text, (unsigned long long)min, (unsigned long long)max);
+    return df_error(dfcclInvalidArgument, "%s=\"%s\": expected an integer in [%llu, %llu]", name, text,
+                    (unsigned long long)min, (unsigned long long)max);
   *value = v;
   return dfcclSuccess;
 }
