@@ -46,31 +46,28 @@ void bench_die(const char* file, int line, const char* fmt, ...) BENCH_NORETURN;
 
 /* MPI_COMM_WORLD must have MPI_ERRORS_RETURN for CHECK_MPI to see errors (main sets it). */
 const char* bench_mpi_error_string(int rc, char* buf, int len);
-#define CHECK_MPI(call)                                                                    \
-  do {                                                                                     \
-    int mpi_rc_ = (call);                                                                  \
-    if (mpi_rc_ != MPI_SUCCESS) {                                                          \
-      char mpi_msg_[MPI_MAX_ERROR_STRING];                                                 \
-      BENCH_DIE("%s failed: %s", #call,                                                    \
-                bench_mpi_error_string(mpi_rc_, mpi_msg_, (int)sizeof(mpi_msg_)));         \
-    }                                                                                      \
+#define CHECK_MPI(call)                                                                                    \
+  do {                                                                                                     \
+    int mpi_rc_ = (call);                                                                                  \
+    if (mpi_rc_ != MPI_SUCCESS) {                                                                          \
+      char mpi_msg_[MPI_MAX_ERROR_STRING];                                                                 \
+      BENCH_DIE("%s failed: %s", #call, bench_mpi_error_string(mpi_rc_, mpi_msg_, (int)sizeof(mpi_msg_))); \
+    }                                                                                                      \
   } while (0)
 
-#define CHECK_DFCCL(call)                                                                  \
-  do {                                                                                     \
-    dfcclResult_t df_rc_ = (call);                                                         \
-    if (df_rc_ != dfcclSuccess)                                                            \
-      BENCH_DIE("%s failed: %s: %s", #call, dfcclGetErrorString(df_rc_),                   \
-                dfcclGetLastErrorMessage());                                               \
+#define CHECK_DFCCL(call)                                                                             \
+  do {                                                                                                \
+    dfcclResult_t df_rc_ = (call);                                                                    \
+    if (df_rc_ != dfcclSuccess)                                                                       \
+      BENCH_DIE("%s failed: %s: %s", #call, dfcclGetErrorString(df_rc_), dfcclGetLastErrorMessage()); \
   } while (0)
 
 #ifdef DFCCL_HAVE_CUDA
-#define CHECK_CUDA(call)                                                                   \
-  do {                                                                                     \
-    cudaError_t cu_rc_ = (call);                                                           \
-    if (cu_rc_ != cudaSuccess)                                                             \
-      BENCH_DIE("%s failed: %s: %s", #call, cudaGetErrorName(cu_rc_),                      \
-                cudaGetErrorString(cu_rc_));                                               \
+#define CHECK_CUDA(call)                                                                           \
+  do {                                                                                             \
+    cudaError_t cu_rc_ = (call);                                                                   \
+    if (cu_rc_ != cudaSuccess)                                                                     \
+      BENCH_DIE("%s failed: %s: %s", #call, cudaGetErrorName(cu_rc_), cudaGetErrorString(cu_rc_)); \
   } while (0)
 #endif
 
@@ -79,7 +76,12 @@ double bench_now_sec(void); /* CLOCK_MONOTONIC, seconds */
 /* ---- collectives (bench_coll.c) ---- */
 
 typedef enum {
-  BENCH_ALLREDUCE = 0, BENCH_ALLGATHER, BENCH_REDUCESCATTER, BENCH_BROADCAST, BENCH_REDUCE, BENCH_ALLTOALL,
+  BENCH_ALLREDUCE = 0,
+  BENCH_ALLGATHER,
+  BENCH_REDUCESCATTER,
+  BENCH_BROADCAST,
+  BENCH_REDUCE,
+  BENCH_ALLTOALL,
   BENCH_NCOLLS
 } bench_coll;
 
@@ -99,17 +101,17 @@ size_t bench_coll_count_unit(bench_coll c, int nranks);
  * buffer when in place; recvbuff lies in the receive buffer.  Offsets and spans in elements. */
 typedef struct {
   bench_coll coll;
-  size_t count;                  /* the count passed to DFCCL and NCCL */
+  size_t count; /* the count passed to DFCCL and NCCL */
   size_t typeSize;
   int inPlace;
-  size_t sendOffset, sendCount;  /* sendbuff and the elements read from it */
-  size_t recvOffset, recvCount;  /* recvbuff and the elements written to it */
-  int hasInput;                  /* 0 on broadcast's non-roots: sendbuff is not read */
-  int hasOutput;                 /* 0 on reduce's non-roots: recvbuff is not written */
+  size_t sendOffset, sendCount; /* sendbuff and the elements read from it */
+  size_t recvOffset, recvCount; /* recvbuff and the elements written to it */
+  int hasInput;                 /* 0 on broadcast's non-roots: sendbuff is not read */
+  int hasOutput;                /* 0 on reduce's non-roots: recvbuff is not written */
 } bench_layout;
 
-void bench_coll_layout(bench_layout* l, bench_coll c, size_t count, size_t typeSize, int rank, int nranks,
-                       int root, int inPlace);
+void bench_coll_layout(bench_layout* l, bench_coll c, size_t count, size_t typeSize, int rank, int nranks, int root,
+                       int inPlace);
 
 /* ---- options (bench_args.c) ---- */
 
@@ -125,7 +127,7 @@ typedef struct {
   bench_target target;
   int runNccl;
   int printStats;
-  double timeoutSec; /* give up on a DFCCL run after this long */
+  double timeoutSec;       /* give up on a DFCCL run after this long */
   int colls[BENCH_NCOLLS]; /* colls[c]: run collective c */
   int root;                /* world rank: root of broadcast and reduce */
 } bench_opts;
@@ -152,15 +154,15 @@ const char* bench_target_name(bench_target target);
 typedef struct {
   bench_coll coll;
   dfcclDataType_t dtype;
-  dfcclRedOp_t op;       /* sum for collectives without a reduction */
+  dfcclRedOp_t op; /* sum for collectives without a reduction */
   int rank, nranks, root;
-  int modulus, offset;   /* sum/max/min: ((rank+1)(j+1) + 7j) mod modulus - offset, j = i mod modulus */
+  int modulus, offset; /* sum/max/min: ((rank+1)(j+1) + 7j) mod modulus - offset, j = i mod modulus */
   size_t period;
-  double* expected;      /* reductions: expected[i % period]; NULL otherwise */
+  double* expected; /* reductions: expected[i % period]; NULL otherwise */
 } bench_pattern;
 
-void bench_pattern_init(bench_pattern* p, bench_coll coll, dfcclDataType_t dtype, dfcclRedOp_t op, int rank,
-                        int nranks, int root);
+void bench_pattern_init(bench_pattern* p, bench_coll coll, dfcclDataType_t dtype, dfcclRedOp_t op, int rank, int nranks,
+                        int root);
 void bench_pattern_fini(bench_pattern* p);
 void bench_pattern_fill(const bench_pattern* p, void* host, size_t count);
 /* Wrong elements among the `count` output elements in host (per-rank count `collCount`). */
@@ -193,8 +195,8 @@ size_t bench_buffers_count_wrong(bench_buffers* b, const bench_pattern* p, const
 
 typedef struct bench_dfccl bench_dfccl;
 bench_dfccl* bench_dfccl_init(const bench_opts* o, int device);
-void bench_dfccl_register(bench_dfccl* d, bench_coll coll, size_t count, dfcclDataType_t dtype,
-                          dfcclRedOp_t op, int root, int collId);
+void bench_dfccl_register(bench_dfccl* d, bench_coll coll, size_t count, dfcclDataType_t dtype, dfcclRedOp_t op,
+                          int root, int collId);
 /* `times` runs of collId, each submitted after the previous one's completion callback. */
 void bench_dfccl_run(bench_dfccl* d, bench_coll coll, int collId, const void* send, void* recv, int times);
 dfcclRankCtx_t bench_dfccl_ctx(const bench_dfccl* d);
@@ -206,8 +208,8 @@ void bench_dfccl_fini(bench_dfccl* d);
 typedef struct bench_nccl bench_nccl;
 bench_nccl* bench_nccl_init(int rank, int nranks, cudaStream_t stream);
 /* `times` runs back to back on the stream, then one stream synchronization. */
-void bench_nccl_run(bench_nccl* n, bench_coll coll, const void* send, void* recv, size_t count,
-                    dfcclDataType_t dtype, dfcclRedOp_t op, int root, int times);
+void bench_nccl_run(bench_nccl* n, bench_coll coll, const void* send, void* recv, size_t count, dfcclDataType_t dtype,
+                    dfcclRedOp_t op, int root, int times);
 void bench_nccl_fini(bench_nccl* n);
 void bench_nccl_version(char* buf, size_t len);
 #endif

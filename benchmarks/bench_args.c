@@ -50,9 +50,7 @@ size_t bench_type_size(dfcclDataType_t dtype) { return df_dtype_bytes(dtype); }
 
 const char* bench_op_name(dfcclRedOp_t op) { return df_op_name(op); }
 
-const char* bench_target_name(bench_target target) {
-  return target == BENCH_TARGET_CUDA ? "cuda" : "host";
-}
+const char* bench_target_name(bench_target target) { return target == BENCH_TARGET_CUDA ? "cuda" : "host"; }
 
 static int same(const char* a, const char* b) { return b != NULL && strcasecmp(a, b) == 0; }
 
@@ -113,8 +111,7 @@ static void usage(const char* prog) {
          "  -S        print dfcclGetStats of every rank at the end\n"
          "  -T SEC    give up on a DFCCL run that takes longer than SEC seconds (default 60)\n"
          "  -h        this help\n",
-         prog, BENCH_NCCL_DEFAULT ? " and NCCL" : "", bench_target_name(BENCH_TARGET_DEFAULT),
-         BENCH_NCCL_DEFAULT);
+         prog, BENCH_NCCL_DEFAULT ? " and NCCL" : "", bench_target_name(BENCH_TARGET_DEFAULT), BENCH_NCCL_DEFAULT);
 }
 
 /* ---- parsing ---- */
@@ -126,12 +123,14 @@ static void check_consistency(const options* op, bench_opts* o, int ncclGiven) {
   if (o->minBytes == 0 || o->maxBytes < o->minBytes) why = "need 0 < minbytes (-b) <= maxbytes (-e)";
   else if (o->factor <= 1.0) why = "the size factor (-f) must be greater than 1";
   else if (!df_op_defined_for(o->op, o->dtype)) {
-    snprintf(undefined_op, sizeof undefined_op, "-o %s is not defined for -d %s (bitwise and logical ops: integer types only)",
-             bench_op_name(o->op), bench_type_name(o->dtype));
+    snprintf(undefined_op, sizeof undefined_op,
+             "-o %s is not defined for -d %s (bitwise and logical ops: integer types only)", bench_op_name(o->op),
+             bench_type_name(o->dtype));
     why = undefined_op;
   }
 #ifndef DFCCL_HAVE_CUDA
-  else if (o->target == BENCH_TARGET_CUDA) why = "-t cuda: this build has no CUDA (-DDFCCL_HAVE_CUDA)";
+  else if (o->target == BENCH_TARGET_CUDA)
+    why = "-t cuda: this build has no CUDA (-DDFCCL_HAVE_CUDA)";
 #endif
 #ifndef DFCCL_HAVE_NCCL
   else if (o->runNccl) why = "-N 1: this build has no NCCL (-DDFCCL_HAVE_NCCL)";
@@ -176,7 +175,10 @@ int bench_parse_args(int argc, char** argv, int nranks, bench_opts* o) {
         if (parse_op(op.value, &o->op) != 0) options_fail(&op, "-o: expected one of " OP_NAMES ", got '%s'", op.value);
         break;
       case 't': o->target = option_choice(&op, targets) == 0 ? BENCH_TARGET_CUDA : BENCH_TARGET_HOST; break;
-      case 'N': o->runNccl = option_int(&op, 0, 1); ncclGiven = 1; break;
+      case 'N':
+        o->runNccl = option_int(&op, 0, 1);
+        ncclGiven = 1;
+        break;
       case 'S': o->printStats = 1; break;
       case 'T': o->timeoutSec = option_double(&op, 0.001); break;
       case 'C':

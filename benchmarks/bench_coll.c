@@ -51,8 +51,8 @@ size_t bench_coll_count_unit(bench_coll c, int nranks) {
 
 /* In place as MPI and NCCL define it: all-gather sends from its own slot of recvbuff, reduce-scatter
  * receives into its own slot of sendbuff, the others use one buffer. */
-void bench_coll_layout(bench_layout* l, bench_coll c, size_t count, size_t typeSize, int rank, int nranks,
-                       int root, int inPlace) {
+void bench_coll_layout(bench_layout* l, bench_coll c, size_t count, size_t typeSize, int rank, int nranks, int root,
+                       int inPlace) {
   size_t n = (size_t)nranks, slot = (size_t)rank * count;
   memset(l, 0, sizeof(*l));
   l->coll = c;

@@ -59,8 +59,8 @@ static double input_value(const bench_pattern* p, int rank, size_t i) {
   return (double)((((size_t)rank + 1u) * (j + 1u) + 7u * j) % m) - p->offset;
 }
 
-void bench_pattern_init(bench_pattern* p, bench_coll coll, dfcclDataType_t dtype, dfcclRedOp_t op, int rank,
-                        int nranks, int root) {
+void bench_pattern_init(bench_pattern* p, bench_coll coll, dfcclDataType_t dtype, dfcclRedOp_t op, int rank, int nranks,
+                        int root) {
   int reduces = bench_coll_reduces(coll);
   memset(p, 0, sizeof(*p));
   p->coll = coll;
@@ -167,8 +167,8 @@ void bench_buffers_prepare(bench_buffers* b, const bench_pattern* p, const bench
   size_t inBytes = l->sendCount * l->typeSize, outBytes = l->recvCount * l->typeSize;
   if ((l->sendOffset + l->sendCount) * l->typeSize > b->bytes ||
       (l->recvOffset + l->recvCount) * l->typeSize > b->bytes)
-    BENCH_DIE("the %s layout of count %zu does not fit the %zu-byte buffers", bench_coll_name(l->coll),
-              l->count, b->bytes);
+    BENCH_DIE("the %s layout of count %zu does not fit the %zu-byte buffers", bench_coll_name(l->coll), l->count,
+              b->bytes);
   void* input = bench_buffers_send(b, l);
   void* output = bench_buffers_recv(b, l);
   /* Reset first: in place, the input may lie inside the output (all-gather) or around it. */
@@ -196,8 +196,7 @@ size_t bench_buffers_count_wrong(bench_buffers* b, const bench_pattern* p, const
   const void* output = bench_buffers_recv(b, l);
   if (b->target == BENCH_TARGET_HOST) return bench_pattern_count_wrong(p, output, l->recvCount, l->count);
 #ifdef DFCCL_HAVE_CUDA
-  CHECK_CUDA(cudaMemcpyAsync(b->staging, output, l->recvCount * l->typeSize, cudaMemcpyDeviceToHost,
-                             b->stream));
+  CHECK_CUDA(cudaMemcpyAsync(b->staging, output, l->recvCount * l->typeSize, cudaMemcpyDeviceToHost, b->stream));
   CHECK_CUDA(cudaStreamSynchronize(b->stream));
   return bench_pattern_count_wrong(p, b->staging, l->recvCount, l->count);
 #else

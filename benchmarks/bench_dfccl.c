@@ -27,8 +27,9 @@ struct bench_dfccl {
 /* Runs on DFCCL's poller thread. */
 static void dfccl_done(int collId, dfcclResult_t status, void* arg) {
   bench_dfccl* d = arg;
-  int bad = status != dfcclSuccess ? (int)status
-          : collId != atomic_load(&d->expectedColl) ? (int)dfcclInternalError : 0;
+  int bad = status != dfcclSuccess                    ? (int)status
+            : collId != atomic_load(&d->expectedColl) ? (int)dfcclInternalError
+                                                      : 0;
   if (bad) {
     int none = dfcclSuccess;
     if (atomic_compare_exchange_strong(&d->failedStatus, &none, bad)) atomic_store(&d->failedColl, collId);
@@ -48,8 +49,7 @@ bench_dfccl* bench_dfccl_init(const bench_opts* o, int device) {
   memset(&args, 0, sizeof(args));
   args.target = o->target == BENCH_TARGET_CUDA ? dfcclTargetCuda : dfcclTargetHost;
   args.device = device;
-  if (dfccl_mpi_bootstrap_init(MPI_COMM_WORLD, &args.bootstrap) != 0)
-    BENCH_DIE("dfccl_mpi_bootstrap_init failed");
+  if (dfccl_mpi_bootstrap_init(MPI_COMM_WORLD, &args.bootstrap) != 0) BENCH_DIE("dfccl_mpi_bootstrap_init failed");
   d->bootstrap = args.bootstrap;
   CHECK_DFCCL(dfcclInit(&d->ctx, &args));
   return d;
@@ -64,19 +64,15 @@ void bench_dfccl_fini(bench_dfccl* d) {
 dfcclRankCtx_t bench_dfccl_ctx(const bench_dfccl* d) { return d->ctx; }
 
 /* Over all ranks; all-gather and reduce-scatter take the per-rank count, all-to-all the per-pair one. */
-void bench_dfccl_register(bench_dfccl* d, bench_coll coll, size_t count, dfcclDataType_t dtype,
-                          dfcclRedOp_t op, int root, int collId) {
+void bench_dfccl_register(bench_dfccl* d, bench_coll coll, size_t count, dfcclDataType_t dtype, dfcclRedOp_t op,
+                          int root, int collId) {
   switch (coll) {
-    case BENCH_ALLREDUCE:
-      CHECK_DFCCL(dfcclRegisterAllReduce(d->ctx, count, dtype, op, collId, NULL, 0, 0));
-      break;
+    case BENCH_ALLREDUCE: CHECK_DFCCL(dfcclRegisterAllReduce(d->ctx, count, dtype, op, collId, NULL, 0, 0)); break;
     case BENCH_ALLGATHER: CHECK_DFCCL(dfcclRegisterAllGather(d->ctx, count, dtype, collId, NULL, 0, 0)); break;
     case BENCH_REDUCESCATTER:
       CHECK_DFCCL(dfcclRegisterReduceScatter(d->ctx, count, dtype, op, collId, NULL, 0, 0));
       break;
-    case BENCH_BROADCAST:
-      CHECK_DFCCL(dfcclRegisterBroadcast(d->ctx, count, dtype, root, collId, NULL, 0, 0));
-      break;
+    case BENCH_BROADCAST: CHECK_DFCCL(dfcclRegisterBroadcast(d->ctx, count, dtype, root, collId, NULL, 0, 0)); break;
     case BENCH_REDUCE: CHECK_DFCCL(dfcclRegisterReduce(d->ctx, count, dtype, op, root, collId, NULL, 0, 0)); break;
     case BENCH_ALLTOALL: CHECK_DFCCL(dfcclRegisterAllToAll(d->ctx, count, dtype, collId, NULL, 0, 0)); break;
     default: BENCH_DIE("unknown collective %d", (int)coll);
@@ -91,8 +87,9 @@ static void dfccl_wait(bench_dfccl* d, int collId) {
     sched_yield();
     if ((++spins & 255u) == 0 && bench_now_sec() - start > d->timeoutSec)
       BENCH_DIE("collective %d: no completion callback within %.1f s (%llu of %llu runs completed); "
-                "giving up", collId, d->timeoutSec,
-                (unsigned long long)atomic_load(&d->completed), (unsigned long long)d->submitted);
+                "giving up",
+                collId, d->timeoutSec, (unsigned long long)atomic_load(&d->completed),
+                (unsigned long long)d->submitted);
   }
   int status = atomic_load(&d->failedStatus);
   if (status != dfcclSuccess)
@@ -105,9 +102,7 @@ static void submit(bench_dfccl* d, bench_coll coll, int collId, const void* send
   switch (coll) {
     case BENCH_ALLREDUCE: CHECK_DFCCL(dfcclRunAllReduce(d->ctx, send, recv, collId, dfccl_done, d)); break;
     case BENCH_ALLGATHER: CHECK_DFCCL(dfcclRunAllGather(d->ctx, send, recv, collId, dfccl_done, d)); break;
-    case BENCH_REDUCESCATTER:
-      CHECK_DFCCL(dfcclRunReduceScatter(d->ctx, send, recv, collId, dfccl_done, d));
-      break;
+    case BENCH_REDUCESCATTER: CHECK_DFCCL(dfcclRunReduceScatter(d->ctx, send, recv, collId, dfccl_done, d)); break;
     case BENCH_BROADCAST: CHECK_DFCCL(dfcclRunBroadcast(d->ctx, send, recv, collId, dfccl_done, d)); break;
     case BENCH_REDUCE: CHECK_DFCCL(dfcclRunReduce(d->ctx, send, recv, collId, dfccl_done, d)); break;
     case BENCH_ALLTOALL: CHECK_DFCCL(dfcclRunAllToAll(d->ctx, send, recv, collId, dfccl_done, d)); break;

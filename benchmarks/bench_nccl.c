@@ -17,10 +17,10 @@ struct bench_nccl {
   int nranks;
 };
 
-#define CHECK_NCCL(call)                                                                        \
-  do {                                                                                          \
-    ncclResult_t nc_rc_ = (call);                                                               \
-    if (nc_rc_ != ncclSuccess) BENCH_DIE("%s failed: %s", #call, ncclGetErrorString(nc_rc_));   \
+#define CHECK_NCCL(call)                                                                      \
+  do {                                                                                        \
+    ncclResult_t nc_rc_ = (call);                                                             \
+    if (nc_rc_ != ncclSuccess) BENCH_DIE("%s failed: %s", #call, ncclGetErrorString(nc_rc_)); \
   } while (0)
 
 static ncclDataType_t nccl_type(dfcclDataType_t t) {
@@ -79,17 +79,15 @@ static void all_to_all(bench_nccl* n, const void* send, void* recv, size_t count
   CHECK_NCCL(ncclGroupEnd());
 }
 
-void bench_nccl_run(bench_nccl* n, bench_coll coll, const void* send, void* recv, size_t count,
-                    dfcclDataType_t dtype, dfcclRedOp_t op, int root, int times) {
+void bench_nccl_run(bench_nccl* n, bench_coll coll, const void* send, void* recv, size_t count, dfcclDataType_t dtype,
+                    dfcclRedOp_t op, int root, int times) {
   ncclDataType_t t = nccl_type(dtype);
   ncclRedOp_t o = bench_coll_reduces(coll) ? nccl_op(op) : ncclSum;
   for (int i = 0; i < times; i++) {
     switch (coll) {
       case BENCH_ALLREDUCE: CHECK_NCCL(ncclAllReduce(send, recv, count, t, o, n->comm, n->stream)); break;
       case BENCH_ALLGATHER: CHECK_NCCL(ncclAllGather(send, recv, count, t, n->comm, n->stream)); break;
-      case BENCH_REDUCESCATTER:
-        CHECK_NCCL(ncclReduceScatter(send, recv, count, t, o, n->comm, n->stream));
-        break;
+      case BENCH_REDUCESCATTER: CHECK_NCCL(ncclReduceScatter(send, recv, count, t, o, n->comm, n->stream)); break;
       case BENCH_BROADCAST: CHECK_NCCL(ncclBroadcast(send, recv, count, t, root, n->comm, n->stream)); break;
       case BENCH_REDUCE: CHECK_NCCL(ncclReduce(send, recv, count, t, o, root, n->comm, n->stream)); break;
       case BENCH_ALLTOALL: all_to_all(n, send, recv, count, dtype); break;

@@ -37,13 +37,13 @@ static int resnet50_sizes(size_t* sizes) {
   for (int layer = 0; layer < 4; layer++) {
     size_t planes = (size_t)planes_of[layer];
     for (int b = 0; b < blocks_of[layer]; b++) {
-      sizes[n++] = planes * inplanes;       /* conv1 1x1 */
+      sizes[n++] = planes * inplanes; /* conv1 1x1 */
       sizes[n++] = planes, sizes[n++] = planes;
-      sizes[n++] = planes * planes * 9;     /* conv2 3x3 */
+      sizes[n++] = planes * planes * 9; /* conv2 3x3 */
       sizes[n++] = planes, sizes[n++] = planes;
-      sizes[n++] = planes * 4 * planes;     /* conv3 1x1 */
+      sizes[n++] = planes * 4 * planes; /* conv3 1x1 */
       sizes[n++] = planes * 4, sizes[n++] = planes * 4;
-      if (b == 0) {                         /* downsample */
+      if (b == 0) { /* downsample */
         sizes[n++] = planes * 4 * inplanes;
         sizes[n++] = planes * 4, sizes[n++] = planes * 4;
       }
@@ -127,8 +127,8 @@ int main(int argc, char** argv) {
     if (c.preemptions > preempt_max) preempt_max = c.preemptions;
     if (c.maxTaskQueueLength > queue_max) queue_max = c.maxTaskQueueLength;
     if (verbose && (h.rank == 0 || h.rank == late_rank))
-      printf("rank %d collective %3d (%8zu floats): %6.1f preemptions per run, max queue %llu\n", h.rank, t,
-             sizes[t], per_run, (unsigned long long)c.maxTaskQueueLength);
+      printf("rank %d collective %3d (%8zu floats): %6.1f preemptions per run, max queue %llu\n", h.rank, t, sizes[t],
+             per_run, (unsigned long long)c.maxTaskQueueLength);
   }
   printf("rank %d: %.2f ms per step; preemptions per run: mean %.1f, max %.1f; collectives preempted >= 10 "
          "times per run: %d of %d; longest task queue %llu\n",

@@ -65,8 +65,8 @@ typedef struct {
 typedef struct {
   const bench_opts* opts;
   int rank, nranks;
-  int nlibs;     /* 1: DFCCL; 2: DFCCL and NCCL */
-  int nextIndex; /* of the next size, over all collectives */
+  int nlibs;             /* 1: DFCCL; 2: DFCCL and NCCL */
+  int nextIndex;         /* of the next size, over all collectives */
   bench_pattern pattern; /* of the collective being measured */
   bench_buffers buffers;
   bench_dfccl* dfccl;
@@ -83,8 +83,7 @@ static int coll_id(const bench_size* z, int inPlace) { return 2 * z->index + inP
 
 static void register_size(bench_state* s, const bench_size* z) {
   for (int inPlace = 0; inPlace < 1 + bench_coll_in_place(z->coll); inPlace++)
-    bench_dfccl_register(s->dfccl, z->coll, z->count, s->opts->dtype, s->opts->op, s->opts->root,
-                         coll_id(z, inPlace));
+    bench_dfccl_register(s->dfccl, z->coll, z->count, s->opts->dtype, s->opts->op, s->opts->root, coll_id(z, inPlace));
 }
 
 static void run_lib(bench_state* s, bench_lib lib, const bench_size* z, const bench_layout* l, int times) {
@@ -188,8 +187,8 @@ static void describe_rank(const bench_state* s, int device, char* line, size_t l
 #ifdef DFCCL_HAVE_CUDA
   struct cudaDeviceProp prop;
   CHECK_CUDA(cudaGetDeviceProperties(&prop, device));
-  snprintf(line + n, len - (size_t)n, "device %2d [%04x:%02x:%02x.0] %.64s", device, prop.pciDomainID,
-           prop.pciBusID, prop.pciDeviceID, prop.name);
+  snprintf(line + n, len - (size_t)n, "device %2d [%04x:%02x:%02x.0] %.64s", device, prop.pciDomainID, prop.pciBusID,
+           prop.pciDeviceID, prop.name);
 #else
   (void)device;
 #endif
@@ -233,8 +232,7 @@ static void print_header(const bench_state* s, int device) {
     all = malloc((size_t)s->nranks * sizeof(line));
     if (all == NULL) BENCH_DIE("out of memory");
   }
-  CHECK_MPI(MPI_Gather(line, (int)sizeof(line), MPI_CHAR, all, (int)sizeof(line), MPI_CHAR, 0,
-                       MPI_COMM_WORLD));
+  CHECK_MPI(MPI_Gather(line, (int)sizeof(line), MPI_CHAR, all, (int)sizeof(line), MPI_CHAR, 0, MPI_COMM_WORLD));
   if (s->rank != 0) return;
 
   char date[64];
@@ -249,8 +247,8 @@ static void print_header(const bench_state* s, int device) {
     printf(" %s", bench_coll_name((bench_coll)c));
     rooted |= bench_coll_rooted((bench_coll)c);
   }
-  printf(": minBytes %zu maxBytes %zu factor %g warmup %d iters %d check %d target %s", o->minBytes,
-         o->maxBytes, o->factor, o->warmup, o->iters, o->check, bench_target_name(o->target));
+  printf(": minBytes %zu maxBytes %zu factor %g warmup %d iters %d check %d target %s", o->minBytes, o->maxBytes,
+         o->factor, o->warmup, o->iters, o->check, bench_target_name(o->target));
   if (rooted) printf(" root %d", o->root);
   printf("\n");
   printf("# Date: %s\n", date);
@@ -300,9 +298,9 @@ static void print_summary(const bench_state* s) {
 static void print_stats(const bench_state* s) {
   dfcclStats_t st;
   CHECK_DFCCL(dfcclGetStats(bench_dfccl_ctx(s->dfccl), &st));
-  uint64_t mine[BENCH_NSTATS] = {st.sqesRead,       st.preemptions, st.contextLoads,
-                                 st.contextSaves,   st.voluntaryQuits, st.relaunches,
-                                 st.launches,       st.maxTaskQueueLength, st.completions};
+  uint64_t mine[BENCH_NSTATS] = {st.sqesRead,     st.preemptions,        st.contextLoads,
+                                 st.contextSaves, st.voluntaryQuits,     st.relaunches,
+                                 st.launches,     st.maxTaskQueueLength, st.completions};
   uint64_t* all = NULL;
   if (s->rank == 0) {
     all = malloc((size_t)s->nranks * sizeof(mine));
@@ -310,7 +308,7 @@ static void print_stats(const bench_state* s) {
   }
   CHECK_MPI(MPI_Gather(mine, BENCH_NSTATS, MPI_UINT64_T, all, BENCH_NSTATS, MPI_UINT64_T, 0, MPI_COMM_WORLD));
   if (s->rank != 0) return;
-  static const char* const names[BENCH_NSTATS] = {"sqesRead", "preempt", "ctxLoads", "ctxSaves", "volQuits",
+  static const char* const names[BENCH_NSTATS] = {"sqesRead", "preempt",  "ctxLoads", "ctxSaves", "volQuits",
                                                   "relaunch", "launches", "maxTaskQ", "complete"};
   printf("# DFCCL stats (dfcclGetStats)\n#  rank");
   for (int i = 0; i < BENCH_NSTATS; i++) printf(" %10s", names[i]);

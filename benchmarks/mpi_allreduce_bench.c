@@ -69,23 +69,23 @@ static void die(const char* file, int line, const char* fmt, ...) {
 
 #define DIE(...) die(__FILE__, __LINE__, __VA_ARGS__)
 
-#define CHECK_MPI(call)                                                                \
-  do {                                                                                 \
-    int rc_ = (call);                                                                  \
-    if (rc_ != MPI_SUCCESS) {                                                          \
-      char s_[MPI_MAX_ERROR_STRING];                                                   \
-      int n_ = 0;                                                                      \
+#define CHECK_MPI(call)                                                                                \
+  do {                                                                                                 \
+    int rc_ = (call);                                                                                  \
+    if (rc_ != MPI_SUCCESS) {                                                                          \
+      char s_[MPI_MAX_ERROR_STRING];                                                                   \
+      int n_ = 0;                                                                                      \
       if (MPI_Error_string(rc_, s_, &n_) != MPI_SUCCESS) snprintf(s_, sizeof s_, "MPI error %d", rc_); \
-      DIE("%s failed: %s", #call, s_);                                                 \
-    }                                                                                  \
+      DIE("%s failed: %s", #call, s_);                                                                 \
+    }                                                                                                  \
   } while (0)
 
 /* ---- CUDA, loaded at run time ------------------------------------------------------------------- */
 
-#define CHECK_CUDA(call)                                                                    \
-  do {                                                                                      \
-    cuda_status_t e_ = (call);                                                              \
-    if (e_ != 0) DIE("%s failed: %s (%d)", #call, cuda.get_error_string(e_), e_);           \
+#define CHECK_CUDA(call)                                                          \
+  do {                                                                            \
+    cuda_status_t e_ = (call);                                                    \
+    if (e_ != 0) DIE("%s failed: %s (%d)", #call, cuda.get_error_string(e_), e_); \
   } while (0)
 
 /* Copies and memsets from the host run on the legacy default stream, and the DFCCL daemon is not
@@ -122,8 +122,7 @@ static void usage(const char* prog) {
 
 /* 0 to run, 1 after -h.  A bad option ends the program with exit status 2 (rank 0 says why). */
 static int parse_args(int argc, char** argv, settings* o) {
-  *o = (settings){.minBytes = 1024, .maxBytes = (size_t)256 << 20, .factor = 4.0, .iters = 20, .warmup = 5,
-                  .check = 1};
+  *o = (settings){.minBytes = 1024, .maxBytes = (size_t)256 << 20, .factor = 4.0, .iters = 20, .warmup = 5, .check = 1};
   options op = mpi_options("mpi_allreduce_bench", "Try 'mpi_allreduce_bench -h'.", argc, argv, "b:e:f:n:w:c:rah");
   for (int opt; (opt = options_next(&op)) != -1;) {
     switch (opt) {
@@ -400,11 +399,10 @@ static bool report_routing(const settings* o, routed_counter* c, const totals* t
     printf("# %-9s Avg bus bandwidth    : %g GB/s\n", path_names[p], tot->rows ? tot->busbwSum[p] / tot->rows : 0.0);
     if (o->check) printf("# %-9s Wrong elements       : %llu\n", path_names[p], tot->wrong[p]);
   }
-  if (!c->found)
-    printf("# routed: unknown (coll/dfccl not loaded) for %llu component calls\n", calls);
+  if (!c->found) printf("# routed: unknown (coll/dfccl not loaded) for %llu component calls\n", calls);
   else
-    printf("# routed %llu of %llu component calls through coll/dfccl (MPI_T %s, fewest on any rank)\n", fewest,
-           calls, ROUTED_COUNTER);
+    printf("# routed %llu of %llu component calls through coll/dfccl (MPI_T %s, fewest on any rank)\n", fewest, calls,
+           ROUTED_COUNTER);
   if (c->found && most > calls)
     printf("# routed up to %llu calls on a rank: host-buffer calls were routed too (coll_dfccl_host_target on?), so "
            "the staged column is not Open MPI's own all-reduce\n",
@@ -413,7 +411,7 @@ static bool report_routing(const settings* o, routed_counter* c, const totals* t
   fflush(stdout);
   if (!ok)
     fprintf(stderr, "mpi_allreduce_bench: -r: coll/dfccl %s\n",
-            !c->found      ? "is not loaded"
+            !c->found        ? "is not loaded"
             : fewest < calls ? "did not route every component call"
                              : "routed more than the component calls");
   return ok;

@@ -53,7 +53,6 @@
 #include "cuda_check.h"
 #include "options.h" /* test/common: parse_long */
 
-
 static constexpr int kThreads = DF_CUDA_THREADS; /* 512, like the daemon */
 static constexpr size_t kFlushBytes = 1u << 20;  /* > L1 (256 KiB per SM on sm_90) */
 
@@ -79,17 +78,17 @@ struct PlainCq {
 };
 
 struct Params {
-  uint32_t total;        /* repetitions including warm-up */
+  uint32_t total; /* repetitions including warm-up */
   uint32_t warmup;
   uint32_t ncolls;       /* registered collectives         */
   int flush;             /* 1: evict L1 before each repetition */
   const uint4* scratch;  /* kFlushBytes of zeros           */
   const df_links* links; /* [ncolls]: what the static contexts point to */
   PlainCq plain;
-  uint64_t* cycles;      /* [total - warmup] */
-  uint64_t* nanos;       /* [total - warmup] */
-  uint64_t* run;         /* [0] cycles, [1] ns of the whole loop (leader) */
-  unsigned long long* errors;  /* [0] count, [1] first failing repetition, [2] what failed */
+  uint64_t* cycles;           /* [total - warmup] */
+  uint64_t* nanos;            /* [total - warmup] */
+  uint64_t* run;              /* [0] cycles, [1] ns of the whole loop (leader) */
+  unsigned long long* errors; /* [0] count, [1] first failing repetition, [2] what failed */
 };
 
 /* ================================================================ expected contents */
@@ -203,12 +202,12 @@ __device__ void record_failure(const Params& p, uint32_t i, int what) {
 __device__ bool slot_matches(const df_context_slot* slot, uint32_t c, uint32_t saves, const df_links* links) {
   const df_coll_static s = expected_static(c, links);
   const df_coll_dynamic d = expected_dynamic(c, saves);
-  return slot->coll == (int32_t)c && slot->dirty == 0 && slot->stat.kind == s.kind &&
-         slot->stat.dtype == s.dtype && slot->stat.op == s.op && slot->stat.nranks == s.nranks &&
-         slot->stat.rank == s.rank && slot->stat.nchannels == s.nchannels && slot->stat.root == s.root &&
-         slot->stat.priority == s.priority && slot->stat.count == s.count && slot->stat.links == s.links &&
-         slot->dyn.sendbuff == d.sendbuff && slot->dyn.recvbuff == d.recvbuff && slot->dyn.epoch == d.epoch &&
-         slot->dyn.iteration == d.iteration && slot->dyn.step == d.step;
+  return slot->coll == (int32_t)c && slot->dirty == 0 && slot->stat.kind == s.kind && slot->stat.dtype == s.dtype &&
+         slot->stat.op == s.op && slot->stat.nranks == s.nranks && slot->stat.rank == s.rank &&
+         slot->stat.nchannels == s.nchannels && slot->stat.root == s.root && slot->stat.priority == s.priority &&
+         slot->stat.count == s.count && slot->stat.links == s.links && slot->dyn.sendbuff == d.sendbuff &&
+         slot->dyn.recvbuff == d.recvbuff && slot->dyn.epoch == d.epoch && slot->dyn.iteration == d.iteration &&
+         slot->dyn.step == d.step;
 }
 
 /* ================================================================ the measurement kernel */
@@ -216,7 +215,7 @@ __device__ bool slot_matches(const df_context_slot* slot, uint32_t c, uint32_t s
 template <int OP>
 __global__ void __launch_bounds__(kThreads, 1) measure_kernel(const df_daemon_args* a, Params p) {
   __shared__ df_block_shared shared; /* the daemon block's working memory */
-  __shared__ volatile uint64_t sink;  /* where a timed result is consumed  */
+  __shared__ volatile uint64_t sink; /* where a timed result is consumed  */
   df_block blk;
   blk.tid = (int)threadIdx.x;
   blk.nthreads = (int)blockDim.x;
@@ -364,8 +363,8 @@ struct Options {
 };
 
 [[noreturn]] static void usage(const char* prog) {
-  fprintf(stderr, "usage: %s [--reps N (>= 10000)] [--warmup N (>= 8)] [--colls N (8..%d)] [--device N]\n",
-          prog, DF_MAX_COLLS);
+  fprintf(stderr, "usage: %s [--reps N (>= 10000)] [--warmup N (>= 8)] [--colls N (8..%d)] [--device N]\n", prog,
+          DF_MAX_COLLS);
   exit(2);
 }
 
@@ -491,8 +490,8 @@ static void build_tables(Tables& t, const Options& o) {
 }
 
 static void free_tables(Tables& t) {
-  void* device[] = {t.dev_args, t.colls, t.dynamic, t.done_blocks, t.coll_counters, t.blocks,
-                    t.saved_tasks, t.quit_votes, t.links, t.scratch, t.sq_mirror};
+  void* device[] = {t.dev_args,    t.colls,      t.dynamic, t.done_blocks, t.coll_counters, t.blocks,
+                    t.saved_tasks, t.quit_votes, t.links,   t.scratch,     t.sq_mirror};
   for (void* p : device) CHECK_CUDA(cudaFree(p));
   void* host[] = {t.quit_request_host, t.sq_host, t.cq_host, t.plain_entries_host, t.plain_ctrl_host};
   for (void* p : host) CHECK_CUDA(cudaFreeHost(p));
@@ -569,8 +568,7 @@ static uint64_t verify(const Tables& t, const Options& o, int op) {
       expect("sq_frontier", bs.sq_frontier, total);
       expect("sq_forwarded", bs.sq_forwarded, total);
       uint64_t wrong = 0;
-      for (uint32_t s = 0; s < total; s++)
-        wrong += __atomic_load_n(&t.sq_host[s].readers_done, __ATOMIC_ACQUIRE) != 1;
+      for (uint32_t s = 0; s < total; s++) wrong += __atomic_load_n(&t.sq_host[s].readers_done, __ATOMIC_ACQUIRE) != 1;
       expect("SQEs whose readers_done != 1", wrong, 0);
       break;
     }
@@ -649,7 +647,7 @@ struct Result {
   std::vector<int64_t> cycles; /* per repetition, empty-loop median subtracted */
   std::vector<int64_t> nanos;  /* per repetition (globaltimer), empty-loop median subtracted */
   int64_t raw_cycles_median = 0, raw_nanos_median = 0;
-  double run_mhz = 0;          /* clock64 / globaltimer over the loop */
+  double run_mhz = 0; /* clock64 / globaltimer over the loop */
 };
 
 /* Nearest-rank percentile of a sorted copy. */
@@ -706,10 +704,11 @@ int main(int argc, char** argv) {
   }
   const double ghz = clock_khz / 1e6; /* cycles per ns */
   printf("DFCCL workload-independent overheads (paper section 6.2)\n");
-  printf("device %d: %s, sm_%d%d, %d SMs, SM clock %.0f MHz (cudaDevAttrClockRate)\n", o.device, prop.name,
-         cc_major, cc_minor, prop.multiProcessorCount, clock_khz / 1e3);
+  printf("device %d: %s, sm_%d%d, %d SMs, SM clock %.0f MHz (cudaDevAttrClockRate)\n", o.device, prop.name, cc_major,
+         cc_minor, prop.multiProcessorCount, clock_khz / 1e3);
   printf("1 block x %d threads (leader times, others wait at the barrier), %u timed repetitions after %u warm-up, "
-         "%u registered collectives\n", kThreads, o.reps, o.warmup, o.ncolls);
+         "%u registered collectives\n",
+         kThreads, o.reps, o.warmup, o.ncolls);
 
   /* ---- memory, as built ---- */
   cudaFuncAttributes twin, meas;
@@ -723,27 +722,34 @@ int main(int argc, char** argv) {
   const size_t used_block = (size_t)o.ncolls * (sizeof(df_coll_dynamic) + sizeof(uint16_t)) + sizeof(df_block_state);
   printf("\nmemory per daemon block, as built (DF_MAX_COLLS %d, DF_MAX_BLOCKS %d, DF_CONTEXT_SLOTS %d):\n",
          DF_MAX_COLLS, DF_MAX_BLOCKS, DF_CONTEXT_SLOTS);
-  printf("  shared  sizeof(df_block_shared)                      %8zu B  (%d slots x %zu B + task queue %d x 2 B + state)\n",
-         smem, DF_CONTEXT_SLOTS, sizeof(df_context_slot), DF_MAX_COLLS);
-  printf("          cudaFuncGetAttributes: daemon kernel twin    %8zu B  (%d regs, %zu B local); benchmark kernel %zu B "
-         "(df_block_shared + %zu B sink)\n",
-         twin.sharedSizeBytes, twin.numRegs, twin.localSizeBytes, meas.sharedSizeBytes, meas.sharedSizeBytes - smem);
-  printf("  global  dynamic contexts %d x %zu B                %8zu B\n", DF_MAX_COLLS, sizeof(df_coll_dynamic), dyn_block);
-  printf("          saved task queue %d x %zu B                  %8zu B\n", DF_MAX_COLLS, sizeof(uint16_t), tasks_block);
+  printf(
+      "  shared  sizeof(df_block_shared)                      %8zu B  (%d slots x %zu B + task queue %d x 2 B + state)\n",
+      smem, DF_CONTEXT_SLOTS, sizeof(df_context_slot), DF_MAX_COLLS);
+  printf(
+      "          cudaFuncGetAttributes: daemon kernel twin    %8zu B  (%d regs, %zu B local); benchmark kernel %zu B "
+      "(df_block_shared + %zu B sink)\n",
+      twin.sharedSizeBytes, twin.numRegs, twin.localSizeBytes, meas.sharedSizeBytes, meas.sharedSizeBytes - smem);
+  printf("  global  dynamic contexts %d x %zu B                %8zu B\n", DF_MAX_COLLS, sizeof(df_coll_dynamic),
+         dyn_block);
+  printf("          saved task queue %d x %zu B                  %8zu B\n", DF_MAX_COLLS, sizeof(uint16_t),
+         tasks_block);
   printf("          df_block_state                               %8zu B\n", sizeof(df_block_state));
   printf("          total per block                              %8zu B  (%.1f KiB; %zu KiB for all %d blocks)\n",
          global_block, global_block / 1024.0, global_block * DF_MAX_BLOCKS / 1024, DF_MAX_BLOCKS);
   printf("  per collective, shared by all blocks: static context %zu B + counters %zu B + done counter %zu B = %zu B"
-         " (%zu KiB for %d)\n", sizeof(df_coll_static), sizeof(df_coll_counters), sizeof(uint32_t), per_coll,
-         per_coll * DF_MAX_COLLS / 1024, DF_MAX_COLLS);
+         " (%zu KiB for %d)\n",
+         sizeof(df_coll_static), sizeof(df_coll_counters), sizeof(uint32_t), per_coll, per_coll * DF_MAX_COLLS / 1024,
+         DF_MAX_COLLS);
   printf("  for %u collectives: dynamic contexts used %u x %zu B = %zu B per block; with task queue entries and "
-         "block state %zu B per block; per-collective data %zu B for all blocks\n", o.ncolls, o.ncolls,
-         sizeof(df_coll_dynamic), (size_t)o.ncolls * sizeof(df_coll_dynamic), used_block, per_coll * o.ncolls);
+         "block state %zu B per block; per-collective data %zu B for all blocks\n",
+         o.ncolls, o.ncolls, sizeof(df_coll_dynamic), (size_t)o.ncolls * sizeof(df_coll_dynamic), used_block,
+         per_coll * o.ncolls);
   printf("  pinned host memory (defaults): SQ 4096 x %zu B = %zu B, CQ 256 x 8 B = 2048 B\n", sizeof(df_sqe),
          4096 * sizeof(df_sqe));
   printf("  paper (RTX 3090, 1,000 collectives): 13 KB shared + 4 MB global per block, 11 KB global for all blocks\n");
   bool memory_ok = twin.sharedSizeBytes == smem;
-  if (!memory_ok) printf("  MISMATCH: the daemon twin uses %zu B of shared memory, sizeof says %zu B\n", twin.sharedSizeBytes, smem);
+  if (!memory_ok)
+    printf("  MISMATCH: the daemon twin uses %zu B of shared memory, sizeof says %zu B\n", twin.sharedSizeBytes, smem);
 
   /* ---- clocks ---- */
   uint64_t* probe = nullptr;
@@ -847,7 +853,8 @@ int main(int argc, char** argv) {
 
   /* ---- the table ---- */
   printf("\nper operation: median and p90 over %u repetitions, empty loop subtracted; ns = cycles / %.3f GHz "
-         "(cudaDevAttrClockRate); gtimer = %%globaltimer\n", o.reps, ghz);
+         "(cudaDevAttrClockRate); gtimer = %%globaltimer\n",
+         o.reps, ghz);
   printf("%-44s %9s %9s %9s %9s %9s %9s  %s\n", "operation", "med cyc", "p90 cyc", "med ns", "p90 ns", "gt med ns",
          "gt p90 ns", "paper RTX 3090");
   auto ns_of = [ghz](int64_t cyc) { return cyc / ghz; };
@@ -867,8 +874,8 @@ int main(int argc, char** argv) {
   printf("%s: %s, load %.2f us, save %.2f us, CQE %.2f us (plain ring %.2f / %.2f us), %zu B smem/block, "
          "%zu B global/block%s\n",
          failures ? "FAIL" : "overheads", prop.name, median_ns(OP_CTX_LOAD, 1) / 1e3, median_ns(OP_CTX_SAVE, 1) / 1e3,
-         median_ns(OP_CQ_WRITE, 0) / 1e3, median_ns(OP_PLAIN_CQ_1P, 0) / 1e3, median_ns(OP_PLAIN_CQ_MP, 0) / 1e3,
-         smem, global_block, failures ? " -- CHECKS FAILED (see above)" : "");
+         median_ns(OP_CQ_WRITE, 0) / 1e3, median_ns(OP_PLAIN_CQ_1P, 0) / 1e3, median_ns(OP_PLAIN_CQ_MP, 0) / 1e3, smem,
+         global_block, failures ? " -- CHECKS FAILED (see above)" : "");
 
   CHECK_CUDA(cudaFree(p.cycles));
   CHECK_CUDA(cudaFree(p.nanos));

@@ -24,13 +24,13 @@
 
 #include "options.h" /* test/common */
 
-#define CHECK(call)                                                                     \
-  do {                                                                                  \
-    cudaError_t e_ = (call);                                                            \
-    if (e_ != cudaSuccess) {                                                            \
-      fprintf(stderr, "%s: %s (line %d)\n", #call, cudaGetErrorString(e_), __LINE__);   \
-      exit(1);                                                                          \
-    }                                                                                   \
+#define CHECK(call)                                                                   \
+  do {                                                                                \
+    cudaError_t e_ = (call);                                                          \
+    if (e_ != cudaSuccess) {                                                          \
+      fprintf(stderr, "%s: %s (line %d)\n", #call, cudaGetErrorString(e_), __LINE__); \
+      exit(1);                                                                        \
+    }                                                                                 \
   } while (0)
 
 /* Hands the turn to the other process. */

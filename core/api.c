@@ -41,9 +41,8 @@ static dfcclResult_t select_target(df_ctx* ctx) {
   ctx->target = &df_target_cuda;
   return dfcclSuccess;
 #else
-  return df_error(dfcclUnsupported,
-                  "this DFCCL was built without CUDA; the host target must be asked for explicitly "
-                  "(dfcclTargetHost or DFCCL_TARGET=host)");
+  return df_error(dfcclUnsupported, "this DFCCL was built without CUDA; the host target must be asked for explicitly "
+                                    "(dfcclTargetHost or DFCCL_TARGET=host)");
 #endif
 }
 
@@ -107,8 +106,8 @@ static void free_tables(df_ctx* ctx) {
   df_cq_host_fini(ctx, &ctx->cq);
   df_sq_host_fini(ctx, &ctx->sq);
   if (ctx->quit_request_host) t->free_mapped(ctx, (void*)ctx->quit_request_host);
-  void* tables[] = {(void*)a->colls, a->dynamic, a->done_blocks, a->coll_counters, a->blocks, a->saved_tasks,
-                    a->quit_votes, a->sq.entries};
+  void* tables[] = {(void*)a->colls, a->dynamic,     a->done_blocks, a->coll_counters,
+                    a->blocks,       a->saved_tasks, a->quit_votes,  a->sq.entries};
   for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
     if (tables[i]) t->free(ctx, tables[i]);
 }
@@ -138,8 +137,7 @@ static void calibrate(df_ctx* ctx) {
   double ns = 0;
   if (!ctx->target->measure_poll) return;
   if (ctx->target->measure_poll(ctx, &ns) != dfcclSuccess) {
-    fprintf(stderr, "dfccl: rank %d: %s; keeping the default spin thresholds\n", ctx->rank,
-            dfcclGetLastErrorMessage());
+    fprintf(stderr, "dfccl: rank %d: %s; keeping the default spin thresholds\n", ctx->rank, dfcclGetLastErrorMessage());
     return;
   }
   df_config_calibrate(&ctx->cfg, ns);
@@ -206,8 +204,7 @@ static uint64_t traffic_bytes(df_coll_kind kind, uint64_t bytes, uint32_t nranks
 /* A FIFO slot carries one chunk: no larger than what one step of a channel moves (in 4 KiB
  * steps, at most DFCCL_SLOT_BYTES), so that small collectives take little connector memory.  A
  * step moves a channel's share of the buffer, divided by the ranks for all-reduce. */
-static uint32_t slot_for(const df_config* cfg, df_coll_kind kind, uint64_t bytes, uint32_t nchannels,
-                         uint32_t nranks) {
+static uint32_t slot_for(const df_config* cfg, df_coll_kind kind, uint64_t bytes, uint32_t nchannels, uint32_t nranks) {
   uint64_t per_step = bytes / nchannels + 1;
   if (kind == DF_COLL_ALL_REDUCE) per_step = (per_step + nranks - 1) / nranks;
   uint64_t slot = (per_step + 4095) / 4096 * 4096;
@@ -251,11 +248,11 @@ dfcclResult_t df_check_signature(size_t count, dfcclDataType_t dtype, dfcclRedOp
 /* The v collectives' blocks as the daemon reads them (DF_BLOCK_COUNT, DF_BLOCK_DISPL per ring
  * position), with what registration and runs need of them. */
 typedef struct {
-  uint64_t* host;         /* malloc'd table; NULL: not a v collective */
-  uint64_t largest;       /* elements of the largest block: the collective's count */
-  uint64_t send_elems;    /* what a run reads from sendbuff on this rank ... */
-  uint64_t recv_elems;    /* ... and writes to recvbuff */
-  uint64_t hash;          /* of the table, for the participants to compare */
+  uint64_t* host;      /* malloc'd table; NULL: not a v collective */
+  uint64_t largest;    /* elements of the largest block: the collective's count */
+  uint64_t send_elems; /* what a run reads from sendbuff on this rank ... */
+  uint64_t recv_elems; /* ... and writes to recvbuff */
+  uint64_t hash;       /* of the table, for the participants to compare */
 } df_blocks;
 
 /* counts and displs per participant (displs NULL: packed, block i after blocks 0..i-1). */
@@ -382,7 +379,8 @@ static dfcclResult_t register_collective(df_ctx* ctx, df_coll_kind kind, size_t 
     count = blocks.largest;
   }
   /* A communicator's connector sets have internal ids (< 0); users' ids are >= 0. */
-  if (prior == dfcclSuccess) prior = shape ? df_check_signature(count, dtype, op) : check_registration(count, dtype, op, collId);
+  if (prior == dfcclSuccess)
+    prior = shape ? df_check_signature(count, dtype, op) : check_registration(count, dtype, op, collId);
   if (prior == dfcclSuccess && (kind == DF_COLL_BROADCAST || kind == DF_COLL_REDUCE)) {
     root_position = ring_position(g, root);
     if (root_position < 0) prior = df_error(dfcclInvalidArgument, "root %d is not a participant", root);
@@ -427,17 +425,16 @@ static dfcclResult_t register_collective(df_ctx* ctx, df_coll_kind kind, size_t 
   }
   pthread_mutex_unlock(&ctx->lock);
   if (r != dfcclSuccess) return r;
-  df_debug(ctx, "registered collective %d as #%d: %zu elements, %u channels, ring position %u of %u%s",
-           collId, index, count, st.nchannels, st.rank, st.nranks,
+  df_debug(ctx, "registered collective %d as #%d: %zu elements, %u channels, ring position %u of %u%s", collId, index,
+           count, st.nchannels, st.rank, st.nranks,
            links.timesliced_peer ? (ctx->cfg.timeslice_yield ? ", a neighbour time-slices our GPU: yielding to it"
                                                              : ", a neighbour time-slices our GPU (not yielding)")
                                  : "");
   return dfcclSuccess;
 }
 
-dfcclResult_t dfcclRegisterAllReduce(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype,
-                                     dfcclRedOp_t op, int collId, const int* participants,
-                                     int nparticipants, int priority) {
+dfcclResult_t dfcclRegisterAllReduce(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype, dfcclRedOp_t op,
+                                     int collId, const int* participants, int nparticipants, int priority) {
   return register_collective(ctx, DF_COLL_ALL_REDUCE, count, dtype, op, 0, collId, participants, nparticipants,
                              priority, NULL, NULL);
 }
@@ -456,11 +453,10 @@ dfcclResult_t dfcclRegisterAllGatherV(dfcclRankCtx_t ctx, const size_t* recvcoun
                              priority, &v, NULL);
 }
 
-dfcclResult_t dfcclRegisterReduceScatter(dfcclRankCtx_t ctx, size_t recvcount, dfcclDataType_t dtype,
-                                         dfcclRedOp_t op, int collId, const int* participants,
-                                         int nparticipants, int priority) {
-  return register_collective(ctx, DF_COLL_REDUCE_SCATTER, recvcount, dtype, op, 0, collId, participants,
-                             nparticipants, priority, NULL, NULL);
+dfcclResult_t dfcclRegisterReduceScatter(dfcclRankCtx_t ctx, size_t recvcount, dfcclDataType_t dtype, dfcclRedOp_t op,
+                                         int collId, const int* participants, int nparticipants, int priority) {
+  return register_collective(ctx, DF_COLL_REDUCE_SCATTER, recvcount, dtype, op, 0, collId, participants, nparticipants,
+                             priority, NULL, NULL);
 }
 
 dfcclResult_t dfcclRegisterReduceScatterV(dfcclRankCtx_t ctx, const size_t* recvcounts, dfcclDataType_t dtype,
@@ -477,17 +473,16 @@ dfcclResult_t dfcclRegisterAllToAll(dfcclRankCtx_t ctx, size_t count, dfcclDataT
                              priority, NULL, NULL);
 }
 
-dfcclResult_t dfcclRegisterBroadcast(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype, int root,
-                                     int collId, const int* participants, int nparticipants, int priority) {
-  return register_collective(ctx, DF_COLL_BROADCAST, count, dtype, dfcclSum, root, collId, participants,
-                             nparticipants, priority, NULL, NULL);
+dfcclResult_t dfcclRegisterBroadcast(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype, int root, int collId,
+                                     const int* participants, int nparticipants, int priority) {
+  return register_collective(ctx, DF_COLL_BROADCAST, count, dtype, dfcclSum, root, collId, participants, nparticipants,
+                             priority, NULL, NULL);
 }
 
-dfcclResult_t dfcclRegisterReduce(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype, dfcclRedOp_t op,
-                                  int root, int collId, const int* participants, int nparticipants,
-                                  int priority) {
-  return register_collective(ctx, DF_COLL_REDUCE, count, dtype, op, root, collId, participants, nparticipants,
-                             priority, NULL, NULL);
+dfcclResult_t dfcclRegisterReduce(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype, dfcclRedOp_t op, int root,
+                                  int collId, const int* participants, int nparticipants, int priority) {
+  return register_collective(ctx, DF_COLL_REDUCE, count, dtype, op, root, collId, participants, nparticipants, priority,
+                             NULL, NULL);
 }
 
 dfcclResult_t df_register_connector_set(df_ctx* ctx, int id, const int* ranks, int nranks, const df_shape* shape) {
@@ -505,8 +500,12 @@ void df_run_bytes(const df_coll_static* st, size_t* send_bytes, size_t* recv_byt
     case DF_COLL_ALL_GATHER: *recv_bytes = block * st->nranks; break;
     case DF_COLL_REDUCE_SCATTER: *send_bytes = block * st->nranks; break;
     case DF_COLL_ALL_TO_ALL: *send_bytes = *recv_bytes = block * st->nranks; break;
-    case DF_COLL_BROADCAST: if (!root) *send_bytes = 0; break;
-    case DF_COLL_REDUCE: if (!root) *recv_bytes = 0; break;
+    case DF_COLL_BROADCAST:
+      if (!root) *send_bytes = 0;
+      break;
+    case DF_COLL_REDUCE:
+      if (!root) *recv_bytes = 0;
+      break;
     default: break;
   }
 }
@@ -566,17 +565,15 @@ static int ready_collective(const df_ctx* ctx, int collId, df_coll_static* stat,
     if (send_bytes) buffer_bytes(&ctx->colls[index], send_bytes, recv_bytes);
     return index;
   }
-  if (state == DF_COLL_LEAVING)
-    df_error(dfcclUnregisteredId, "collective id %d is being deregistered", collId);
+  if (state == DF_COLL_LEAVING) df_error(dfcclUnregisteredId, "collective id %d is being deregistered", collId);
   else if (state == DF_COLL_JOINING)
     df_error(dfcclUnregisteredId, "collective id %d is still being registered", collId);
-  else
-    df_error(dfcclUnregisteredId, "collective id %d is not registered", collId);
+  else df_error(dfcclUnregisteredId, "collective id %d is not registered", collId);
   return -1;
 }
 
-static dfcclResult_t submit(df_ctx* ctx, df_coll_kind kind, const void* sendbuff, void* recvbuff,
-                            int collId, dfcclCallback_t callback, void* callbackArg) {
+static dfcclResult_t submit(df_ctx* ctx, df_coll_kind kind, const void* sendbuff, void* recvbuff, int collId,
+                            dfcclCallback_t callback, void* callbackArg) {
   DF_CHECK(df_ctx_check(ctx));
   dfcclResult_t fatal = (dfcclResult_t)atomic_load(&ctx->fatal);
   if (fatal != dfcclSuccess) return df_error(fatal, "the daemon failed earlier; the context is unusable");
@@ -680,8 +677,8 @@ static dfcclResult_t check_leaving(const df_ctx* ctx, const int* ids, int i, int
   if (c->state == DF_COLL_LEAVING)
     return df_error(dfcclInFlight, "collective id %d is being deregistered by another thread", id);
   if (c->in_flight || c->queued) /* queued: a communicator's run waits for this connector set */
-    return df_error(dfcclInFlight, "collective id %d has a run in flight (run %u); wait for its callback first",
-                    id, c->epoch);
+    return df_error(dfcclInFlight, "collective id %d has a run in flight (run %u); wait for its callback first", id,
+                    c->epoch);
   return dfcclSuccess;
 }
 
@@ -706,8 +703,8 @@ static dfcclResult_t begin_leaving(df_ctx* ctx, const int* ids, int n, int* indi
     df_group* mine = ctx->colls[indices[i]].group;
     if (g && mine != g)
       return df_error(dfcclInvalidArgument,
-                      "collectives %d and %d have different participants: deregister them in separate calls",
-                      g_id, ids[i]);
+                      "collectives %d and %d have different participants: deregister them in separate calls", g_id,
+                      ids[i]);
     g = mine;
     g_id = ids[i];
   }
@@ -880,8 +877,7 @@ dfcclResult_t dfcclDestroy(dfcclRankCtx_t ctx) {
   dfcclResult_t r = dfcclSuccess;
   if (!wait_outstanding(ctx)) {
     r = df_error(dfcclTimeout, "dfcclDestroy: %llu runs still outstanding after %llu ms; abandoned",
-                 (unsigned long long)atomic_load(&ctx->outstanding),
-                 (unsigned long long)ctx->cfg.destroy_timeout_ms);
+                 (unsigned long long)atomic_load(&ctx->outstanding), (unsigned long long)ctx->cfg.destroy_timeout_ms);
     fprintf(stderr, "dfccl: rank %d: %s\n", ctx->rank, dfcclGetLastErrorMessage());
     df_poller_fail_outstanding(ctx, dfcclDestroyed);
     *ctx->quit_request_host = 1;

@@ -31,14 +31,14 @@ _Static_assert((int)dfcclAllReduce == DF_COLL_ALL_REDUCE && (int)dfcclAllGather 
 struct dfcclComm {
   uint64_t magic;
   df_ctx* ctx;
-  struct dfcclComm* next;    /* ctx->comms                                                    */
+  struct dfcclComm* next; /* ctx->comms                                                    */
   int nranks;
-  int position;              /* this rank's index in the communicator                        */
+  int position; /* this rank's index in the communicator                        */
   df_shape shape;
   int nsets;
   int set_ids[DF_COMM_MAX_SETS];
   int set_index[DF_COMM_MAX_SETS];
-  uint64_t runs;             /* submitted: the next run's number                             */
+  uint64_t runs; /* submitted: the next run's number                             */
 };
 
 static dfcclResult_t comm_check(const struct dfcclComm* comm) {
@@ -70,7 +70,9 @@ static dfcclResult_t agree_serial(df_ctx* ctx, const int* ranks, int nranks, uin
   return r;
 }
 
-static int set_id(uint32_t serial, int set) { return -1 - (int)(serial % (INT_MAX / DF_COMM_MAX_SETS)) * DF_COMM_MAX_SETS - set; }
+static int set_id(uint32_t serial, int set) {
+  return -1 - (int)(serial % (INT_MAX / DF_COMM_MAX_SETS)) * DF_COMM_MAX_SETS - set;
+}
 
 dfcclResult_t dfcclCommCreate(dfcclRankCtx_t ctx, const int* ranks, int nranks, dfcclComm_t* comm) {
   DF_CHECK(df_ctx_check(ctx));
@@ -105,8 +107,8 @@ dfcclResult_t dfcclCommCreate(dfcclRankCtx_t ctx, const int* ranks, int nranks, 
   c->next = ctx->comms;
   ctx->comms = c;
   pthread_mutex_unlock(&ctx->lock);
-  df_debug(ctx, "communicator of %d ranks (position %d): %d connector sets of %u channels, %u-byte slots",
-           c->nranks, c->position, c->nsets, c->shape.nchannels, c->shape.slot_bytes);
+  df_debug(ctx, "communicator of %d ranks (position %d): %d connector sets of %u channels, %u-byte slots", c->nranks,
+           c->position, c->nsets, c->shape.nchannels, c->shape.slot_bytes);
   *comm = c;
   return dfcclSuccess;
 }
@@ -132,8 +134,7 @@ static dfcclResult_t run_context(const struct dfcclComm* c, const df_coll_static
   st->count = d->count;
   st->root = rooted ? d->root : 0;
   st->priority = 0;
-  uint32_t channels = df_run_channels(&c->ctx->cfg, st->kind, (uint64_t)d->count * dfcclTypeSize(d->dtype),
-                                      st->nranks);
+  uint32_t channels = df_run_channels(&c->ctx->cfg, st->kind, (uint64_t)d->count * dfcclTypeSize(d->dtype), st->nranks);
   st->nchannels = channels < c->shape.nchannels ? channels : c->shape.nchannels;
   return dfcclSuccess;
 }
@@ -183,8 +184,9 @@ dfcclResult_t dfcclSubmit(dfcclComm_t comm, const dfcclCollDesc_t* desc, const v
   if (comm->runs != number || set->state != DF_COLL_READY) {
     pthread_mutex_unlock(&ctx->lock);
     return df_error(dfcclInvalidArgument, "dfcclSubmit: the communicator %s while run %llu was submitted",
-                    set->state != DF_COLL_READY ? "was destroyed" : "took another run (submit from one thread "
-                                                                    "at a time, in the same order on every rank)",
+                    set->state != DF_COLL_READY ? "was destroyed"
+                                                : "took another run (submit from one thread "
+                                                  "at a time, in the same order on every rank)",
                     (unsigned long long)number);
   }
   if (set->in_flight || set->queued) { /* its set is busy: the run waits in line */
@@ -230,8 +232,8 @@ bool df_comm_start_queued(df_ctx* ctx, int index) {
     if (set->queued == NULL) set->queued_last = NULL;
     dfcclResult_t r = (dfcclResult_t)atomic_load(&ctx->fatal);
     bool install = false;
-    uint32_t epoch = r == dfcclSuccess ? take_set(set, &q->stat, q->callback, q->callback_arg, q->callback_id, &install)
-                                       : 0;
+    uint32_t epoch =
+        r == dfcclSuccess ? take_set(set, &q->stat, q->callback, q->callback_arg, q->callback_id, &install) : 0;
     pthread_mutex_unlock(&ctx->lock);
     if (r == dfcclSuccess) r = start(ctx, index, &q->stat, install, epoch, q->sendbuff, q->recvbuff);
     if (r == dfcclSuccess) {

@@ -18,8 +18,8 @@ static dfcclResult_t env_u64(const char* name, uint64_t min, uint64_t max, uint6
   errno = 0;
   unsigned long long v = strtoull(text, &end, 0);
   if (errno || *end != '\0' || text[0] == '-' || v < min || v > max)
-    return df_error(dfcclInvalidArgument, "%s=\"%s\": expected an integer in [%llu, %llu]", name,
-                    text, (unsigned long long)min, (unsigned long long)max);
+    return df_error(dfcclInvalidArgument, "%s=\"%s\": expected an integer in [%llu, %llu]", name, text,
+                    (unsigned long long)min, (unsigned long long)max);
   *value = v;
   return dfcclSuccess;
 }
@@ -127,8 +127,7 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   if (cfg->slot_bytes % 16)
     return df_error(dfcclInvalidArgument, "DFCCL_SLOT_BYTES=%u: must be a multiple of 16", cfg->slot_bytes);
   if (cfg->comm_slot_bytes % 16)
-    return df_error(dfcclInvalidArgument, "DFCCL_COMM_SLOT_BYTES=%u: must be a multiple of 16",
-                    cfg->comm_slot_bytes);
+    return df_error(dfcclInvalidArgument, "DFCCL_COMM_SLOT_BYTES=%u: must be a multiple of 16", cfg->comm_slot_bytes);
   if (!is_power_of_two(cfg->cq_slots))
     return df_error(dfcclInvalidArgument, "DFCCL_CQ_SLOTS=%u: must be a power of two", cfg->cq_slots);
   if (!is_power_of_two(cfg->sq_entries))

@@ -27,15 +27,14 @@ typedef struct {
   uint32_t nchannels, slot_bytes, target;
   uint64_t count;
   uint64_t layout_hash; /* all-gather-v: its blocks table, hashed (0 for the others) */
-  uint32_t failed; /* this rank cannot register it: everyone gives up together */
-  uint32_t timesliced; /* its GPU time-slices between processes (see uuid) */
-  uint8_t uuid[16];    /* its daemon's GPU (zero on the host target)       */
+  uint32_t failed;      /* this rank cannot register it: everyone gives up together */
+  uint32_t timesliced;  /* its GPU time-slices between processes (see uuid) */
+  uint8_t uuid[16];     /* its daemon's GPU (zero on the host target)       */
 } registration_card;
 
 static dfcclResult_t allgather(df_ctx* ctx, const df_group* g, const void* send, void* recv, size_t bytes) {
   int rc = ctx->bootstrap.allgather(ctx->bootstrap.state, g->ranks, g->nranks, send, recv, bytes);
-  if (rc != 0)
-    return df_error(dfcclBootstrapError, "the bootstrap allgather over %d ranks returned %d", g->nranks, rc);
+  if (rc != 0) return df_error(dfcclBootstrapError, "the bootstrap allgather over %d ranks returned %d", g->nranks, rc);
   return dfcclSuccess;
 }
 
@@ -50,9 +49,8 @@ static dfcclResult_t check_card(const df_ctx* ctx, const df_group* g, int i, con
                     "rank %d registered collective %d (kind %u, %llu elements, type %u, op %u, root %d) while "
                     "rank %d registered collective %d (kind %u, %llu elements, type %u, op %u, root %d): "
                     "participants must register the same collectives in the same order",
-                    ctx->rank, mine->id, mine->kind, (unsigned long long)mine->count, mine->dtype, mine->op,
-                    mine->root, g->ranks[i], c->id, c->kind, (unsigned long long)c->count, c->dtype, c->op,
-                    c->root);
+                    ctx->rank, mine->id, mine->kind, (unsigned long long)mine->count, mine->dtype, mine->op, mine->root,
+                    g->ranks[i], c->id, c->kind, (unsigned long long)c->count, c->dtype, c->op, c->root);
   if (c->layout_hash != mine->layout_hash)
     return df_error(dfcclInvalidArgument,
                     "rank %d and rank %d registered v collective %d with different counts or displacements: every "
@@ -107,8 +105,8 @@ static dfcclResult_t build_device_view(df_ctx* ctx, df_coll_links* cl, uint32_t 
   return ctx->target->copy_in(ctx, mem, &links, sizeof links);
 }
 
-dfcclResult_t df_links_create(df_ctx* ctx, const df_group* g, int id, const df_coll_static* st,
-                              uint64_t layout_hash, uint32_t slot_bytes, dfcclResult_t prior, df_coll_links* cl) {
+dfcclResult_t df_links_create(df_ctx* ctx, const df_group* g, int id, const df_coll_static* st, uint64_t layout_hash,
+                              uint32_t slot_bytes, dfcclResult_t prior, df_coll_links* cl) {
   memset(cl, 0, sizeof *cl);
   if (g->nranks == 1) return prior; /* nothing to connect */
   char prior_message[512];
@@ -146,8 +144,8 @@ dfcclResult_t df_links_create(df_ctx* ctx, const df_group* g, int id, const df_c
   if (r == dfcclSuccess && local != dfcclSuccess) r = local;
   for (int i = 0; r == dfcclSuccess && i < g->nranks; i++) r = check_card(ctx, g, i, &mine, &cards[i]);
   int next = (g->position + 1) % g->nranks, prev = (g->position + g->nranks - 1) % g->nranks;
-  if (r == dfcclSuccess) cl->timesliced_peer = shares_gpu_timesliced(&mine, &cards[next]) ||
-                                               shares_gpu_timesliced(&mine, &cards[prev]);
+  if (r == dfcclSuccess)
+    cl->timesliced_peer = shares_gpu_timesliced(&mine, &cards[next]) || shares_gpu_timesliced(&mine, &cards[prev]);
   if (r == dfcclSuccess)
     r = ctx->target->map_peer(ctx, &cards[next].recv, cards[next].recv_bytes, &cl->next_recv_region);
   if (r == dfcclSuccess)
@@ -224,8 +222,10 @@ dfcclResult_t df_links_close(df_ctx* ctx, const df_group* g, const int* ids, int
                     "deregister the same collectives in the same order",
                     ctx->rank, n, other_rank, other_count);
   if (failed != dfcclSuccess)
-    return df_error(failed, "rank %d could not deregister these collectives (its own error says why); none was "
-                    "deregistered", failed_rank);
+    return df_error(failed,
+                    "rank %d could not deregister these collectives (its own error says why); none was "
+                    "deregistered",
+                    failed_rank);
   return r;
 }
 

@@ -29,18 +29,18 @@ extern "C" {
 
 typedef enum {
   dfcclSuccess = 0,
-  dfcclInvalidArgument,  /* null/misaligned pointer, bad count, dtype, op, participants ... */
-  dfcclUnregisteredId,   /* dfcclRun* or dfcclDeregister of an id that is not registered   */
-  dfcclDuplicateId,      /* dfcclRegister* with an id that is already registered           */
-  dfcclInFlight,         /* dfcclRun* or dfcclDeregister while a run has not completed     */
-  dfcclDestroyed,        /* the context was destroyed                                      */
-  dfcclWrongDevice,      /* a buffer is not memory of the context's device                 */
-  dfcclTimeout,          /* the submission queue stayed full longer than the timeout       */
-  dfcclUnsupported,      /* the requested execution target is not available here           */
-  dfcclOutOfResources,   /* too many collectives / participants / memory                   */
-  dfcclSystemError,      /* an operating-system call failed                                */
-  dfcclCudaError,        /* a CUDA call failed                                             */
-  dfcclBootstrapError,   /* the caller's allgather failed                                  */
+  dfcclInvalidArgument, /* null/misaligned pointer, bad count, dtype, op, participants ... */
+  dfcclUnregisteredId,  /* dfcclRun* or dfcclDeregister of an id that is not registered   */
+  dfcclDuplicateId,     /* dfcclRegister* with an id that is already registered           */
+  dfcclInFlight,        /* dfcclRun* or dfcclDeregister while a run has not completed     */
+  dfcclDestroyed,       /* the context was destroyed                                      */
+  dfcclWrongDevice,     /* a buffer is not memory of the context's device                 */
+  dfcclTimeout,         /* the submission queue stayed full longer than the timeout       */
+  dfcclUnsupported,     /* the requested execution target is not available here           */
+  dfcclOutOfResources,  /* too many collectives / participants / memory                   */
+  dfcclSystemError,     /* an operating-system call failed                                */
+  dfcclCudaError,       /* a CUDA call failed                                             */
+  dfcclBootstrapError,  /* the caller's allgather failed                                  */
   dfcclInternalError,
   dfcclNumResults
 } dfcclResult_t;
@@ -48,8 +48,18 @@ typedef enum {
 /* Element types.  Integers wrap (sum and prod modulo 2^bits); fp16 and bf16 are computed in float
  * and rounded to nearest even. */
 typedef enum {
-  dfcclInt8 = 0, dfcclUint8, dfcclInt16, dfcclUint16, dfcclInt32, dfcclUint32, dfcclInt64, dfcclUint64,
-  dfcclFloat16, dfcclBfloat16, dfcclFloat32, dfcclFloat64,
+  dfcclInt8 = 0,
+  dfcclUint8,
+  dfcclInt16,
+  dfcclUint16,
+  dfcclInt32,
+  dfcclUint32,
+  dfcclInt64,
+  dfcclUint64,
+  dfcclFloat16,
+  dfcclBfloat16,
+  dfcclFloat32,
+  dfcclFloat64,
   dfcclNumTypes
 } dfcclDataType_t;
 
@@ -60,9 +70,16 @@ typedef enum {
  * true and produce 1 or 0 in the element type (land = a && b, lor = a || b,
  * lxor = (a != 0) != (b != 0)). */
 typedef enum {
-  dfcclSum = 0, dfcclProd, dfcclMax, dfcclMin,
-  dfcclBand, dfcclBor, dfcclBxor,
-  dfcclLand, dfcclLor, dfcclLxor,
+  dfcclSum = 0,
+  dfcclProd,
+  dfcclMax,
+  dfcclMin,
+  dfcclBand,
+  dfcclBor,
+  dfcclBxor,
+  dfcclLand,
+  dfcclLor,
+  dfcclLxor,
   dfcclNumOps
 } dfcclRedOp_t;
 
@@ -79,19 +96,19 @@ typedef enum {
  * receives all contributions in that order.  Every listed rank makes the same sequence of such
  * calls.  Return 0 on success.
  */
-typedef int (*dfcclAllgatherFn)(void* state, const int* ranks, int nranks, const void* sendbuf,
-                                void* recvbuf, size_t bytes);
+typedef int (*dfcclAllgatherFn)(void* state, const int* ranks, int nranks, const void* sendbuf, void* recvbuf,
+                                size_t bytes);
 
 typedef struct {
-  int rank;                  /* this process's rank in [0, nranks)          */
+  int rank; /* this process's rank in [0, nranks)          */
   int nranks;
   dfcclAllgatherFn allgather;
-  void* state;               /* passed back to allgather                    */
+  void* state; /* passed back to allgather                    */
 } dfcclBootstrap_t;
 
 typedef struct {
   dfcclTarget_t target;
-  int device;                /* CUDA device ordinal, or -1 for the current device (cuda target) */
+  int device; /* CUDA device ordinal, or -1 for the current device (cuda target) */
   dfcclBootstrap_t bootstrap;
 } dfcclInitArgs_t;
 
@@ -115,9 +132,8 @@ dfcclResult_t dfcclInit(dfcclRankCtx_t* ctx, const dfcclInitArgs_t* args);
  * Higher `priority` runs first when several collectives are ready (0 is the default).  `op` must be
  * defined for `dtype` (dfcclRedOp_t says which are), else dfcclInvalidArgument.
  */
-dfcclResult_t dfcclRegisterAllReduce(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype,
-                                     dfcclRedOp_t op, int collId, const int* participants,
-                                     int nparticipants, int priority);
+dfcclResult_t dfcclRegisterAllReduce(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype, dfcclRedOp_t op,
+                                     int collId, const int* participants, int nparticipants, int priority);
 
 /* The other collectives, on the same machinery.  Counts are per rank where MPI has them so:
  * all-gather gathers `sendcount` elements from each participant (recvbuff holds nparticipants x
@@ -134,9 +150,8 @@ dfcclResult_t dfcclRegisterAllGather(dfcclRankCtx_t ctx, size_t sendcount, dfccl
 dfcclResult_t dfcclRegisterAllGatherV(dfcclRankCtx_t ctx, const size_t* recvcounts, const size_t* displs,
                                       dfcclDataType_t dtype, int collId, const int* participants, int nparticipants,
                                       int priority);
-dfcclResult_t dfcclRegisterReduceScatter(dfcclRankCtx_t ctx, size_t recvcount, dfcclDataType_t dtype,
-                                         dfcclRedOp_t op, int collId, const int* participants,
-                                         int nparticipants, int priority);
+dfcclResult_t dfcclRegisterReduceScatter(dfcclRankCtx_t ctx, size_t recvcount, dfcclDataType_t dtype, dfcclRedOp_t op,
+                                         int collId, const int* participants, int nparticipants, int priority);
 /* Reduce-scatter-v: participant i (in ring order) ends with recvcounts[i] reduced elements; sendbuff
  * holds every participant's block packed (block i after blocks 0..i-1, as MPI_Reduce_scatter's).
  * In place: recvbuff == sendbuff + the elements before this participant's block.  Every participant
@@ -152,11 +167,10 @@ dfcclResult_t dfcclRegisterReduceScatterV(dfcclRankCtx_t ctx, const size_t* recv
  * carries n(n-1)/2 blocks (n-1 for a direct exchange): as fast as one for 2 participants. */
 dfcclResult_t dfcclRegisterAllToAll(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype, int collId,
                                     const int* participants, int nparticipants, int priority);
-dfcclResult_t dfcclRegisterBroadcast(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype, int root,
-                                     int collId, const int* participants, int nparticipants, int priority);
-dfcclResult_t dfcclRegisterReduce(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype, dfcclRedOp_t op,
-                                  int root, int collId, const int* participants, int nparticipants,
-                                  int priority);
+dfcclResult_t dfcclRegisterBroadcast(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype, int root, int collId,
+                                     const int* participants, int nparticipants, int priority);
+dfcclResult_t dfcclRegisterReduce(dfcclRankCtx_t ctx, size_t count, dfcclDataType_t dtype, dfcclRedOp_t op, int root,
+                                  int collId, const int* participants, int nparticipants, int priority);
 
 /*
  * Deregisters the n collectives `collIds`, which must all have the same participants (else
@@ -228,17 +242,22 @@ dfcclResult_t dfcclRunReduce(dfcclRankCtx_t ctx, const void* sendbuff, void* rec
 typedef struct dfcclComm* dfcclComm_t;
 
 typedef enum {
-  dfcclAllReduce = 0, dfcclAllGather, dfcclReduceScatter, dfcclBroadcast, dfcclReduce, dfcclAllToAll,
+  dfcclAllReduce = 0,
+  dfcclAllGather,
+  dfcclReduceScatter,
+  dfcclBroadcast,
+  dfcclReduce,
+  dfcclAllToAll,
   dfcclNumCollKinds
 } dfcclCollKind_t;
 
 typedef struct {
   dfcclCollKind_t kind;
-  size_t count;          /* as dfcclRegister* counts: per rank for all-gather and reduce-scatter, per
+  size_t count; /* as dfcclRegister* counts: per rank for all-gather and reduce-scatter, per
                           * pair of ranks for all-to-all, else the whole buffer */
   dfcclDataType_t dtype;
-  dfcclRedOp_t op;       /* all-reduce, reduce-scatter, reduce; ignored by the others */
-  int root;              /* broadcast, reduce: the root's index in the communicator's ranks */
+  dfcclRedOp_t op; /* all-reduce, reduce-scatter, reduce; ignored by the others */
+  int root;        /* broadcast, reduce: the root's index in the communicator's ranks */
 } dfcclCollDesc_t;
 
 dfcclResult_t dfcclCommCreate(dfcclRankCtx_t ctx, const int* ranks, int nranks, dfcclComm_t* comm);
@@ -270,20 +289,20 @@ const char* dfcclGetLastErrorMessage(void);
 
 /* Counters of the daemon on this rank, summed over its blocks. */
 typedef struct {
-  uint64_t sqesRead;            /* SQEs taken into a task queue                          */
-  uint64_t preemptions;         /* runs of a collective that ended before its completion */
-  uint64_t contextLoads;        /* contexts loaded into an active slot                   */
-  uint64_t contextSaves;        /* dynamic contexts written back (lazily)                */
-  uint64_t voluntaryQuits;      /* blocks that quit because nothing could progress       */
-  uint64_t relaunches;          /* daemon launches after the first                       */
-  uint64_t launches;            /* daemon launches                                       */
-  uint64_t maxTaskQueueLength;  /* longest task queue seen by any block                  */
-  uint64_t completions;         /* completed runs reported by the completion queue       */
+  uint64_t sqesRead;           /* SQEs taken into a task queue                          */
+  uint64_t preemptions;        /* runs of a collective that ended before its completion */
+  uint64_t contextLoads;       /* contexts loaded into an active slot                   */
+  uint64_t contextSaves;       /* dynamic contexts written back (lazily)                */
+  uint64_t voluntaryQuits;     /* blocks that quit because nothing could progress       */
+  uint64_t relaunches;         /* daemon launches after the first                       */
+  uint64_t launches;           /* daemon launches                                       */
+  uint64_t maxTaskQueueLength; /* longest task queue seen by any block                  */
+  uint64_t completions;        /* completed runs reported by the completion queue       */
 } dfcclStats_t;
 
 typedef struct {
-  uint64_t runs;                /* completed runs                                        */
-  uint64_t preemptions;         /* summed over blocks                                    */
+  uint64_t runs;        /* completed runs                                        */
+  uint64_t preemptions; /* summed over blocks                                    */
   uint64_t contextLoads;
   uint64_t contextSaves;
   uint64_t lastTaskQueueLength; /* task-queue length when block 0 read its latest SQE    */

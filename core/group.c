@@ -19,8 +19,7 @@ static int compare_ints(const void* a, const void* b) {
 static dfcclResult_t normalize(const df_ctx* ctx, const int* participants, int n, int** out) {
   if (participants == NULL && n != 0)
     return df_error(dfcclInvalidArgument, "participants is NULL but nparticipants is %d", n);
-  if (participants != NULL && n <= 0)
-    return df_error(dfcclInvalidArgument, "nparticipants is %d", n);
+  if (participants != NULL && n <= 0) return df_error(dfcclInvalidArgument, "nparticipants is %d", n);
   int count = participants ? n : ctx->nranks;
   if (count > ctx->nranks)
     return df_error(dfcclInvalidArgument, "%d participants but only %d ranks", count, ctx->nranks);

@@ -31,8 +31,7 @@ dfcclResult_t df_host_memory_alloc(size_t bytes, void** ptr) {
   if (!r || !base) {
     free(r);
     free(base);
-    return df_error(dfcclOutOfResources, "out of host memory for %zu bytes of the host target's device memory",
-                    bytes);
+    return df_error(dfcclOutOfResources, "out of host memory for %zu bytes of the host target's device memory", bytes);
   }
   r->base = base;
   r->bytes = bytes;

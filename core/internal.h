@@ -18,13 +18,12 @@ typedef struct dfcclRankCtx df_ctx;
 /* ---- errors (error.c) ---- */
 
 /* Records a sentence for dfcclGetLastErrorMessage and returns `result`. */
-dfcclResult_t df_error(dfcclResult_t result, const char* fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+dfcclResult_t df_error(dfcclResult_t result, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 void df_debug(const df_ctx* ctx, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 
-#define DF_CHECK(call)                       \
-  do {                                       \
-    dfcclResult_t df_check_result_ = (call); \
+#define DF_CHECK(call)                                             \
+  do {                                                             \
+    dfcclResult_t df_check_result_ = (call);                       \
     if (df_check_result_ != dfcclSuccess) return df_check_result_; \
   } while (0)
 
@@ -36,18 +35,18 @@ typedef struct {
   uint64_t min_channel_bytes; /* a collective gets one channel per this many bytes   */
   uint32_t slot_bytes;        /* largest FIFO slot (small collectives get smaller)   */
   uint32_t sq_entries;
-  uint32_t comm_sets;         /* connector sets per communicator (DFCCL_COMM_SETS)   */
-  uint32_t comm_slot_bytes;   /* their FIFO slots (DFCCL_COMM_SLOT_BYTES)            */
+  uint32_t comm_sets;          /* connector sets per communicator (DFCCL_COMM_SETS)   */
+  uint32_t comm_slot_bytes;    /* their FIFO slots (DFCCL_COMM_SLOT_BYTES)            */
   uint32_t cq_slots;           /* CQ entries per daemon block (DFCCL_CQ_SLOTS), a power of two */
-  uint64_t submit_timeout_ms; /* a full SQ makes dfcclRun* wait this long at most    */
-  uint64_t destroy_timeout_ms;/* dfcclDestroy waits this long for outstanding runs   */
-  uint64_t relaunch_delay_us; /* first delay before relaunching for stalled runs     */
-  uint64_t yield_delay_us;    /* before relaunching a daemon that yielded the GPU      */
-  uint64_t poller_spin_rounds;/* idle poller rounds that only yield, before sleeping   */
+  uint64_t submit_timeout_ms;  /* a full SQ makes dfcclRun* wait this long at most    */
+  uint64_t destroy_timeout_ms; /* dfcclDestroy waits this long for outstanding runs   */
+  uint64_t relaunch_delay_us;  /* first delay before relaunching for stalled runs     */
+  uint64_t yield_delay_us;     /* before relaunching a daemon that yielded the GPU      */
+  uint64_t poller_spin_rounds; /* idle poller rounds that only yield, before sleeping   */
   df_spin_policy spin;
-  bool spin_set[3];           /* front, floor, ceiling came from the environment       */
-  bool stream_order;          /* runs wait for the caller's default streams (DFCCL_STREAM_ORDER) */
-  bool timeslice_yield;       /* yield the GPU to daemons that time-slice with ours (DFCCL_TIMESLICE_YIELD) */
+  bool spin_set[3];     /* front, floor, ceiling came from the environment       */
+  bool stream_order;    /* runs wait for the caller's default streams (DFCCL_STREAM_ORDER) */
+  bool timeslice_yield; /* yield the GPU to daemons that time-slice with ours (DFCCL_TIMESLICE_YIELD) */
   int debug;
 } df_config;
 
@@ -121,10 +120,10 @@ extern const df_target_ops df_target_cuda;
 
 typedef struct df_group {
   struct df_group* next;
-  int* ranks;             /* world ranks in ring order (as registered)      */
+  int* ranks; /* world ranks in ring order (as registered)      */
   int nranks;
-  int position;           /* this rank's index in `ranks`                   */
-  int users;              /* references: collectives and registrations in progress */
+  int position; /* this rank's index in `ranks`                   */
+  int users;    /* references: collectives and registrations in progress */
 } df_group;
 
 /* The group of these participants, with a reference the caller owns (df_group_put).  Caller holds
@@ -151,8 +150,8 @@ typedef struct {
 /* Collective over the group: allocates, exchanges (with the signature; layout_hash: all-gather-v's
  * blocks table, 0 for the others) and maps.  A rank whose
  * registration already failed (prior) still exchanges, so that every participant fails. */
-dfcclResult_t df_links_create(df_ctx* ctx, const df_group* g, int id, const df_coll_static* st,
-                              uint64_t layout_hash, uint32_t slot_bytes, dfcclResult_t prior, df_coll_links* links);
+dfcclResult_t df_links_create(df_ctx* ctx, const df_group* g, int id, const df_coll_static* st, uint64_t layout_hash,
+                              uint32_t slot_bytes, dfcclResult_t prior, df_coll_links* links);
 /* The closing exchange, collective over the group: the participants check that they release the
  * same collectives `ids` (in the same order) and that none of them is in flight anywhere (each
  * rank's `prior`: a local failure, told to everyone so that every participant fails alike).  On
@@ -179,16 +178,15 @@ typedef struct {
   int id;
   df_coll_state state;
   bool in_flight;
-  int callback_id;         /* what the running run's callback is told: its collId, or its number on
-                            * its communicator */
-  uint32_t epoch;          /* of the latest run submitted; runs count from 1 */
+  int callback_id; /* what the running run's callback is told: its collId, or its number on its communicator */
+  uint32_t epoch;  /* of the latest run submitted; runs count from 1 */
   df_coll_static stat;
-  df_group* group;         /* holds a reference from JOINING to FREE          */
+  df_group* group; /* holds a reference from JOINING to FREE          */
   df_coll_links links;
   dfcclCallback_t callback;
   void* callback_arg;
-  uint64_t runs;           /* completed */
-  uint64_t* blocks;        /* all-gather-v: the host's copy of stat.blocks (malloc), else NULL */
+  uint64_t runs;                   /* completed */
+  uint64_t* blocks;                /* all-gather-v: the host's copy of stat.blocks (malloc), else NULL */
   uint64_t send_elems, recv_elems; /* all-gather-v: what a run reads and writes on this rank */
   struct df_comm_run* queued;      /* a communicator's connector set: runs waiting for it (FIFO) */
   struct df_comm_run* queued_last;
@@ -259,31 +257,31 @@ void df_comm_free_all(df_ctx* ctx, dfcclResult_t error);
 /* ---- queues (queue/sq_host.c, queue/cq_host.c) ---- */
 
 typedef struct {
-  df_sqe* host;            /* the ring as the host writes it   */
-  df_sqe* daemon;          /* the same memory as the daemon sees it */
+  df_sqe* host;   /* the ring as the host writes it   */
+  df_sqe* daemon; /* the same memory as the daemon sees it */
   uint32_t entries;
-  uint32_t readers;        /* daemon blocks that read each new entry (in the mirror) */
-  uint64_t tail;           /* next sequence number             */
-  pthread_mutex_t lock;    /* one writer at a time             */
+  uint32_t readers;     /* daemon blocks that read each new entry (in the mirror) */
+  uint64_t tail;        /* next sequence number             */
+  pthread_mutex_t lock; /* one writer at a time             */
 } df_sq_host;
 
 dfcclResult_t df_sq_host_init(df_ctx* ctx, df_sq_host* sq, uint32_t entries);
 void df_sq_host_fini(df_ctx* ctx, df_sq_host* sq);
 /* Writes one entry; waits while the ring is full, up to timeout_ms (then dfcclTimeout). */
-dfcclResult_t df_sq_host_submit(df_sq_host* sq, uint32_t coll, uint32_t epoch, const void* sendbuff,
-                                void* recvbuff, uint64_t timeout_ms);
+dfcclResult_t df_sq_host_submit(df_sq_host* sq, uint32_t coll, uint32_t epoch, const void* sendbuff, void* recvbuff,
+                                uint64_t timeout_ms);
 /* From now on every entry is read by `readers` blocks; returns the sequence number of the first
  * such entry (where blocks that have not read the queue before must start). */
 uint64_t df_sq_host_set_readers(df_sq_host* sq, uint32_t readers);
 
 /* The completion queue (queue/cq.h) as the poller sees it, and `daemon`, the daemon's view. */
 typedef struct {
-  void* region;                     /* the mapped allocation                     */
-  uint64_t* tails;                  /* [block * DF_CQ_STRIDE], written by blocks */
-  uint64_t* heads;                  /* [block * DF_CQ_STRIDE], written here      */
-  uint64_t* entries;                /* [block][ring]                             */
+  void* region;      /* the mapped allocation                     */
+  uint64_t* tails;   /* [block * DF_CQ_STRIDE], written by blocks */
+  uint64_t* heads;   /* [block * DF_CQ_STRIDE], written here      */
+  uint64_t* entries; /* [block][ring]                             */
   uint32_t ring;
-  uint64_t taken[DF_MAX_BLOCKS];    /* the poller's heads                        */
+  uint64_t taken[DF_MAX_BLOCKS]; /* the poller's heads                        */
   df_cq daemon;
 } df_cq_host;
 
@@ -316,34 +314,34 @@ struct dfcclRankCtx {
   const df_target_ops* target;
   void* target_state;
   int device;
-  uint8_t device_uuid[16];  /* the GPU's (cuda target), to tell which peers share it   */
-  bool timesliced;          /* the GPU time-slices between processes (no MPS)           */
+  uint8_t device_uuid[16]; /* the GPU's (cuda target), to tell which peers share it   */
+  bool timesliced;         /* the GPU time-slices between processes (no MPS)           */
   int rank, nranks;
   dfcclBootstrap_t bootstrap;
 
   /* Neither lock is ever held across a bootstrap exchange: registrations on different groups,
    * from different threads, run their exchanges at the same time. */
-  pthread_mutex_t tables_lock;   /* the daemon's tables written by the host, and the grid       */
-  pthread_mutex_t lock;          /* collective records, id map, free list, groups; held briefly */
-  df_coll* colls;       /* [DF_MAX_COLLS] */
-  int ncolls;           /* indices handed out so far: [0, ncolls); freed ones are on the free list */
-  int* free_indices;    /* [DF_MAX_COLLS]: a stack of indices to reuse */
+  pthread_mutex_t tables_lock; /* the daemon's tables written by the host, and the grid       */
+  pthread_mutex_t lock;        /* collective records, id map, free list, groups; held briefly */
+  df_coll* colls;              /* [DF_MAX_COLLS] */
+  int ncolls;                  /* indices handed out so far: [0, ncolls); freed ones are on the free list */
+  int* free_indices;           /* [DF_MAX_COLLS]: a stack of indices to reuse */
   int nfree;
-  int* id_index;        /* open-addressing map (linear probing): collId -> index, -1 empty */
+  int* id_index; /* open-addressing map (linear probing): collId -> index, -1 empty */
   size_t id_slots;
   df_group* groups;
-  struct dfcclComm* comms;         /* the communicators, for dfcclDestroy                          */
-  uint32_t next_comm_serial;       /* above every serial this rank's communicators agreed on      */
+  struct dfcclComm* comms;   /* the communicators, for dfcclDestroy                          */
+  uint32_t next_comm_serial; /* above every serial this rank's communicators agreed on      */
 
   /* the daemon's tables and its arguments */
-  df_daemon_args args;  /* host copy: pointers into daemon memory */
+  df_daemon_args args; /* host copy: pointers into daemon memory */
   df_daemon_args* dev_args;
   df_coll_static* dev_colls;
   volatile uint32_t* quit_request_host;
   volatile df_launch_report* launch_report_host; /* of the launch that ran last */
-  atomic_uint grid;     /* blocks of the next launch: the most any collective needs */
+  atomic_uint grid;                              /* blocks of the next launch: the most any collective needs */
   uint32_t grid_launched;
-  uint32_t grid_ever;   /* blocks whose state has been initialised                 */
+  uint32_t grid_ever; /* blocks whose state has been initialised                 */
 
   df_sq_host sq;
   df_cq_host cq;
@@ -357,7 +355,7 @@ struct dfcclRankCtx {
   atomic_uint_fast64_t completions;
   atomic_uint_fast64_t launches;
   uint64_t submitted_at_launch;
-  atomic_int fatal;                 /* a dfcclResult_t that ended the daemon */
+  atomic_int fatal; /* a dfcclResult_t that ended the daemon */
   pthread_mutex_t wake_lock;
   pthread_cond_t wake;
   atomic_bool destroying;

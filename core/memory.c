@@ -217,8 +217,9 @@ dfcclResult_t dfcclHostAlloc(size_t bytes, void** ptr) {
     base = NULL;
   }
 #endif
-  if (base == NULL) base = aligned_alloc(DF_HOST_BLOCK_ALIGN, (total + DF_HOST_BLOCK_ALIGN - 1) / DF_HOST_BLOCK_ALIGN *
-                                                                    DF_HOST_BLOCK_ALIGN);
+  if (base == NULL)
+    base = aligned_alloc(DF_HOST_BLOCK_ALIGN,
+                         (total + DF_HOST_BLOCK_ALIGN - 1) / DF_HOST_BLOCK_ALIGN * DF_HOST_BLOCK_ALIGN);
   if (base == NULL) return df_error(dfcclOutOfResources, "dfcclHostAlloc: out of host memory for %zu bytes", bytes);
   df_host_block* header = base;
   header->magic = DF_HOST_BLOCK_MAGIC;

@@ -84,10 +84,10 @@ dfcclResult_t df_daemon_launch(df_ctx* ctx) {
 
 typedef struct {
   bool was_running;
-  bool launched;     /* by the last manage_daemon */
-  bool yielding;     /* the last launch left the GPU to daemons that time-slice with it */
+  bool launched; /* by the last manage_daemon */
+  bool yielding; /* the last launch left the GPU to daemons that time-slice with it */
   uint64_t ended_us;
-  uint64_t delay_us; /* before relaunching for outstanding runs */
+  uint64_t delay_us;    /* before relaunching for outstanding runs */
   uint64_t progress_us; /* when a launch last reported progress */
 } daemon_watch;
 

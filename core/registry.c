@@ -87,8 +87,7 @@ dfcclResult_t df_registry_reserve(df_ctx* ctx, int id, df_group* g, int* index) 
                     joining ? " (its registration is in progress on another thread)" : "");
   }
   int i = take_free_index(ctx);
-  if (i < 0)
-    return df_error(dfcclOutOfResources, "at most %d collectives can be registered at once", DF_MAX_COLLS);
+  if (i < 0) return df_error(dfcclOutOfResources, "at most %d collectives can be registered at once", DF_MAX_COLLS);
   df_coll* c = &ctx->colls[i];
   memset(c, 0, sizeof *c); /* a reused index starts over: epoch, runs and callback too */
   c->id = id;

@@ -22,12 +22,12 @@ typedef struct {
 
 _Static_assert(sizeof(cudaIpcMemHandle_t) <= DF_HANDLE_BYTES, "IPC handle does not fit");
 
-#define CUDA_TRY(call)                                                                          \
-  do {                                                                                          \
-    cudaError_t cuda_try_err_ = (call);                                                         \
-    if (cuda_try_err_ != cudaSuccess)                                                           \
-      return df_error(dfcclCudaError, "%s failed: %s (%s:%d)", #call,                           \
-                      cudaGetErrorString(cuda_try_err_), __FILE__, __LINE__);                   \
+#define CUDA_TRY(call)                                                                                             \
+  do {                                                                                                             \
+    cudaError_t cuda_try_err_ = (call);                                                                            \
+    if (cuda_try_err_ != cudaSuccess)                                                                              \
+      return df_error(dfcclCudaError, "%s failed: %s (%s:%d)", #call, cudaGetErrorString(cuda_try_err_), __FILE__, \
+                      __LINE__);                                                                                   \
   } while (0)
 
 static cuda_state* state_of(df_ctx* ctx) { return (cuda_state*)ctx->target_state; }
@@ -120,8 +120,7 @@ static void cuda_free_mapped(df_ctx* ctx, void* host) {
   if (host) cudaFreeHost(host);
 }
 
-static dfcclResult_t cuda_copy(df_ctx* ctx, void* dst, const void* src, size_t bytes,
-                               enum cudaMemcpyKind kind) {
+static dfcclResult_t cuda_copy(df_ctx* ctx, void* dst, const void* src, size_t bytes, enum cudaMemcpyKind kind) {
   DF_CHECK(use_device(ctx));
   cudaStream_t s = state_of(ctx)->control_stream;
   CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, kind, s));
@@ -238,8 +237,8 @@ static dfcclResult_t cuda_check_buffer(df_ctx* ctx, const void* p, size_t bytes,
   if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged)
     return df_error(dfcclWrongDevice, "%s (%p) is host memory; the cuda target needs device memory", what, p);
   if (attr.device != ctx->device)
-    return df_error(dfcclWrongDevice, "%s (%p) is memory of device %d, the context's device is %d", what,
-                    p, attr.device, ctx->device);
+    return df_error(dfcclWrongDevice, "%s (%p) is memory of device %d, the context's device is %d", what, p,
+                    attr.device, ctx->device);
   return dfcclSuccess;
 }
 

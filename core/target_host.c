@@ -25,10 +25,10 @@ typedef struct host_state {
   pthread_mutex_t lock;
   pthread_cond_t ended;
   pthread_t threads[DF_MAX_BLOCKS];
-  int nthreads;         /* threads of the current launch, to be joined */
-  int live;             /* of them, still running                      */
-  uint64_t launched;    /* launches so far                             */
-  uint64_t finished;    /* launches whose every block has exited       */
+  int nthreads;      /* threads of the current launch, to be joined */
+  int live;          /* of them, still running                      */
+  uint64_t launched; /* launches so far                             */
+  uint64_t finished; /* launches whose every block has exited       */
   const df_daemon_args* args;
 } host_state;
 
@@ -120,8 +120,7 @@ static dfcclResult_t map_fd(int fd, size_t bytes, void** ptr, const char* name) 
   int err = errno;
   close(fd);
   if (p == MAP_FAILED)
-    return df_error(dfcclSystemError, "mmap of shared memory %s (%zu bytes) failed: %s", name, bytes,
-                    strerror(err));
+    return df_error(dfcclSystemError, "mmap of shared memory %s (%zu bytes) failed: %s", name, bytes, strerror(err));
   *ptr = p;
   return dfcclSuccess;
 }
@@ -152,14 +151,12 @@ static dfcclResult_t host_alloc_shared(df_ctx* ctx, size_t bytes, void** ptr, df
   snprintf(h->name, sizeof h->name, "/dfccl-%d-%08x-%d-%u", (int)getpid(), process_token(), ctx->rank,
            atomic_fetch_add(&shm_counter, 1));
   int fd = shm_open(h->name, O_CREAT | O_EXCL | O_RDWR, 0600);
-  if (fd < 0)
-    return df_error(dfcclSystemError, "shm_open(%s) failed: %s", h->name, strerror(errno));
+  if (fd < 0) return df_error(dfcclSystemError, "shm_open(%s) failed: %s", h->name, strerror(errno));
   if (ftruncate(fd, (off_t)bytes) != 0) {
     int err = errno;
     close(fd);
     shm_unlink(h->name);
-    return df_error(dfcclSystemError, "ftruncate of %s to %zu bytes failed: %s", h->name, bytes,
-                    strerror(err));
+    return df_error(dfcclSystemError, "ftruncate of %s to %zu bytes failed: %s", h->name, bytes, strerror(err));
   }
   dfcclResult_t r = map_fd(fd, bytes, ptr, h->name); /* new shared memory reads as zeros */
   if (r != dfcclSuccess) shm_unlink(h->name);
@@ -175,8 +172,7 @@ static dfcclResult_t host_map_peer(df_ctx* ctx, const df_mem_handle* handle, siz
   (void)ctx;
   const shm_handle* h = (const shm_handle*)handle->bytes;
   int fd = shm_open(h->name, O_RDWR, 0600);
-  if (fd < 0)
-    return df_error(dfcclSystemError, "shm_open(%s) of a peer failed: %s", h->name, strerror(errno));
+  if (fd < 0) return df_error(dfcclSystemError, "shm_open(%s) of a peer failed: %s", h->name, strerror(errno));
   return map_fd(fd, bytes, ptr, h->name);
 }
 

@@ -21,14 +21,14 @@
 #define COUNT (1 << 20) /* floats per all-reduce (4 MiB) */
 
 /* Every call's return code is checked: on error, say which call failed where, and abort. */
-#define CHECK_MPI(call)                                                          \
-  do {                                                                           \
-    int rc_ = (call);                                                            \
-    if (rc_ != MPI_SUCCESS) die(#call, "MPI error", rc_, __LINE__);              \
+#define CHECK_MPI(call)                                             \
+  do {                                                              \
+    int rc_ = (call);                                               \
+    if (rc_ != MPI_SUCCESS) die(#call, "MPI error", rc_, __LINE__); \
   } while (0)
-#define CHECK_CUDA(call)                                                         \
-  do {                                                                           \
-    cudaError_t e_ = (call);                                                     \
+#define CHECK_CUDA(call)                                                          \
+  do {                                                                            \
+    cudaError_t e_ = (call);                                                      \
     if (e_ != cudaSuccess) die(#call, cudaGetErrorString(e_), (int)e_, __LINE__); \
   } while (0)
 

@@ -52,6 +52,7 @@ BEGIN_C_DECLS
  * coll_dfccl_<name>_enable, counters coll_dfccl_<name>_routed/_fallback/_local/_staged, the saved
  * previous function, and mca_coll_dfccl_<name> in coll_dfccl_<coll>.c (the nonblocking and
  * persistent forms beside the blocking one).  A persistent entry counts inits, not starts. */
+/* clang-format off */
 #define DFCCL_COLLS(X)                                                                             \
   X(allreduce, "MPI_Allreduce", allreduce) X(bcast, "MPI_Bcast", bcast) X(reduce, "MPI_Reduce", reduce) \
   X(allgather, "MPI_Allgather", allgather)                                                         \
@@ -69,28 +70,29 @@ BEGIN_C_DECLS
   X(allgatherv_init, "MPIX_Allgatherv_init", allgatherv_init)                                     \
   X(alltoall, "MPI_Alltoall", alltoall) X(ialltoall, "MPI_Ialltoall", ialltoall)                   \
   X(alltoall_init, "MPIX_Alltoall_init", alltoall_init)
+/* clang-format on */
 
 /* The other collectives of Open MPI's coll framework (X as above).  coll/dfccl takes them over so
  * that device buffers reach the previous component -- which is not CUDA-aware -- only as host
  * copies (coll_dfccl_staging.c); host buffers go to it as they are.  Their functions are in
  * coll_dfccl_gather.c, coll_dfccl_alltoall.c, coll_dfccl_scan.c and coll_dfccl_neighbor.c. */
-#define DFCCL_STAGED_FORMS(X, name, mpi, fn, ifn, fn_init)                                         \
+#define DFCCL_STAGED_FORMS(X, name, mpi, fn, ifn, fn_init) \
   X(name, "MPI_" mpi, fn) X(i##name, "MPI_I" mpi, ifn) X(name##_init, "MPIX_" mpi "_init", fn_init)
-#define DFCCL_STAGED_COLLS(X)                                                                      \
-  DFCCL_STAGED_FORMS(X, alltoallv, "alltoallv", alltoallv, ialltoallv, alltoallv_init)             \
-  DFCCL_STAGED_FORMS(X, alltoallw, "alltoallw", alltoallw, ialltoallw, alltoallw_init)             \
-  DFCCL_STAGED_FORMS(X, gather, "gather", gather, igather, gather_init)                            \
-  DFCCL_STAGED_FORMS(X, gatherv, "gatherv", gatherv, igatherv, gatherv_init)                       \
-  DFCCL_STAGED_FORMS(X, scatter, "scatter", scatter, iscatter, scatter_init)                       \
-  DFCCL_STAGED_FORMS(X, scatterv, "scatterv", scatterv, iscatterv, scatterv_init)                  \
-  DFCCL_STAGED_FORMS(X, scan, "scan", scan, iscan, scan_init)                                      \
-  DFCCL_STAGED_FORMS(X, exscan, "exscan", exscan, iexscan, exscan_init)                            \
-  DFCCL_STAGED_FORMS(X, neighbor_allgather, "neighbor_allgather", allgather, iallgather, allgather_init) \
+#define DFCCL_STAGED_COLLS(X)                                                                                 \
+  DFCCL_STAGED_FORMS(X, alltoallv, "alltoallv", alltoallv, ialltoallv, alltoallv_init)                        \
+  DFCCL_STAGED_FORMS(X, alltoallw, "alltoallw", alltoallw, ialltoallw, alltoallw_init)                        \
+  DFCCL_STAGED_FORMS(X, gather, "gather", gather, igather, gather_init)                                       \
+  DFCCL_STAGED_FORMS(X, gatherv, "gatherv", gatherv, igatherv, gatherv_init)                                  \
+  DFCCL_STAGED_FORMS(X, scatter, "scatter", scatter, iscatter, scatter_init)                                  \
+  DFCCL_STAGED_FORMS(X, scatterv, "scatterv", scatterv, iscatterv, scatterv_init)                             \
+  DFCCL_STAGED_FORMS(X, scan, "scan", scan, iscan, scan_init)                                                 \
+  DFCCL_STAGED_FORMS(X, exscan, "exscan", exscan, iexscan, exscan_init)                                       \
+  DFCCL_STAGED_FORMS(X, neighbor_allgather, "neighbor_allgather", allgather, iallgather, allgather_init)      \
   DFCCL_STAGED_FORMS(X, neighbor_allgatherv, "neighbor_allgatherv", allgatherv, iallgatherv, allgatherv_init) \
-  DFCCL_STAGED_FORMS(X, neighbor_alltoall, "neighbor_alltoall", alltoall, ialltoall, alltoall_init) \
-  DFCCL_STAGED_FORMS(X, neighbor_alltoallv, "neighbor_alltoallv", alltoallv, ialltoallv, alltoallv_init) \
-  DFCCL_STAGED_FORMS(X, neighbor_alltoallw, "neighbor_alltoallw", neighbor_alltoallw, ineighbor_alltoallw, \
-                     neighbor_alltoallw_init)                                                       \
+  DFCCL_STAGED_FORMS(X, neighbor_alltoall, "neighbor_alltoall", alltoall, ialltoall, alltoall_init)           \
+  DFCCL_STAGED_FORMS(X, neighbor_alltoallv, "neighbor_alltoallv", alltoallv, ialltoallv, alltoallv_init)      \
+  DFCCL_STAGED_FORMS(X, neighbor_alltoallw, "neighbor_alltoallw", neighbor_alltoallw, ineighbor_alltoallw,    \
+                     neighbor_alltoallw_init)                                                                 \
   X(reduce_local, "MPI_Reduce_local", reduce_local)
 
 /* Every entry point of the component. */
@@ -98,25 +100,25 @@ BEGIN_C_DECLS
 
 /* coll_dfccl_host_target: the test modes, where host memory runs on DFCCL's host execution target. */
 typedef enum {
-  DFCCL_HOST_TARGET_OFF = 0,       /* host buffers go to the previous component                   */
-  DFCCL_HOST_TARGET_HOST = 1,      /* all host buffers run on the host target                      */
-  DFCCL_HOST_TARGET_SIMULATED = 2  /* only the host target's device memory (dfcclMemAlloc): a GPU machine's decisions */
+  DFCCL_HOST_TARGET_OFF = 0,      /* host buffers go to the previous component                   */
+  DFCCL_HOST_TARGET_HOST = 1,     /* all host buffers run on the host target                      */
+  DFCCL_HOST_TARGET_SIMULATED = 2 /* only the host target's device memory (dfcclMemAlloc): a GPU machine's decisions */
 } dfccl_host_target_t;
 
 typedef struct {
   mca_coll_base_component_2_0_0_t super;
   int priority;
   int verbose;
-  int output;               /* opal_output stream                                         */
-  int max_colls;            /* signatures registered per communicator at most             */
-  int concurrent_runs;      /* DFCCL collectives registered per signature (the pool)      */
-  int host_target;          /* dfccl_host_target_t; != 0: a test mode is on               */
-  bool agree_routes;        /* false: each rank routes by its own buffers (a test's twin)   */
-#define DFCCL_COMPONENT_FIELDS(name, mpi, fn)                                                     \
-  bool name##_enable;                                                                             \
-  unsigned long long name##_routed; /* MPI_T counters (read through the pvar context) */          \
-  unsigned long long name##_fallback;                                                             \
-  unsigned long long name##_local;  /* on a communicator of one rank: a local copy */             \
+  int output;          /* opal_output stream                                         */
+  int max_colls;       /* signatures registered per communicator at most             */
+  int concurrent_runs; /* DFCCL collectives registered per signature (the pool)      */
+  int host_target;     /* dfccl_host_target_t; != 0: a test mode is on               */
+  bool agree_routes;   /* false: each rank routes by its own buffers (a test's twin)   */
+#define DFCCL_COMPONENT_FIELDS(name, mpi, fn)                                            \
+  bool name##_enable;                                                                    \
+  unsigned long long name##_routed; /* MPI_T counters (read through the pvar context) */ \
+  unsigned long long name##_fallback;                                                    \
+  unsigned long long name##_local;  /* on a communicator of one rank: a local copy */    \
   unsigned long long name##_staged; /* fallbacks that copied device buffers through host memory */
   DFCCL_ENTRIES(DFCCL_COMPONENT_FIELDS)
 } mca_coll_dfccl_component_t;
@@ -124,7 +126,6 @@ typedef struct {
 OMPI_MODULE_DECLSPEC extern mca_coll_dfccl_component_t mca_coll_dfccl_component;
 /* This process's rank in MPI_COMM_WORLD (known from the first communicator query on). */
 extern int mca_coll_dfccl_world_rank;
-
 
 /* Where the calls of a signature run.  Decided once per signature, at its first set-up point, by
  * an agreement among the ranks (coll_dfccl_module.c), so the same on every rank. */
@@ -152,21 +153,21 @@ typedef enum {
 typedef struct {
   dfccl_kind_t kind;
   int root;
-  size_t count;             /* DFCCL's count: per rank for all-gather and reduce-scatter      */
+  size_t count; /* DFCCL's count: per rank for all-gather and reduce-scatter      */
   dfcclDataType_t dtype;
   dfcclRedOp_t op;
-  const uint64_t* blocks;   /* all-gather-v: each rank's bytes; reduce-scatter-v: each rank's MPI
-                             * elements; interned by the communicator's module (equal tables, one
-                             * pointer); else NULL.  Displacements are not in it: MPI makes them
-                             * local to a rank */
+  const uint64_t* blocks; /* all-gather-v: each rank's bytes; reduce-scatter-v: each rank's MPI
+                           * elements; interned by the communicator's module (equal tables, one
+                           * pointer); else NULL.  Displacements are not in it: MPI makes them
+                           * local to a rank */
 } dfccl_sig_t;
 
 /* Where this rank's buffers of a call would run without a copy (coll_dfccl_buffers.c): its wish
  * in the agreement on a new signature's route. */
 typedef struct {
   dfccl_route_t route;
-  int device;               /* DFCCL_ROUTE_CUDA: the buffers' GPU                              */
-  const char* why;          /* DFCCL_ROUTE_PREVIOUS: why                                        */
+  int device;      /* DFCCL_ROUTE_CUDA: the buffers' GPU                              */
+  const char* why; /* DFCCL_ROUTE_PREVIOUS: why                                        */
 } dfccl_memory_t;
 
 struct mca_coll_dfccl_request_t;
@@ -175,9 +176,9 @@ struct mca_coll_dfccl_request_t;
  * a collective whose previous run is in flight, so later calls queue here. */
 typedef struct {
   int coll_id;
-  bool registered;                                /* with DFCCL (alike on every member)      */
-  struct mca_coll_dfccl_request_t* running;       /* submitted; its completion not handled yet */
-  struct mca_coll_dfccl_request_t* waiting;       /* FIFO, submitted one by one after it       */
+  bool registered;                          /* with DFCCL (alike on every member)      */
+  struct mca_coll_dfccl_request_t* running; /* submitted; its completion not handled yet */
+  struct mca_coll_dfccl_request_t* waiting; /* FIFO, submitted one by one after it       */
   struct mca_coll_dfccl_request_t* waiting_last;
 } dfccl_slot_t;
 
@@ -217,14 +218,14 @@ typedef struct dfccl_comm {
   struct dfccl_comm* next_live; /* creation order: the order of teardown at finalize        */
   struct mca_coll_dfccl_module_t* module;
   ompi_communicator_t* comm;
-  ompi_communicator_t* boot;    /* private duplicate: carries DFCCL's bootstrap allgather    */
+  ompi_communicator_t* boot; /* private duplicate: carries DFCCL's bootstrap allgather    */
   int size;
-  int* members;                 /* [comm rank]: world rank (DFCCL's participants, ring order) */
+  int* members; /* [comm rank]: world rank (DFCCL's participants, ring order) */
   dfccl_coll_t* colls;
-  int ncolls;                   /* signatures                                                */
-  int next_coll_id;             /* the next DFCCL collective id of the communicator's range */
-  pthread_mutex_t lock;         /* the slots: callers and the progress callback              */
-  atomic_int pending;           /* runs started whose completion is not handled yet          */
+  int ncolls;           /* signatures                                                */
+  int next_coll_id;     /* the next DFCCL collective id of the communicator's range */
+  pthread_mutex_t lock; /* the slots: callers and the progress callback              */
+  atomic_int pending;   /* runs started whose completion is not handled yet          */
 } dfccl_comm_t;
 
 /* A signature that a nonblocking call could not use yet, or whose pool it wants grown: set up by
@@ -232,8 +233,8 @@ typedef struct dfccl_comm {
 typedef struct dfccl_wanted {
   struct dfccl_wanted* next;
   dfccl_sig_t sig;
-  dfccl_memory_t memory;        /* of that call's buffers: this rank's wish for the route    */
-  bool is_new;                  /* not registered yet (else: its pool is to grow)            */
+  dfccl_memory_t memory; /* of that call's buffers: this rank's wish for the route    */
+  bool is_new;           /* not registered yet (else: its pool is to grow)            */
 } dfccl_wanted_t;
 
 /* A signature whose calls go to the previous component: decided, and remembered so that its
@@ -252,13 +253,13 @@ typedef struct mca_coll_dfccl_module_t {
   DFCCL_ENTRIES(DFCCL_MODULE_FIELDS)
   mca_coll_base_module_barrier_fn_t prev_barrier; /* MPI_Barrier is a set-up point only */
   mca_coll_base_module_t* prev_barrier_module;
-  dfccl_comm_t* dc;             /* NULL until the first set-up                               */
-  bool unusable;                /* DFCCL could not be set up on this communicator: fall back */
-  atomic_bool duplicating;      /* DFCCL duplicates it for the bootstrap (Open MPI's calls)   */
-  dfccl_wanted_t* wanted;       /* in the order the nonblocking calls asked               */
+  dfccl_comm_t* dc;        /* NULL until the first set-up                               */
+  bool unusable;           /* DFCCL could not be set up on this communicator: fall back */
+  atomic_bool duplicating; /* DFCCL duplicates it for the bootstrap (Open MPI's calls)   */
+  dfccl_wanted_t* wanted;  /* in the order the nonblocking calls asked               */
   dfccl_wanted_t* wanted_last;
-  int nwanted_new;              /* of them, signatures not registered yet                    */
-  dfccl_decided_t* previous;    /* signatures routed to the previous component             */
+  int nwanted_new;           /* of them, signatures not registered yet                    */
+  dfccl_decided_t* previous; /* signatures routed to the previous component             */
   int nprevious;
   struct dfccl_layout* layouts; /* all-gather-v byte counts met on the communicator (interned) */
   int nlayouts;
@@ -315,9 +316,8 @@ dfccl_coll_t* mca_coll_dfccl_coll_for_reduction(mca_coll_dfccl_module_t* m, ompi
                                                 dfccl_form_t form, dfccl_sig_t* sig, int count,
                                                 struct ompi_datatype_t* dtype, struct ompi_op_t* op,
                                                 dfccl_memory_t memory, const char** why);
-dfccl_coll_t* mca_coll_dfccl_coll_for_bytes(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm,
-                                            dfccl_form_t form, dfccl_sig_t* sig, size_t bytes,
-                                            dfccl_memory_t memory, const char** why);
+dfccl_coll_t* mca_coll_dfccl_coll_for_bytes(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_form_t form,
+                                            dfccl_sig_t* sig, size_t bytes, dfccl_memory_t memory, const char** why);
 /* The wish of `count` elements of dtype at buf (NULL and MPI_IN_PLACE: no wish, which any other
  * overrides): a datatype with gaps wishes for the previous component (it would need packing).
  * Each plan asks once per buffer, and hands the answer to mca_coll_dfccl_span too.  memory_both:
@@ -342,10 +342,10 @@ typedef struct {
   size_t bytes;                  /* of the copy: the elements, packed                         */
   struct ompi_datatype_t* dtype; /* a datatype with gaps: count of them are packed; else NULL */
   size_t count;
-  size_t span;                   /* dtype: the bytes the elements reach, holes included ...   */
-  ptrdiff_t gap;                 /* ... from user + gap                                       */
+  size_t span;   /* dtype: the bytes the elements reach, holes included ...   */
+  ptrdiff_t gap; /* ... from user + gap                                       */
   bool in, out;
-  bool owns_dtype;               /* dtype was made for this call: released with the copy      */
+  bool owns_dtype; /* dtype was made for this call: released with the copy      */
 } dfccl_span_t;
 
 /* One run of a DFCCL collective as a collective function plans it. */
@@ -400,14 +400,14 @@ typedef struct {
 /* A run as an MPI request: a nonblocking call's, the one a blocking call waits for, or a
  * persistent request's (one run per MPI_Start). */
 typedef struct mca_coll_dfccl_request_t {
-  ompi_coll_base_nbc_request_t super; /* the MPI layer may retain datatypes through it */
+  ompi_coll_base_nbc_request_t super;    /* the MPI layer may retain datatypes through it */
   struct mca_coll_dfccl_request_t* next; /* in its slot's FIFO, or in the completed stack */
   dfccl_comm_t* dc;
   dfccl_slot_t* slot;
   dfccl_call_t call;
-  dfcclResult_t status;                  /* written by the DFCCL callback */
+  dfcclResult_t status; /* written by the DFCCL callback */
   /* persistent requests only */
-  mca_coll_dfccl_module_t* module;       /* dc is alive while module->dc is still dc */
+  mca_coll_dfccl_module_t* module; /* dc is alive while module->dc is still dc */
   dfccl_kept_t kept;
 } mca_coll_dfccl_request_t;
 
@@ -477,13 +477,13 @@ bool mca_coll_dfccl_reduce_scatter_plan(const void* sbuf, void* rbuf, int rcount
 /* ---- staging (coll_dfccl_staging.c): fallbacks with device buffers run on host copies ---- */
 
 typedef struct {
-  void* user;        /* the caller's buffer                                        */
-  void* host;        /* what the previous component gets: user, or its host copy   */
-  void* block;       /* the host copy of the span (NULL: not staged)               */
-  size_t capacity;   /* of block (coll_dfccl_host_blocks.c)                        */
-  bool copy_in;      /* the span holds input or bytes to keep (not only output)    */
-  size_t bytes;      /* the span                                                   */
-  ptrdiff_t gap;     /* where the span starts, from user                           */
+  void* user;      /* the caller's buffer                                        */
+  void* host;      /* what the previous component gets: user, or its host copy   */
+  void* block;     /* the host copy of the span (NULL: not staged)               */
+  size_t capacity; /* of block (coll_dfccl_host_blocks.c)                        */
+  bool copy_in;    /* the span holds input or bytes to keep (not only output)    */
+  size_t bytes;    /* the span                                                   */
+  ptrdiff_t gap;   /* where the span starts, from user                           */
 } dfccl_staged_buf_t;
 
 typedef struct {
@@ -581,12 +581,16 @@ typedef struct {
   struct ompi_info_t* info; /* persistent: the init's info, for the previous component */
   dfccl_kept_t kept;
 } dfccl_entry_t;
-#define DFCCL_ENTRY_INFO(entry, entry_form, entry_request, entry_info, entry_kept)                       \
-  ((dfccl_entry_t){.name = #entry, .form = (entry_form), .routed = &mca_coll_dfccl_component.entry##_routed, \
-                   .fallback = &mca_coll_dfccl_component.entry##_fallback,                                 \
-                   .local = &mca_coll_dfccl_component.entry##_local,                                       \
-                   .staged = &mca_coll_dfccl_component.entry##_staged, .request = (entry_request),         \
-                   .info = (entry_info), .kept = (entry_kept)})
+#define DFCCL_ENTRY_INFO(entry, entry_form, entry_request, entry_info, entry_kept) \
+  ((dfccl_entry_t){.name = #entry,                                                 \
+                   .form = (entry_form),                                           \
+                   .routed = &mca_coll_dfccl_component.entry##_routed,             \
+                   .fallback = &mca_coll_dfccl_component.entry##_fallback,         \
+                   .local = &mca_coll_dfccl_component.entry##_local,               \
+                   .staged = &mca_coll_dfccl_component.entry##_staged,             \
+                   .request = (entry_request),                                     \
+                   .info = (entry_info),                                           \
+                   .kept = (entry_kept)})
 #define DFCCL_ENTRY(entry, entry_form, entry_request, entry_kept) \
   DFCCL_ENTRY_INFO(entry, entry_form, entry_request, NULL, entry_kept)
 /* The three forms of entry point `name` of a collective that always falls back. */
@@ -597,12 +601,11 @@ typedef struct {
 
 /* The previous component's function of collective `name` in e's form: the blocking one, MPI_I...
  * or MPIX_..._init, called with the collective's own arguments (...) and what the form adds. */
-#define DFCCL_PREVIOUS(e, m, name, comm, ...)                                                           \
-  ((e)->form == DFCCL_BLOCKING      ? (m)->prev_##name(__VA_ARGS__, comm, (m)->prev_##name##_module)    \
-   : (e)->form == DFCCL_NONBLOCKING ? (m)->prev_i##name(__VA_ARGS__, comm, (e)->request,                \
-                                                       (m)->prev_i##name##_module)                      \
-                                    : (m)->prev_##name##_init(__VA_ARGS__, comm, (e)->info, (e)->request, \
-                                                              (m)->prev_##name##_init_module))
+#define DFCCL_PREVIOUS(e, m, name, comm, ...)                                                   \
+  ((e)->form == DFCCL_BLOCKING ? (m)->prev_##name(__VA_ARGS__, comm, (m)->prev_##name##_module) \
+   : (e)->form == DFCCL_NONBLOCKING                                                             \
+       ? (m)->prev_i##name(__VA_ARGS__, comm, (e)->request, (m)->prev_i##name##_module)         \
+       : (m)->prev_##name##_init(__VA_ARGS__, comm, (e)->info, (e)->request, (m)->prev_##name##_init_module))
 #define DFCCL_KEEP_NOTHING DFCCL_KEEP(NULL, NULL)
 
 /* The set-up point that a blocking call or a persistent init is (first thing of every entry point;
@@ -614,8 +617,7 @@ int mca_coll_dfccl_routed(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, om
                           const dfccl_call_t* call);
 /* Counts a call that falls back and says why at verbosity 10 (count < 0: the collective has no one
  * count; root < 0: it has no root). */
-void mca_coll_dfccl_fell_back(const dfccl_entry_t* e, ompi_communicator_t* comm, int count, int root,
-                              const char* why);
+void mca_coll_dfccl_fell_back(const dfccl_entry_t* e, ompi_communicator_t* comm, int count, int root, const char* why);
 /* A call on a communicator of one rank (coll_dfccl_local.c): `from_count` elements of from_type at
  * `from` (NULL or MPI_IN_PLACE: nothing) copied to `to` (to_count of to_type), counted as local;
  * *rc is the blocking call's result, or the request's (nonblocking: complete at once; persistent:

@@ -50,17 +50,17 @@ static bool route(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, const void
   return false;
 }
 
-int mca_coll_dfccl_allgather(const void* sbuf, int scount, struct ompi_datatype_t* sdtype, void* rbuf,
-                             int rcount, struct ompi_datatype_t* rdtype, struct ompi_communicator_t* comm,
+int mca_coll_dfccl_allgather(const void* sbuf, int scount, struct ompi_datatype_t* sdtype, void* rbuf, int rcount,
+                             struct ompi_datatype_t* rdtype, struct ompi_communicator_t* comm,
                              mca_coll_base_module_t* module) {
   const dfccl_entry_t e = DFCCL_ENTRY(allgather, DFCCL_BLOCKING, NULL, DFCCL_KEEP_NOTHING);
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
   dfccl_staging_t st;
   int rc;
   if (route(&e, m, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, &st, &rc)) return rc;
-  return mca_coll_dfccl_staged_end(&e, comm, &st,
-                                   m->prev_allgather(st.send.host, scount, sdtype, st.recv.host, rcount, rdtype, comm,
-                                                     m->prev_allgather_module));
+  return mca_coll_dfccl_staged_end(
+      &e, comm, &st,
+      m->prev_allgather(st.send.host, scount, sdtype, st.recv.host, rcount, rdtype, comm, m->prev_allgather_module));
 }
 
 int mca_coll_dfccl_iallgather(const void* sbuf, int scount, struct ompi_datatype_t* sdtype, void* rbuf, int rcount,
@@ -76,12 +76,12 @@ int mca_coll_dfccl_iallgather(const void* sbuf, int scount, struct ompi_datatype
                                                       request, m->prev_iallgather_module));
 }
 
-int mca_coll_dfccl_allgather_init(const void* sbuf, int scount, struct ompi_datatype_t* sdtype, void* rbuf,
-                                  int rcount, struct ompi_datatype_t* rdtype, struct ompi_communicator_t* comm,
+int mca_coll_dfccl_allgather_init(const void* sbuf, int scount, struct ompi_datatype_t* sdtype, void* rbuf, int rcount,
+                                  struct ompi_datatype_t* rdtype, struct ompi_communicator_t* comm,
                                   struct ompi_info_t* info, ompi_request_t** request, mca_coll_base_module_t* module) {
   /* With MPI_IN_PLACE, sdtype is ignored (and may be anything): not kept. */
-  const dfccl_entry_t e = DFCCL_ENTRY(allgather_init, DFCCL_PERSISTENT, request,
-                                      DFCCL_KEEP(sbuf == MPI_IN_PLACE ? NULL : sdtype, rdtype));
+  const dfccl_entry_t e =
+      DFCCL_ENTRY(allgather_init, DFCCL_PERSISTENT, request, DFCCL_KEEP(sbuf == MPI_IN_PLACE ? NULL : sdtype, rdtype));
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
   dfccl_staging_t st;
   int rc;

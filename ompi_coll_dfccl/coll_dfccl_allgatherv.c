@@ -115,8 +115,7 @@ static int allgatherv(const dfccl_entry_t* e, mca_coll_base_module_t* module, co
                       comm_t* comm) {
   int rc;
   const char* why = NULL;
-  if (route(e, (mca_coll_dfccl_module_t*)module, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm, &rc,
-            &why))
+  if (route(e, (mca_coll_dfccl_module_t*)module, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm, &rc, &why))
     return rc;
   return mca_coll_dfccl_allgatherv_staged(e, module, why, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm);
 }
@@ -130,8 +129,8 @@ int mca_coll_dfccl_allgatherv(const void* sbuf, int scount, dtype_t* sdtype, voi
 int mca_coll_dfccl_iallgatherv(const void* sbuf, int scount, dtype_t* sdtype, void* rbuf, const int* rcounts,
                                const int* displs, dtype_t* rdtype, comm_t* comm, ompi_request_t** request,
                                mca_coll_base_module_t* module) {
-  return allgatherv(&DFCCL_NONBLOCKING_ENTRY(allgatherv, request), module, sbuf, scount, sdtype, rbuf, rcounts,
-                    displs, rdtype, comm);
+  return allgatherv(&DFCCL_NONBLOCKING_ENTRY(allgatherv, request), module, sbuf, scount, sdtype, rbuf, rcounts, displs,
+                    rdtype, comm);
 }
 
 int mca_coll_dfccl_allgatherv_init(const void* sbuf, int scount, dtype_t* sdtype, void* rbuf, const int* rcounts,
@@ -147,8 +146,8 @@ static const char* const inter = "an intercommunicator";
 
 int mca_coll_dfccl_inter_allgatherv(const void* sbuf, int scount, dtype_t* sdtype, void* rbuf, const int* rcounts,
                                     const int* displs, dtype_t* rdtype, comm_t* comm, mca_coll_base_module_t* module) {
-  return mca_coll_dfccl_allgatherv_staged(&DFCCL_BLOCKING_ENTRY(allgatherv), module, inter, sbuf, scount, sdtype,
-                                          rbuf, rcounts, displs, rdtype, comm);
+  return mca_coll_dfccl_allgatherv_staged(&DFCCL_BLOCKING_ENTRY(allgatherv), module, inter, sbuf, scount, sdtype, rbuf,
+                                          rcounts, displs, rdtype, comm);
 }
 
 int mca_coll_dfccl_inter_iallgatherv(const void* sbuf, int scount, dtype_t* sdtype, void* rbuf, const int* rcounts,
@@ -158,10 +157,9 @@ int mca_coll_dfccl_inter_iallgatherv(const void* sbuf, int scount, dtype_t* sdty
                                           sdtype, rbuf, rcounts, displs, rdtype, comm);
 }
 
-int mca_coll_dfccl_inter_allgatherv_init(const void* sbuf, int scount, dtype_t* sdtype, void* rbuf,
-                                         const int* rcounts, const int* displs, dtype_t* rdtype, comm_t* comm,
-                                         struct ompi_info_t* info, ompi_request_t** request,
-                                         mca_coll_base_module_t* module) {
+int mca_coll_dfccl_inter_allgatherv_init(const void* sbuf, int scount, dtype_t* sdtype, void* rbuf, const int* rcounts,
+                                         const int* displs, dtype_t* rdtype, comm_t* comm, struct ompi_info_t* info,
+                                         ompi_request_t** request, mca_coll_base_module_t* module) {
   return mca_coll_dfccl_allgatherv_staged(
       &DFCCL_PERSISTENT_ENTRY(allgatherv, request, info, DFCCL_KEEP(sdtype, rdtype)), module, inter, sbuf, scount,
       sdtype, rbuf, rcounts, displs, rdtype, comm);

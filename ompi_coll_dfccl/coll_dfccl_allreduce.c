@@ -22,8 +22,8 @@ static bool plan(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t
   if (call->coll == NULL) return false;
   /* MPI_IN_PLACE: the input is in rbuf, DFCCL's in place is sendbuff == recvbuff. */
   call->recv = mca_coll_dfccl_span(call, comm, rbuf, n, dtype, out, sbuf == MPI_IN_PLACE, true);
-  call->send = sbuf == MPI_IN_PLACE ? call->recv
-                                    : mca_coll_dfccl_span(call, comm, (void*)sbuf, n, dtype, in, true, false);
+  call->send =
+      sbuf == MPI_IN_PLACE ? call->recv : mca_coll_dfccl_span(call, comm, (void*)sbuf, n, dtype, in, true, false);
   return true;
 }
 
@@ -47,8 +47,7 @@ static bool route(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, const void
 }
 
 int mca_coll_dfccl_allreduce(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t* dtype,
-                             struct ompi_op_t* op, struct ompi_communicator_t* comm,
-                             mca_coll_base_module_t* module) {
+                             struct ompi_op_t* op, struct ompi_communicator_t* comm, mca_coll_base_module_t* module) {
   const dfccl_entry_t e = DFCCL_ENTRY(allreduce, DFCCL_BLOCKING, NULL, DFCCL_KEEP_NOTHING);
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
   dfccl_staging_t st;

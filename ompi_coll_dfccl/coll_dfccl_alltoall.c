@@ -25,9 +25,9 @@ int mca_coll_dfccl_allgatherv_staged(const dfccl_entry_t* e, mca_coll_base_modul
   mca_coll_dfccl_fell_back(e, comm, -1, -1, why);
   mca_coll_dfccl_stage(&st, comm, sbuf, mca_coll_dfccl_region(sbuf, sdtype, scount), rbuf,
                        mca_coll_dfccl_region_v(rbuf, rdtype, mca_coll_dfccl_peers(comm), rcounts, displs));
-  return mca_coll_dfccl_staged_end(e, comm, &st,
-                                   DFCCL_PREVIOUS(e, m, allgatherv, comm, st.send.host, scount, sdtype, st.recv.host,
-                                                  rcounts, displs, rdtype));
+  return mca_coll_dfccl_staged_end(
+      e, comm, &st,
+      DFCCL_PREVIOUS(e, m, allgatherv, comm, st.send.host, scount, sdtype, st.recv.host, rcounts, displs, rdtype));
 }
 
 /* ---- alltoall ------------------------------------------------------------------------------------ */

@@ -68,9 +68,9 @@ dfccl_memory_t mca_coll_dfccl_memory_of_layout(const void* buf, struct ompi_data
 void mca_coll_dfccl_memory_available(dfccl_memory_t* wish) {
   if (wish->route == DFCCL_ROUTE_PREVIOUS) return;
   if (mca_coll_dfccl_process_context(mca_coll_dfccl_route_target(wish->route), wish->device) != NULL) return;
-  *wish = (dfccl_memory_t){DFCCL_ROUTE_PREVIOUS, -1,
-                           wish->route == DFCCL_ROUTE_CUDA ? "no DFCCL context for the buffers' GPU"
-                                                           : "no DFCCL host-target context"};
+  *wish = (dfccl_memory_t){
+      DFCCL_ROUTE_PREVIOUS, -1,
+      wish->route == DFCCL_ROUTE_CUDA ? "no DFCCL context for the buffers' GPU" : "no DFCCL host-target context"};
 }
 
 bool mca_coll_dfccl_memory_fits(const dfccl_memory_t* memory, const dfccl_coll_t* c) {
@@ -130,8 +130,12 @@ void* mca_coll_dfccl_span(dfccl_call_t* call, ompi_communicator_t* comm, void* u
   dfccl_span_t* s = &call->scratch[call->scratch[0].copy != NULL];
   size_t type_size;
   ompi_datatype_type_size(dtype, &type_size);
-  *s = (dfccl_span_t){.user = user, .count = count, .dtype = contiguous ? NULL : dtype,
-                      .bytes = type_size * count, .in = in, .out = out};
+  *s = (dfccl_span_t){.user = user,
+                      .count = count,
+                      .dtype = contiguous ? NULL : dtype,
+                      .bytes = type_size * count,
+                      .in = in,
+                      .out = out};
   if (!contiguous) {
     s->span = (size_t)opal_datatype_span(&dtype->super, count, &s->gap);
     if (s->bytes > INT_MAX) { /* the datatype engine counts in int32 */

@@ -25,6 +25,7 @@ static int dfccl_init_query(bool enable_progress_threads, bool enable_mpi_thread
 
 int mca_coll_dfccl_world_rank = -1;
 
+/* clang-format off */
 mca_coll_dfccl_component_t mca_coll_dfccl_component = {
     .super = {
         .collm_version = {
@@ -49,6 +50,7 @@ mca_coll_dfccl_component_t mca_coll_dfccl_component = {
 #define DFCCL_ENABLE_DEFAULT(name, mpi, fn) .name##_enable = true,
     DFCCL_ENTRIES(DFCCL_ENABLE_DEFAULT)
 };
+/* clang-format on */
 
 /* ---- parameters ----------------------------------------------------------------------------------
  *
@@ -76,10 +78,10 @@ static const char* const without_dfccl =
 typedef struct {
   const char* name; /* coll_dfccl_<name> */
   const char* help;
-  int* value;       /* the component's field: its initialiser is the default */
+  int* value; /* the component's field: its initialiser is the default */
   int min, max;
   const char* max_why; /* what makes max the most (NULL: nothing to say) */
-  char* text;       /* Open MPI's string storage: the value as given */
+  char* text;          /* Open MPI's string storage: the value as given */
 } int_param_t;
 
 /* Decimal digits, a '-' in front at most: not "abc", "12abc", " 7", "0x10" or "1e3". */
@@ -96,8 +98,8 @@ static bool parse_decimal(const char* text, int min, int max, int* out) {
 
 static int register_var(const char* name, const char* help, mca_base_var_type_t type, mca_base_var_enum_t* values,
                         void* storage) {
-  return mca_base_component_var_register(&mca_coll_dfccl_component.super.collm_version, name, help, type, values,
-                                         0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY, storage);
+  return mca_base_component_var_register(&mca_coll_dfccl_component.super.collm_version, name, help, type, values, 0, 0,
+                                         OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY, storage);
 }
 
 /* Registers p (its default shown as text) and parses what it was given into *p->value. */
@@ -114,30 +116,30 @@ static bool register_int(int_param_t* p) {
   char range[48];
   if (p->max == INT_MAX) snprintf(range, sizeof range, "an integer >= %d", p->min);
   else snprintf(range, sizeof range, "an integer in [%d, %d]", p->min, p->max);
-  opal_output(0, "coll:dfccl: coll_dfccl_%s: expected %s (default %s%s%s), got '%s': %s", p->name, range,
-              default_text, p->max_why != NULL ? "; " : "", p->max_why != NULL ? p->max_why : "",
-              p->text != NULL ? p->text : "", without_dfccl);
+  opal_output(0, "coll:dfccl: coll_dfccl_%s: expected %s (default %s%s%s), got '%s': %s", p->name, range, default_text,
+              p->max_why != NULL ? "; " : "", p->max_why != NULL ? p->max_why : "", p->text != NULL ? p->text : "",
+              without_dfccl);
   return false;
 }
 
 /* A boolean or enumerated parameter: Open MPI has refused a bad value already, with a message
  * that shows it; this line says what follows. */
-static bool register_checked(const char* name, const char* help, mca_base_var_type_t type,
-                             mca_base_var_enum_t* values, const char* accepted, void* storage) {
+static bool register_checked(const char* name, const char* help, mca_base_var_type_t type, mca_base_var_enum_t* values,
+                             const char* accepted, void* storage) {
   int rc = register_var(name, help, type, values, storage);
   if (rc >= 0) return true;
   if (rc == OPAL_ERR_VALUE_OUT_OF_BOUNDS)
     opal_output(0, "coll:dfccl: coll_dfccl_%s: the value given is not %s (Open MPI's message shows it): %s", name,
                 accepted, without_dfccl);
-  else
-    opal_output(0, "coll:dfccl: coll_dfccl_%s could not be registered (%d): %s", name, rc, without_dfccl);
+  else opal_output(0, "coll:dfccl: coll_dfccl_%s could not be registered (%d): %s", name, rc, without_dfccl);
   return false;
 }
 
 static bool register_host_target(void) {
-  static const mca_base_var_enum_value_t modes[] = {
-      {DFCCL_HOST_TARGET_OFF, "off"}, {DFCCL_HOST_TARGET_HOST, "host"}, {DFCCL_HOST_TARGET_SIMULATED, "simulated"},
-      {0, NULL}};
+  static const mca_base_var_enum_value_t modes[] = {{DFCCL_HOST_TARGET_OFF, "off"},
+                                                    {DFCCL_HOST_TARGET_HOST, "host"},
+                                                    {DFCCL_HOST_TARGET_SIMULATED, "simulated"},
+                                                    {0, NULL}};
   mca_base_var_enum_t* values = NULL;
   if (mca_base_var_enum_create("coll_dfccl_host_target", modes, &values) != OPAL_SUCCESS) {
     opal_output(0, "coll:dfccl: coll_dfccl_host_target could not be registered: %s", without_dfccl);
@@ -162,8 +164,9 @@ static bool register_ints(void) {
        "Priority of coll/dfccl: an integer in [0, 100] (default 90). It must exceed tuned's 30 and that of any "
        "other component that takes over the same collectives",
        &mca_coll_dfccl_component.priority, 0, 100, "Open MPI uses 100 at most"},
-      {"verbose", "Verbosity of coll/dfccl: an integer >= 0 (default 0); 1 setup and teardown, and at MPI_Finalize "
-                  "each entry point's routed, fallen-back and local calls; 10 every call (and why it fell back)",
+      {"verbose",
+       "Verbosity of coll/dfccl: an integer >= 0 (default 0); 1 setup and teardown, and at MPI_Finalize "
+       "each entry point's routed, fallen-back and local calls; 10 every call (and why it fell back)",
        &mca_coll_dfccl_component.verbose, 0, INT_MAX, NULL},
       {"max_colls",
        "Signatures (collective, count, datatype, op and root) registered per communicator at most: an integer in "
@@ -193,9 +196,14 @@ typedef struct {
 } coll_row_t;
 
 static const coll_row_t colls[] = {
-#define DFCCL_COLL_ROW(name, mpi, staged_only)                                                      \
-  {#name, mpi, staged_only, &mca_coll_dfccl_component.name##_enable, &mca_coll_dfccl_component.name##_routed, \
-   &mca_coll_dfccl_component.name##_fallback, &mca_coll_dfccl_component.name##_local,                  \
+#define DFCCL_COLL_ROW(name, mpi, staged_only) \
+  {#name,                                      \
+   mpi,                                        \
+   staged_only,                                \
+   &mca_coll_dfccl_component.name##_enable,    \
+   &mca_coll_dfccl_component.name##_routed,    \
+   &mca_coll_dfccl_component.name##_fallback,  \
+   &mca_coll_dfccl_component.name##_local,     \
    &mca_coll_dfccl_component.name##_staged},
 #define DFCCL_ROUTED_ROW(name, mpi, fn) DFCCL_COLL_ROW(name, mpi, false)
 #define DFCCL_STAGED_ROW(name, mpi, fn) DFCCL_COLL_ROW(name, mpi, true)
@@ -211,29 +219,27 @@ static bool register_enables(void) {
     const char* mpi = colls[i].mpi;
     bool nonblocking = strncmp(mpi, "MPI_I", 5) == 0;
     bool persistent = strstr(mpi, "_init") != NULL; /* "MPIX_..._init" */
-    const char* form =
-        nonblocking  ? " (once its signature is set up by a blocking collective on the communicator)"
-        : persistent ? " (the init is a set-up point: it registers the signature; each MPI_Start runs it)"
-                     : "";
+    const char* form = nonblocking ? " (once its signature is set up by a blocking collective on the communicator)"
+                       : persistent
+                           ? " (the init is a set-up point: it registers the signature; each MPI_Start runs it)"
+                           : "";
     snprintf(names[i], sizeof names[i], "%s_enable", colls[i].name);
     if (colls[i].staged_only)
       snprintf(helps[i], sizeof helps[i],
                "Take %s over, so that its device buffers reach the previous component as host copies: a boolean "
-               "(default true; false leaves it to the previous component, which is not CUDA-aware)", mpi);
-    else
-      snprintf(helps[i], sizeof helps[i], "Route %s through DFCCL%s: a boolean (default true)", mpi, form);
+               "(default true; false leaves it to the previous component, which is not CUDA-aware)",
+               mpi);
+    else snprintf(helps[i], sizeof helps[i], "Route %s through DFCCL%s: a boolean (default true)", mpi, form);
     ok = register_checked(names[i], helps[i], MCA_BASE_VAR_TYPE_BOOL, NULL, "a boolean", colls[i].enable) && ok;
   }
   return ok;
 }
 
 static void register_counter(const char* name, const char* help, unsigned long long* counter) {
-  (void)mca_base_component_pvar_register(&mca_coll_dfccl_component.super.collm_version, name, help,
-                                         OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
-                                         MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
-                                         MCA_BASE_VAR_BIND_NO_OBJECT,
-                                         MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
-                                         NULL, NULL, NULL, counter);
+  (void)mca_base_component_pvar_register(
+      &mca_coll_dfccl_component.super.collm_version, name, help, OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
+      MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
+      MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, NULL, NULL, NULL, counter);
 }
 
 /* coll_dfccl_<coll>_routed, _fallback, _local and _staged of each collective. */
@@ -265,8 +271,8 @@ static void report_counters(void) {
   for (size_t i = 0; i < NCOLLS; i++) {
     unsigned long long routed = *colls[i].routed, fallback = *colls[i].fallback, local = *colls[i].local;
     if (routed + fallback + local > 0)
-      DFCCL_VERBOSE(1, "rank %d: %s: %llu routed, %llu fell back (%llu staged), %llu local",
-                    mca_coll_dfccl_world_rank, colls[i].name, routed, fallback, *colls[i].staged, local);
+      DFCCL_VERBOSE(1, "rank %d: %s: %llu routed, %llu fell back (%llu staged), %llu local", mca_coll_dfccl_world_rank,
+                    colls[i].name, routed, fallback, *colls[i].staged, local);
   }
 }
 

@@ -43,7 +43,7 @@
 static struct {
   pthread_mutex_t lock;
   dfcclRankCtx_t ctx[3];
-  bool failed[3];   /* dfcclInit failed here once: not tried again */
+  bool failed[3]; /* dfcclInit failed here once: not tried again */
   int cuda_device;
 } proc = {.lock = PTHREAD_MUTEX_INITIALIZER, .cuda_device = -1};
 
@@ -63,8 +63,8 @@ static int nduplicating;
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static dfccl_comm_t* live_first; /* creation order */
 static dfccl_comm_t* live_last;
-static int comm_keyval = -1;     /* on each communicator with a context: its teardown    */
-static int self_keyval = -1;     /* an attribute on MPI_COMM_SELF: teardown at finalize  */
+static int comm_keyval = -1; /* on each communicator with a context: its teardown    */
+static int self_keyval = -1; /* an attribute on MPI_COMM_SELF: teardown at finalize  */
 
 bool mca_coll_dfccl_is_boot_duplicate(const ompi_communicator_t* comm) {
   const char* from = strstr(comm->c_name, " DUP FROM ");
@@ -103,8 +103,7 @@ static int duplicate_for_bootstrap(mca_coll_dfccl_module_t* m, ompi_communicator
  * the lower-priority allgather).  The communicator's collectives list its members in communicator
  * rank order (DFCCL's ring order, so that blocks land where MPI wants them), which is the order
  * of the duplicate's allgather too. */
-static int boot_allgather(void* state, const int* ranks, int nranks, const void* sendbuf, void* recvbuf,
-                          size_t bytes) {
+static int boot_allgather(void* state, const int* ranks, int nranks, const void* sendbuf, void* recvbuf, size_t bytes) {
   (void)state;
   dfccl_comm_t* dc = exchanging;
   if (dc == NULL || nranks != dc->size || bytes > INT_MAX) return 1;
@@ -118,8 +117,8 @@ static int boot_allgather(void* state, const int* ranks, int nranks, const void*
 bool mca_coll_dfccl_all_ranks(dfccl_comm_t* dc, bool ok) {
   int mine = ok, all = 0;
   ompi_communicator_t* boot = dc->boot;
-  if (boot->c_coll->coll_allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, boot,
-                                   boot->c_coll->coll_allreduce_module) != OMPI_SUCCESS)
+  if (boot->c_coll->coll_allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, boot, boot->c_coll->coll_allreduce_module) !=
+      OMPI_SUCCESS)
     return false;
   return all != 0;
 }
@@ -305,8 +304,7 @@ static int finalizing(MPI_Comm comm, int keyval, void* attr, void* extra) {
   return MPI_SUCCESS;
 }
 
-static int no_copy(MPI_Comm oldcomm, int keyval, void* extra, void* in, void* out, int* flag,
-                   MPI_Comm newcomm) {
+static int no_copy(MPI_Comm oldcomm, int keyval, void* extra, void* in, void* out, int* flag, MPI_Comm newcomm) {
   (void)oldcomm, (void)keyval, (void)extra, (void)in, (void)out, (void)newcomm;
   *flag = 0; /* a duplicate is set up on its own first use */
   return MPI_SUCCESS;
@@ -324,8 +322,8 @@ static int attach_teardown(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm
   if (self_keyval < 0) {
     rc = create_keyval(finalizing, &self_keyval);
     if (rc == OMPI_SUCCESS)
-      rc = ompi_attr_set_c(COMM_ATTR, &ompi_mpi_comm_self.comm, &ompi_mpi_comm_self.comm.c_keyhash,
-                           self_keyval, NULL, false);
+      rc = ompi_attr_set_c(COMM_ATTR, &ompi_mpi_comm_self.comm, &ompi_mpi_comm_self.comm.c_keyhash, self_keyval, NULL,
+                           false);
     if (rc != OMPI_SUCCESS) return rc;
   }
   if (comm_keyval < 0 && (rc = create_keyval(comm_freed, &comm_keyval)) != OMPI_SUCCESS) return rc;
@@ -440,7 +438,7 @@ dfccl_comm_t* mca_coll_dfccl_comm_context(mca_coll_dfccl_module_t* m, ompi_commu
   pthread_mutex_unlock(&live_lock);
   if (rc != OMPI_SUCCESS) opal_output(0, "coll:dfccl: comm '%s': no teardown hook (%d)", comm->c_name, rc);
   m->dc = dc;
-  DFCCL_VERBOSE(1, "comm '%s' (cid %u, rank %d of %d) set up for DFCCL", comm->c_name, cid,
-                ompi_comm_rank(comm), dc->size);
+  DFCCL_VERBOSE(1, "comm '%s' (cid %u, rank %d of %d) set up for DFCCL", comm->c_name, cid, ompi_comm_rank(comm),
+                dc->size);
   return dc;
 }

@@ -49,6 +49,7 @@ static inline dfcclDataType_t dfccl_float_of(size_t bytes) {
  * *pairs when an element is two of them (complex). */
 static inline dfcclDataType_t dfccl_dtype_of_class(int cls, size_t bytes, size_t* per_element) {
   *per_element = 1;
+  /* clang-format off */
   switch (cls) {
     case OMPI_OP_BASE_TYPE_INT8_T: case OMPI_OP_BASE_TYPE_INT16_T: case OMPI_OP_BASE_TYPE_INT32_T:
     case OMPI_OP_BASE_TYPE_INT64_T: case OMPI_OP_BASE_TYPE_LONG: case OMPI_OP_BASE_TYPE_INTEGER:
@@ -69,6 +70,7 @@ static inline dfcclDataType_t dfccl_dtype_of_class(int cls, size_t bytes, size_t
     default:
       return dfcclNumTypes; /* long double, Fortran logical, pair types for MINLOC/MAXLOC, ... */
   }
+  /* clang-format on */
 }
 
 static inline bool dfccl_op_of(const struct ompi_op_t* op, dfcclRedOp_t* out) {
@@ -88,8 +90,8 @@ static inline bool dfccl_op_of(const struct ompi_op_t* op, dfcclRedOp_t* out) {
 }
 
 /* How DFCCL reduces `count` elements of dtype with op, or NULL (*why set) when it cannot. */
-static inline bool dfccl_reduction_of(struct ompi_datatype_t* dtype, struct ompi_op_t* op,
-                                      dfccl_reduction_t* out, const char** why) {
+static inline bool dfccl_reduction_of(struct ompi_datatype_t* dtype, struct ompi_op_t* op, dfccl_reduction_t* out,
+                                      const char** why) {
   if (!ompi_op_is_intrinsic(op) || !dfccl_op_of(op, &out->op)) {
     *why = "op (a user op, MINLOC, MAXLOC or REPLACE)";
     return false;

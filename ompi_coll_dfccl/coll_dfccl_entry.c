@@ -23,9 +23,7 @@ int mca_coll_dfccl_routed(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, om
       if (mca_coll_dfccl_run(m, comm, call) != OMPI_SUCCESS) return OMPI_ERROR;
       mca_coll_dfccl_count(e->routed);
       return OMPI_SUCCESS;
-    case DFCCL_NONBLOCKING:
-      mca_coll_dfccl_count(e->routed);
-      return mca_coll_dfccl_start(m, comm, call, e->request);
+    case DFCCL_NONBLOCKING: mca_coll_dfccl_count(e->routed); return mca_coll_dfccl_start(m, comm, call, e->request);
     case DFCCL_PERSISTENT:
       mca_coll_dfccl_count(e->routed);
       return mca_coll_dfccl_persistent_init(m, comm, call, e->kept, e->request);
@@ -33,15 +31,12 @@ int mca_coll_dfccl_routed(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, om
   return OMPI_ERR_BAD_PARAM;
 }
 
-void mca_coll_dfccl_fell_back(const dfccl_entry_t* e, ompi_communicator_t* comm, int count, int root,
-                              const char* why) {
+void mca_coll_dfccl_fell_back(const dfccl_entry_t* e, ompi_communicator_t* comm, int count, int root, const char* why) {
   mca_coll_dfccl_count(e->fallback);
-  if (count < 0)
-    DFCCL_VERBOSE(10, "%s on comm '%s' falls back: %s", e->name, comm->c_name, why);
+  if (count < 0) DFCCL_VERBOSE(10, "%s on comm '%s' falls back: %s", e->name, comm->c_name, why);
   else if (root >= 0)
     DFCCL_VERBOSE(10, "%s on comm '%s' (count %d, root %d) falls back: %s", e->name, comm->c_name, count, root, why);
-  else
-    DFCCL_VERBOSE(10, "%s on comm '%s' (count %d) falls back: %s", e->name, comm->c_name, count, why);
+  else DFCCL_VERBOSE(10, "%s on comm '%s' (count %d) falls back: %s", e->name, comm->c_name, count, why);
 }
 
 int mca_coll_dfccl_staged_end(const dfccl_entry_t* e, ompi_communicator_t* comm, dfccl_staging_t* st, int rc) {

@@ -14,7 +14,7 @@
 #include "opal/util/output.h"
 
 const char* const mca_coll_dfccl_kind_name[] = {"allreduce",      "broadcast",  "reduce",           "allgather",
-                                                 "reduce-scatter", "allgatherv", "reduce-scatter-v", "alltoall"};
+                                                "reduce-scatter", "allgatherv", "reduce-scatter-v", "alltoall"};
 
 /* ---- selection ---------------------------------------------------------------------------------- */
 
@@ -30,18 +30,18 @@ static int dfccl_module_enable(mca_coll_base_module_t* module, ompi_communicator
    * collective this module provides (comm_query set only the enabled ones). */
   /* A slot that no lower-priority module fills stays Open MPI's business: ours is withdrawn (the
    * base copies only the slots a module leaves set after its enable). */
-#define DFCCL_SAVE_PREV(name, mpi, fn)                                                             \
-  if (m->super.coll_##name != NULL) {                                                             \
-    m->prev_##name = comm->c_coll->coll_##name;                                                   \
-    m->prev_##name##_module = comm->c_coll->coll_##name##_module;                                 \
-    if (m->prev_##name == NULL || m->prev_##name##_module == NULL) {                              \
-      m->prev_##name = NULL;                                                                      \
-      m->prev_##name##_module = NULL;                                                             \
-      m->super.coll_##name = NULL;                                                                \
-      DFCCL_VERBOSE(10, "no previous " #name " on comm '%s': left to Open MPI", comm->c_name);    \
-    } else {                                                                                      \
-      OBJ_RETAIN(m->prev_##name##_module);                                                        \
-    }                                                                                             \
+#define DFCCL_SAVE_PREV(name, mpi, fn)                                                         \
+  if (m->super.coll_##name != NULL) {                                                          \
+    m->prev_##name = comm->c_coll->coll_##name;                                                \
+    m->prev_##name##_module = comm->c_coll->coll_##name##_module;                              \
+    if (m->prev_##name == NULL || m->prev_##name##_module == NULL) {                           \
+      m->prev_##name = NULL;                                                                   \
+      m->prev_##name##_module = NULL;                                                          \
+      m->super.coll_##name = NULL;                                                             \
+      DFCCL_VERBOSE(10, "no previous " #name " on comm '%s': left to Open MPI", comm->c_name); \
+    } else {                                                                                   \
+      OBJ_RETAIN(m->prev_##name##_module);                                                     \
+    }                                                                                          \
   }
   DFCCL_ENTRIES(DFCCL_SAVE_PREV)
   DFCCL_SAVE_PREV(barrier, "MPI_Barrier", barrier)
@@ -90,8 +90,8 @@ mca_coll_base_module_t* mca_coll_dfccl_comm_query(ompi_communicator_t* comm, int
 #define DFCCL_MAX_PREVIOUS 1024
 
 static bool sig_equal(const dfccl_sig_t* a, const dfccl_sig_t* b) {
-  return a->kind == b->kind && a->count == b->count && a->dtype == b->dtype && a->op == b->op &&
-         a->root == b->root && a->blocks == b->blocks; /* interned: equal tables, equal pointers */
+  return a->kind == b->kind && a->count == b->count && a->dtype == b->dtype && a->op == b->op && a->root == b->root &&
+         a->blocks == b->blocks; /* interned: equal tables, equal pointers */
 }
 
 /* An interned all-gather-v table (mca_coll_dfccl_intern_blocks). */
@@ -256,8 +256,8 @@ static bool is_wanted(const mca_coll_dfccl_module_t* m, const dfccl_sig_t* sig) 
   return false;
 }
 
-static void want(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_sig_t* sig,
-                 dfccl_memory_t memory, bool is_new) {
+static void want(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_sig_t* sig, dfccl_memory_t memory,
+                 bool is_new) {
   dfccl_wanted_t* w = mca_coll_dfccl_alloc_or_abort(sizeof *w, comm);
   w->sig = *sig;
   w->memory = memory;
@@ -317,7 +317,10 @@ dfccl_coll_t* mca_coll_dfccl_coll_for_reduction(mca_coll_dfccl_module_t* m, ompi
                                                 dfccl_memory_t memory, const char** why) {
   /* Count 0 reaches us from MPI_Iallgather and some persistent inits (the 4.1 MPI layer answers the
    * others itself): the previous component handles it. */
-  if (count <= 0) { *why = "count"; return NULL; }
+  if (count <= 0) {
+    *why = "count";
+    return NULL;
+  }
   dfccl_reduction_t red;
   if (!dfccl_reduction_of(dtype, op, &red, why)) return NULL;
   sig->count = (size_t)count * red.per_element;
@@ -326,10 +329,12 @@ dfccl_coll_t* mca_coll_dfccl_coll_for_reduction(mca_coll_dfccl_module_t* m, ompi
   return mca_coll_dfccl_coll_get(m, comm, form, sig, memory, why);
 }
 
-dfccl_coll_t* mca_coll_dfccl_coll_for_bytes(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm,
-                                            dfccl_form_t form, dfccl_sig_t* sig, size_t bytes,
-                                            dfccl_memory_t memory, const char** why) {
-  if (bytes == 0) { *why = "count"; return NULL; }
+dfccl_coll_t* mca_coll_dfccl_coll_for_bytes(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_form_t form,
+                                            dfccl_sig_t* sig, size_t bytes, dfccl_memory_t memory, const char** why) {
+  if (bytes == 0) {
+    *why = "count";
+    return NULL;
+  }
   sig->count = bytes;
   sig->dtype = dfcclUint8;
   sig->op = dfcclSum; /* unused by data movement; fixed, so that signatures compare equal */

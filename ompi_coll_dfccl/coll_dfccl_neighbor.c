@@ -23,10 +23,8 @@ static void degrees(comm_t* comm, int* in, int* out) {
   int kind = MPI_UNDEFINED, n = 0, weighted = 0;
   *in = *out = 0;
   if (PMPI_Topo_test(c, &kind) != MPI_SUCCESS) return;
-  if (kind == MPI_CART && PMPI_Cartdim_get(c, &n) == MPI_SUCCESS)
-    *in = *out = 2 * n;
-  else if (kind == MPI_GRAPH && PMPI_Graph_neighbors_count(c, ompi_comm_rank(comm), &n) == MPI_SUCCESS)
-    *in = *out = n;
+  if (kind == MPI_CART && PMPI_Cartdim_get(c, &n) == MPI_SUCCESS) *in = *out = 2 * n;
+  else if (kind == MPI_GRAPH && PMPI_Graph_neighbors_count(c, ompi_comm_rank(comm), &n) == MPI_SUCCESS) *in = *out = n;
   else if (kind == MPI_DIST_GRAPH && PMPI_Dist_graph_neighbors_count(c, in, out, &weighted) != MPI_SUCCESS)
     *in = *out = 0;
 }

@@ -10,9 +10,9 @@
  */
 #include "coll_dfccl.h"
 
-static bool plan(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t* dtype, struct ompi_op_t* op,
-                 int root, struct ompi_communicator_t* comm, mca_coll_dfccl_module_t* m, dfccl_form_t form,
-                 dfccl_call_t* call, const char** why) {
+static bool plan(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t* dtype, struct ompi_op_t* op, int root,
+                 struct ompi_communicator_t* comm, mca_coll_dfccl_module_t* m, dfccl_form_t form, dfccl_call_t* call,
+                 const char** why) {
   dfccl_sig_t sig = {.kind = DFCCL_REDUCE, .root = root};
   /* recvbuf is significant at the root only: elsewhere it may be anything, and must not decide. */
   bool is_root = ompi_comm_rank(comm) == root;
@@ -48,21 +48,19 @@ static bool route(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, const void
   return false;
 }
 
-int mca_coll_dfccl_reduce(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t* dtype,
-                          struct ompi_op_t* op, int root, struct ompi_communicator_t* comm,
-                          mca_coll_base_module_t* module) {
+int mca_coll_dfccl_reduce(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t* dtype, struct ompi_op_t* op,
+                          int root, struct ompi_communicator_t* comm, mca_coll_base_module_t* module) {
   const dfccl_entry_t e = DFCCL_ENTRY(reduce, DFCCL_BLOCKING, NULL, DFCCL_KEEP_NOTHING);
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
   dfccl_staging_t st;
   int rc;
   if (route(&e, m, sbuf, rbuf, count, dtype, op, root, comm, &st, &rc)) return rc;
   return mca_coll_dfccl_staged_end(
-      &e, comm, &st,
-      m->prev_reduce(st.send.host, st.recv.host, count, dtype, op, root, comm, m->prev_reduce_module));
+      &e, comm, &st, m->prev_reduce(st.send.host, st.recv.host, count, dtype, op, root, comm, m->prev_reduce_module));
 }
 
-int mca_coll_dfccl_ireduce(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t* dtype,
-                           struct ompi_op_t* op, int root, struct ompi_communicator_t* comm, ompi_request_t** request,
+int mca_coll_dfccl_ireduce(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t* dtype, struct ompi_op_t* op,
+                           int root, struct ompi_communicator_t* comm, ompi_request_t** request,
                            mca_coll_base_module_t* module) {
   const dfccl_entry_t e = DFCCL_ENTRY(ireduce, DFCCL_NONBLOCKING, request, DFCCL_KEEP_NOTHING);
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;

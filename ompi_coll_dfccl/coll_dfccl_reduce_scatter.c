@@ -31,7 +31,8 @@ static bool plan_v(const void* sbuf, void* rbuf, const int* rcounts, struct ompi
   dfccl_sig_t sig = {.kind = DFCCL_REDUCE_SCATTERV, .root = -1, .blocks = mca_coll_dfccl_intern_blocks(m, counts, n)};
   free(counts);
   if (sig.blocks == NULL || total > INT_MAX) {
-    *why = total > INT_MAX ? "more than INT_MAX elements in all" : "more different recvcounts on the communicator than it keeps";
+    *why = total > INT_MAX ? "more than INT_MAX elements in all"
+                           : "more different recvcounts on the communicator than it keeps";
     return false;
   }
   bool in_place = sbuf == MPI_IN_PLACE;
@@ -57,9 +58,9 @@ static bool plan_v(const void* sbuf, void* rbuf, const int* rcounts, struct ompi
   return true;
 }
 
-static bool plan(const void* sbuf, void* rbuf, const int* rcounts, struct ompi_datatype_t* dtype,
-                 struct ompi_op_t* op, struct ompi_communicator_t* comm, mca_coll_dfccl_module_t* m,
-                 dfccl_form_t form, dfccl_call_t* call, const char** why) {
+static bool plan(const void* sbuf, void* rbuf, const int* rcounts, struct ompi_datatype_t* dtype, struct ompi_op_t* op,
+                 struct ompi_communicator_t* comm, mca_coll_dfccl_module_t* m, dfccl_form_t form, dfccl_call_t* call,
+                 const char** why) {
   int n = ompi_comm_size(comm);
   for (int i = 1; i < n; i++)
     if (rcounts[i] != rcounts[0]) return plan_v(sbuf, rbuf, rcounts, dtype, op, comm, m, form, call, why);
@@ -70,9 +71,9 @@ static bool plan(const void* sbuf, void* rbuf, const int* rcounts, struct ompi_d
  * ready to fall back (false): counted, said, and device buffers staged through host copies in *st.
  * The fallback's input is the sum of the recvcounts; its output this rank's recvcount (all of the
  * input in place, where the result is read from the front of it). */
-static bool route(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, const void* sbuf, void* rbuf,
-                  const int* rcounts, struct ompi_datatype_t* dtype, struct ompi_op_t* op,
-                  struct ompi_communicator_t* comm, dfccl_staging_t* st, int* rc) {
+static bool route(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, const void* sbuf, void* rbuf, const int* rcounts,
+                  struct ompi_datatype_t* dtype, struct ompi_op_t* op, struct ompi_communicator_t* comm,
+                  dfccl_staging_t* st, int* rc) {
   dfccl_call_t call;
   const char* why = "a layout that is not contiguous, on one rank";
   mca_coll_dfccl_enter(e, m, comm);
@@ -117,9 +118,8 @@ int mca_coll_dfccl_ireduce_scatter(const void* sbuf, void* rbuf, const int* rcou
                                                            request, m->prev_ireduce_scatter_module));
 }
 
-int mca_coll_dfccl_reduce_scatter_init(const void* sbuf, void* rbuf, const int* rcounts,
-                                       struct ompi_datatype_t* dtype, struct ompi_op_t* op,
-                                       struct ompi_communicator_t* comm, struct ompi_info_t* info,
+int mca_coll_dfccl_reduce_scatter_init(const void* sbuf, void* rbuf, const int* rcounts, struct ompi_datatype_t* dtype,
+                                       struct ompi_op_t* op, struct ompi_communicator_t* comm, struct ompi_info_t* info,
                                        ompi_request_t** request, mca_coll_base_module_t* module) {
   const dfccl_entry_t e = DFCCL_ENTRY(reduce_scatter_init, DFCCL_PERSISTENT, request, DFCCL_KEEP(op, dtype));
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;

@@ -32,7 +32,7 @@ bool mca_coll_dfccl_reduce_scatter_plan(const void* sbuf, void* rbuf, int rcount
   }
   char* all = mca_coll_dfccl_span(call, comm, rbuf, n * count, dtype, out, true, true);
   char* mine = all + (size_t)ompi_comm_rank(comm) * bytes;
-  call->send = all; /* the input */
+  call->send = all;  /* the input */
   call->recv = mine; /* DFCCL's in place */
   call->move_to = all;
   call->move_from = mine;
@@ -95,8 +95,8 @@ int mca_coll_dfccl_reduce_scatter_block_init(const void* sbuf, void* rbuf, int r
   dfccl_staging_t st;
   int rc;
   if (route(&e, m, sbuf, rbuf, rcount, dtype, op, comm, &st, &rc)) return rc;
-  return mca_coll_dfccl_staged_end(&e, comm, &st,
-                                   m->prev_reduce_scatter_block_init(st.send.host, st.recv.host, rcount, dtype, op,
-                                                                     comm, info, request,
-                                                                     m->prev_reduce_scatter_block_init_module));
+  return mca_coll_dfccl_staged_end(
+      &e, comm, &st,
+      m->prev_reduce_scatter_block_init(st.send.host, st.recv.host, rcount, dtype, op, comm, info, request,
+                                        m->prev_reduce_scatter_block_init_module));
 }

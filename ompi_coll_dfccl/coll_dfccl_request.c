@@ -153,11 +153,11 @@ static void complete(mca_coll_dfccl_request_t* req) {
   ompi_request_t* r = mpi_request(req);
   r->req_status.MPI_ERROR = req->status == dfcclSuccess ? MPI_SUCCESS : MPI_ERR_INTERN;
   DFCCL_VERBOSE(10, "%s on comm '%s' (count %zu) completed on DFCCL collective %d%s",
-                mca_coll_dfccl_kind_name[c->coll->sig.kind], dc->comm->c_name, c->coll->sig.count,
-                req->slot->coll_id, req->status == dfcclSuccess ? "" : " with an error");
+                mca_coll_dfccl_kind_name[c->coll->sig.kind], dc->comm->c_name, c->coll->sig.count, req->slot->coll_id,
+                req->status == dfcclSuccess ? "" : " with an error");
   /* Completing never releases the request: MPI_Wait/Test free a nonblocking one (or set a
    * persistent one inactive), the blocking call frees its own. */
-  ompi_request_complete(r, true);                                  /* req may be freed from here on */
+  ompi_request_complete(r, true);                                   /* req may be freed from here on */
   atomic_fetch_sub_explicit(&dc->pending, 1, memory_order_release); /* dc may be destroyed from here on */
 }
 

@@ -106,8 +106,7 @@ static int stage_one(dfccl_staged_buf_t* b, void* user, dfccl_region_t region) {
   b->host = user;
   b->bytes = 0;
   b->block = NULL;
-  if (user == NULL || user == MPI_IN_PLACE || region.bytes == 0 || !mca_coll_dfccl_is_device(user))
-    return OMPI_SUCCESS;
+  if (user == NULL || user == MPI_IN_PLACE || region.bytes == 0 || !mca_coll_dfccl_is_device(user)) return OMPI_SUCCESS;
   b->bytes = region.bytes;
   b->gap = region.gap;
   b->copy_in = !region.written;

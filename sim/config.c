@@ -25,9 +25,22 @@ static const struct {
 };
 
 static const char* const known_keys[] = {
-    "model", "grouping_policy", "disorder_prob", "sync_prob", "total_rounds", "tp_group_size", "dp_group_size",
-    "pp_group_size", "coll_cnt_per_tp_group", "coll_cnt_per_dp_group", "gpu_num", "group_num", "gpu_per_group",
-    "coll_cnt_per_group", "order", "seed",
+    "model",
+    "grouping_policy",
+    "disorder_prob",
+    "sync_prob",
+    "total_rounds",
+    "tp_group_size",
+    "dp_group_size",
+    "pp_group_size",
+    "coll_cnt_per_tp_group",
+    "coll_cnt_per_dp_group",
+    "gpu_num",
+    "group_num",
+    "gpu_per_group",
+    "coll_cnt_per_group",
+    "order",
+    "seed",
 };
 
 static int fail(char* err, size_t errlen, const char* fmt, ...) {
@@ -189,22 +202,16 @@ static int parse_root(json_t* root, struct sim_config* cfg, char* err, size_t er
   json_t* v = require(root, "model", err, errlen);
   if (!v) return -1;
   s = json_string_value(v);
-  if (s && strcmp(s, "Single") == 0)
-    cfg->model = MODEL_SINGLE_QUEUE;
-  else if (s && strcmp(s, "StreamWithSync") == 0)
-    cfg->model = MODEL_SYNC;
-  else
-    return fail(err, errlen, "\"model\" must be \"Single\" or \"StreamWithSync\"");
+  if (s && strcmp(s, "Single") == 0) cfg->model = MODEL_SINGLE_QUEUE;
+  else if (s && strcmp(s, "StreamWithSync") == 0) cfg->model = MODEL_SYNC;
+  else return fail(err, errlen, "\"model\" must be \"Single\" or \"StreamWithSync\"");
 
   v = require(root, "grouping_policy", err, errlen);
   if (!v) return -1;
   s = json_string_value(v);
-  if (s && strcmp(s, "Megatron") == 0)
-    cfg->grouping = GROUPING_3D;
-  else if (s && strcmp(s, "Arbitrary") == 0)
-    cfg->grouping = GROUPING_FREE;
-  else
-    return fail(err, errlen, "\"grouping_policy\" must be \"Megatron\" or \"Arbitrary\"");
+  if (s && strcmp(s, "Megatron") == 0) cfg->grouping = GROUPING_3D;
+  else if (s && strcmp(s, "Arbitrary") == 0) cfg->grouping = GROUPING_FREE;
+  else return fail(err, errlen, "\"grouping_policy\" must be \"Megatron\" or \"Arbitrary\"");
 
   if (get_probability(root, "disorder_prob", &cfg->disorder_prob, err, errlen)) return -1;
   if (cfg->model == MODEL_SYNC || json_object_get(root, "sync_prob")) {
@@ -277,11 +284,8 @@ const char* model_name(enum sim_model m) { return m == MODEL_SYNC ? "synchroniza
 const char* order_name(enum sim_order o) { return o == ORDER_CONCAT ? "concat" : "interleave"; }
 
 int order_parse(const char* s, enum sim_order* out) {
-  if (s && strcmp(s, "interleave") == 0)
-    *out = ORDER_INTERLEAVE;
-  else if (s && strcmp(s, "concat") == 0)
-    *out = ORDER_CONCAT;
-  else
-    return -1;
+  if (s && strcmp(s, "interleave") == 0) *out = ORDER_INTERLEAVE;
+  else if (s && strcmp(s, "concat") == 0) *out = ORDER_CONCAT;
+  else return -1;
   return 0;
 }

@@ -55,8 +55,8 @@ struct dfs_frame {
 struct cycle_finder {
   uint32_t node_num;
   uint32_t epoch;
-  uint32_t* seen;      /* == epoch: visited in the current search */
-  uint32_t* path_pos;  /* position on the DFS path, or UINT32_MAX */
+  uint32_t* seen;     /* == epoch: visited in the current search */
+  uint32_t* path_pos; /* position on the DFS path, or UINT32_MAX */
   struct dfs_frame* stack;
   uint32_t* stack_via; /* witness of the edge from frame i to frame i+1 */
   struct cycle found;

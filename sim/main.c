@@ -33,11 +33,10 @@ struct options {
 };
 
 static void usage(FILE* out) {
-  fprintf(out,
-          "usage: dfccl-sim CONFIG.json [--rounds N] [--seed S] [--threads T]\n"
-          "                 [--order interleave|concat] [--explain]\n"
-          "                 [--rule exact|intersection]   (intersection: the authors'\n"
-          "                 over-approximating sync-model rule, for comparison only)\n");
+  fprintf(out, "usage: dfccl-sim CONFIG.json [--rounds N] [--seed S] [--threads T]\n"
+               "                 [--order interleave|concat] [--explain]\n"
+               "                 [--rule exact|intersection]   (intersection: the authors'\n"
+               "                 over-approximating sync-model rule, for comparison only)\n");
 }
 
 static int bad_input(const char* fmt, const char* arg) {
@@ -71,12 +70,9 @@ static int parse_args(int argc, char** argv, struct options* o) {
     } else if (strcmp(a, "--explain") == 0) {
       o->explain = true;
     } else if (strcmp(a, "--rule") == 0) {
-      if (val && strcmp(val, "exact") == 0)
-        o->intersection_rule = false;
-      else if (val && strcmp(val, "intersection") == 0)
-        o->intersection_rule = true;
-      else
-        return bad_input("--rule needs \"exact\" or \"intersection\"", NULL);
+      if (val && strcmp(val, "exact") == 0) o->intersection_rule = false;
+      else if (val && strcmp(val, "intersection") == 0) o->intersection_rule = true;
+      else return bad_input("--rule needs \"exact\" or \"intersection\"", NULL);
       i++;
     } else if (strcmp(a, "--rounds") == 0) {
       if (!parse_u64(val, 1, &o->rounds)) return bad_input("--rounds needs a positive integer", NULL);
@@ -114,10 +110,8 @@ static int parse_args(int argc, char** argv, struct options* o) {
 static void print_setup(const struct sim_config* cfg, const struct topology* t, const struct options* o) {
   printf("config: %s\n", o->config_path);
   printf("model: %s; grouping: ", model_name(cfg->model));
-  if (cfg->grouping == GROUPING_3D)
-    printf("3D (tp %u, dp %u, pp %u)", cfg->tp, cfg->dp, cfg->pp);
-  else
-    printf("free");
+  if (cfg->grouping == GROUPING_3D) printf("3D (tp %u, dp %u, pp %u)", cfg->tp, cfg->dp, cfg->pp);
+  else printf("free");
   printf("; %u GPUs, %u groups, %u collectives, %u parts\n", t->gpu_num, t->group_num, t->coll_num,
          t->order_off[t->gpu_num]);
   printf("order: %s; disorder_prob: %g; ", order_name(cfg->order), cfg->disorder_prob);
@@ -163,10 +157,8 @@ int main(int argc, char** argv) {
   }
   printf("time: %.3f s, %.4f ms per round\n", res.seconds, 1e3 * res.seconds / (double)res.rounds);
   if (o.explain) {
-    if (res.first_deadlock == NO_DEADLOCK)
-      printf("no round deadlocked: nothing to explain\n");
-    else if (explain_round(&t, &params, cfg.seed, res.first_deadlock, stdout))
-      rc = 1;
+    if (res.first_deadlock == NO_DEADLOCK) printf("no round deadlocked: nothing to explain\n");
+    else if (explain_round(&t, &params, cfg.seed, res.first_deadlock, stdout)) rc = 1;
   }
   struct wilson w = wilson95(res.deadlocks, res.rounds);
   printf("deadlock_ratio=%.6f deadlocks=%llu rounds=%llu ci95_low=%.6f ci95_high=%.6f\n",

@@ -55,10 +55,8 @@ struct chance {
 
 static inline struct chance chance_of(double p) {
   struct chance c = {0, false};
-  if (p >= 1.0)
-    c.certain = true;
-  else if (p > 0.0)
-    c.threshold = (uint64_t)(p * 18446744073709551616.0);
+  if (p >= 1.0) c.certain = true;
+  else if (p > 0.0) c.threshold = (uint64_t)(p * 18446744073709551616.0);
   return c;
 }
 

@@ -156,10 +156,8 @@ void round_invoke(struct round_state* st, uint32_t gpu, uint32_t k) {
   uint32_t entry = take(st, gpu, k);
   prefetch_ahead(st, gpu, entry);
   st->steps++;
-  if (st->model == MODEL_SINGLE_QUEUE)
-    single_queue_invoke(st, gpu, entry);
-  else
-    sync_model_invoke(st, gpu, entry);
+  if (st->model == MODEL_SINGLE_QUEUE) single_queue_invoke(st, gpu, entry);
+  else sync_model_invoke(st, gpu, entry);
 }
 
 void round_sync(struct round_state* st, uint32_t gpu) {
@@ -169,10 +167,8 @@ void round_sync(struct round_state* st, uint32_t gpu) {
 
 /* One step of a GPU that is neither finished nor suspended. */
 static void step(struct round_state* st, uint32_t gpu) {
-  if (st->model == MODEL_SYNC && rng_happens(&st->rng, st->sync))
-    round_sync(st, gpu);
-  else
-    round_invoke(st, gpu, round_pick(st, gpu));
+  if (st->model == MODEL_SYNC && rng_happens(&st->rng, st->sync)) round_sync(st, gpu);
+  else round_invoke(st, gpu, round_pick(st, gpu));
 }
 
 /* Large configurations are bound by memory latency: start loading the

@@ -127,10 +127,8 @@ int topology_build(const struct sim_config* cfg, struct topology* t, char* err, 
       !mem_group || !mem_bit)
     goto oom;
 
-  if (cfg->grouping == GROUPING_3D)
-    build_3d_groups(cfg, t);
-  else
-    build_free_groups(cfg, t);
+  if (cfg->grouping == GROUPING_3D) build_3d_groups(cfg, t);
+  else build_free_groups(cfg, t);
 
   size_t parts = 0;
   for (uint32_t g = 0; g < t->group_num; g++) {
@@ -200,10 +198,8 @@ void topology_name_coll(const struct topology* t, uint32_t coll, char* buf, size
   if (t->grouping == GROUPING_3D) {
     uint32_t per_stage = t->tp + t->dp;
     uint32_t stage = g / per_stage, j = g % per_stage;
-    if (j < t->dp)
-      snprintf(buf, len, "TP group %u of stage %u, collective %u", j, stage, index);
-    else
-      snprintf(buf, len, "DP group %u of stage %u, collective %u", j - t->dp, stage, index);
+    if (j < t->dp) snprintf(buf, len, "TP group %u of stage %u, collective %u", j, stage, index);
+    else snprintf(buf, len, "DP group %u of stage %u, collective %u", j - t->dp, stage, index);
   } else {
     snprintf(buf, len, "group %u, collective %u", g, index);
   }

@@ -32,20 +32,20 @@ static inline uint32_t entry_bit(uint32_t e) { return e & 63u; }
 struct topology {
   uint32_t gpu_num, group_num, coll_num;
 
-  uint32_t* member_off;  /* group -> members[member_off[g] ..] */
+  uint32_t* member_off; /* group -> members[member_off[g] ..] */
   uint32_t* members;
   uint64_t* all_members; /* group -> mask with one bit per member */
   uint32_t* coll_base;   /* group -> its first slot in coll_id */
   uint32_t* coll_cnt;
-  uint32_t* coll_id;     /* coll_base[g] + index -> collective id */
-  uint32_t* coll_group;  /* collective id -> group */
-  uint32_t* coll_index;  /* collective id -> index in its group */
+  uint32_t* coll_id;    /* coll_base[g] + index -> collective id */
+  uint32_t* coll_group; /* collective id -> group */
+  uint32_t* coll_index; /* collective id -> index in its group */
 
   uint32_t* gpu_group_off; /* GPU -> its groups, ascending: */
   uint32_t* gpu_groups;    /*   gpu_groups[gpu_group_off[gpu] ..] */
 
-  uint32_t* order_off;   /* GPU -> order[order_off[gpu] .. order_off[gpu + 1]) */
-  uint32_t* order;       /* entries, in the GPU's expected invocation order */
+  uint32_t* order_off; /* GPU -> order[order_off[gpu] .. order_off[gpu + 1]) */
+  uint32_t* order;     /* entries, in the GPU's expected invocation order */
 
   /* True when all GPUs' expected orders follow one global order of the
    * collectives (checked, not assumed; see orders_share_one_order).

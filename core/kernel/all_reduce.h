@@ -14,17 +14,16 @@
 #include "primitives.h"
 
 /* Step s of an iteration on ring position r of n: which chunk, and which primitive. */
-DF_FN df_prim_result df_all_reduce_step(df_run* run, uint32_t s, const df_chunking* ch,
-                                        uint64_t iteration) {
+DF_FN df_prim_result df_all_reduce_step(df_run* run, uint32_t s, const df_chunking* ch, uint64_t iteration) {
   const df_coll_static* st = &run->ctx->stat;
   const df_coll_dynamic* d = &run->ctx->dyn;
   uint32_t n = st->nranks, r = st->rank;
   uint32_t chunk;
-  if (s == 0) chunk = (r + n - 1) % n;            /* send own chunk                  */
-  else if (s < n - 1) chunk = (r + n - 1 - s) % n; /* receive, reduce, pass on        */
-  else if (s == n - 1) chunk = r;                 /* fully reduced here              */
+  if (s == 0) chunk = (r + n - 1) % n;                     /* send own chunk                  */
+  else if (s < n - 1) chunk = (r + n - 1 - s) % n;         /* receive, reduce, pass on        */
+  else if (s == n - 1) chunk = r;                          /* fully reduced here              */
   else if (s < 2 * n - 2) chunk = (r + 2 * n - 1 - s) % n; /* pass the results on   */
-  else chunk = (r + 1) % n;                       /* last one arrives                */
+  else chunk = (r + 1) % n;                                /* last one arrives                */
 
   uint64_t offset, nelem;
   df_chunk_range(ch, iteration, chunk, &offset, &nelem);

@@ -21,16 +21,16 @@ typedef struct {
   df_context_slot slots[DF_CONTEXT_SLOTS];
   uint16_t tasks[DF_MAX_COLLS]; /* the task queue: collective indices, in scheduling order */
   uint32_t ntasks;
-  uint32_t current;             /* slot of the run being executed                          */
-  uint32_t sqe_fetched;         /* the last fetch took SQEs                                */
-  uint32_t quit;                /* 1: voluntary quit, 2: final exit                        */
+  uint32_t current;     /* slot of the run being executed                          */
+  uint32_t sqe_fetched; /* the last fetch took SQEs                                */
+  uint32_t quit;        /* 1: voluntary quit, 2: final exit                        */
   /* Published by the leader for the other threads of the block. */
-  volatile uint32_t go;         /* the waits of the current primitive succeeded            */
-  char* in_slot;                /* FIFO slot to read                                       */
-  char* out_slot;               /* FIFO slot to write                                      */
+  volatile uint32_t go; /* the waits of the current primitive succeeded            */
+  char* in_slot;        /* FIFO slot to read                                       */
+  char* out_slot;       /* FIFO slot to write                                      */
   uint64_t last_progress_ns;
-  uint32_t reported;            /* DF_LAUNCH_* bits this block has written to launch_report */
-  uint32_t timesliced_seen;     /* this launch ran a DF_COLL_TIMESLICED_PEER collective     */
+  uint32_t reported;        /* DF_LAUNCH_* bits this block has written to launch_report */
+  uint32_t timesliced_seen; /* this launch ran a DF_COLL_TIMESLICED_PEER collective     */
 } df_block_shared;
 
 /* The run being executed: a collective on one block, from load to completion or preemption. */

@@ -20,7 +20,7 @@ typedef struct {
   df_chunking ring; /* all-reduce */
   df_span span;     /* the others */
   uint64_t iterations;
-  uint32_t steps;   /* primitives per iteration */
+  uint32_t steps; /* primitives per iteration */
 } df_plan;
 
 DF_FN void df_plan_init(df_plan* p, const df_coll_static* st, uint32_t channel) {
@@ -36,10 +36,8 @@ DF_FN void df_plan_init(df_plan* p, const df_coll_static* st, uint32_t channel) 
   }
   df_span_init(&p->span, st->count, st->nchannels, channel, esize, slot);
   p->iterations = p->span.iterations;
-  if (st->kind == DF_COLL_ALL_TO_ALL)
-    p->steps = df_all_to_all_steps(n);
-  else
-    p->steps = (st->kind == DF_COLL_ALL_GATHER || st->kind == DF_COLL_REDUCE_SCATTER) ? n : 1;
+  if (st->kind == DF_COLL_ALL_TO_ALL) p->steps = df_all_to_all_steps(n);
+  else p->steps = (st->kind == DF_COLL_ALL_GATHER || st->kind == DF_COLL_REDUCE_SCATTER) ? n : 1;
 }
 
 DF_FN df_prim_result df_step(df_run* run, const df_plan* p, uint64_t iteration, uint32_t s) {
@@ -65,8 +63,7 @@ DF_FN void df_local_copy(df_run* run) {
   df_span_init(&sp, st->count, st->nchannels, (uint32_t)run->blk->bid, esize, 16);
   if (sp.end > sp.begin)
     df_reduce_copy(run->blk, (dfcclDataType_t)st->dtype, (dfcclRedOp_t)st->op,
-                   (const char*)d->sendbuff + sp.begin * esize, NULL, recv + sp.begin * esize, NULL,
-                   sp.end - sp.begin);
+                   (const char*)d->sendbuff + sp.begin * esize, NULL, recv + sp.begin * esize, NULL, sp.end - sp.begin);
 }
 
 DF_FN df_prim_result df_execute(df_run* run) {

@@ -40,8 +40,7 @@ DF_FN void df_context_save(const df_daemon_args* a, const df_block* blk, df_cont
 }
 
 /* Leader: makes `coll` resident and returns its slot. */
-DF_FN uint32_t df_context_acquire(const df_daemon_args* a, const df_block* blk, df_block_shared* sh,
-                                  uint32_t coll) {
+DF_FN uint32_t df_context_acquire(const df_daemon_args* a, const df_block* blk, df_block_shared* sh, uint32_t coll) {
   uint32_t index = coll % DF_CONTEXT_SLOTS;
   df_context_slot* slot = &sh->slots[index];
   if (slot->coll == (int32_t)coll) return index;
@@ -56,8 +55,7 @@ DF_FN uint32_t df_context_acquire(const df_daemon_args* a, const df_block* blk, 
 }
 
 /* Leader: a new run taken from the SQ starts from the beginning. */
-DF_FN void df_context_start_run(const df_daemon_args* a, const df_block* blk, df_block_shared* sh,
-                                const df_sqe* e) {
+DF_FN void df_context_start_run(const df_daemon_args* a, const df_block* blk, df_block_shared* sh, const df_sqe* e) {
   df_coll_dynamic d;
   d.sendbuff = e->sendbuff;
   d.recvbuff = e->recvbuff;

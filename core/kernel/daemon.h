@@ -11,10 +11,10 @@
 #include "../queue/cq.h"
 #include "../queue/sq.h"
 
-#define DF_MAX_BLOCKS 64     /* daemon blocks (= channels) at most                        */
-#define DF_MAX_COLLS 2048    /* registered collectives per rank at most                   */
-#define DF_FIFO_STEPS 8      /* slots in a connector's FIFO                               */
-#define DF_CONTEXT_SLOTS 4   /* active context slots per block (direct-mapped cache)      */
+#define DF_MAX_BLOCKS 64   /* daemon blocks (= channels) at most                        */
+#define DF_MAX_COLLS 2048  /* registered collectives per rank at most                   */
+#define DF_FIFO_STEPS 8    /* slots in a connector's FIFO                               */
+#define DF_CONTEXT_SLOTS 4 /* active context slots per block (direct-mapped cache)      */
 
 /* ---------------------------------------------------------------------------------------------
  * Connectors.  A connector carries data from a sender to a receiver in one channel: a FIFO of
@@ -31,12 +31,12 @@
 typedef struct {
   volatile uint64_t tail; /* written by the sender: slots posted since the connector was made */
   uint64_t pad[15];
-} df_recv_ctrl;           /* in the receiver's memory                                         */
+} df_recv_ctrl; /* in the receiver's memory                                         */
 
 typedef struct {
   volatile uint64_t head; /* written by the receiver: slots consumed                          */
   uint64_t pad[15];
-} df_send_ctrl;           /* in the sender's memory                                           */
+} df_send_ctrl; /* in the sender's memory                                           */
 
 /* One connector as one side sees it (pointers valid in that side's daemon). */
 typedef struct {
@@ -73,22 +73,22 @@ typedef enum {
 } df_coll_kind;
 
 typedef struct {
-  uint32_t kind;           /* df_coll_kind                                        */
-  uint32_t dtype;          /* dfcclDataType_t                                     */
-  uint32_t op;             /* dfcclRedOp_t                                        */
-  uint32_t nranks;         /* participants                                        */
-  uint32_t rank;           /* this rank's position in the ring of participants    */
-  uint32_t nchannels;      /* blocks that take part                               */
-  int32_t root;            /* broadcast and reduce: the root's ring position      */
+  uint32_t kind;      /* df_coll_kind                                        */
+  uint32_t dtype;     /* dfcclDataType_t                                     */
+  uint32_t op;        /* dfcclRedOp_t                                        */
+  uint32_t nranks;    /* participants                                        */
+  uint32_t rank;      /* this rank's position in the ring of participants    */
+  uint32_t nchannels; /* blocks that take part                               */
+  int32_t root;       /* broadcast and reduce: the root's ring position      */
   int32_t priority;
-  uint64_t count;          /* elements: all-gather and reduce-scatter, per rank; all-to-all, per pair of
-                            * ranks; all-gather-v: the largest block */
-  const df_links* links;   /* NULL when the collective has one participant      */
-  uint32_t flags;          /* DF_COLL_*                                           */
+  uint64_t count;        /* elements: all-gather and reduce-scatter, per rank; all-to-all, per pair of
+                          * ranks; all-gather-v: the largest block */
+  const df_links* links; /* NULL when the collective has one participant      */
+  uint32_t flags;        /* DF_COLL_*                                           */
   uint32_t pad32;
-  const uint64_t* blocks;  /* all-gather-v, reduce-scatter-v: per ring position, elements and
-                            * displacement (DF_BLOCK_COUNT, DF_BLOCK_DISPL) in daemon memory; else NULL */
-} df_coll_static;          /* 64 bytes */
+  const uint64_t* blocks; /* all-gather-v, reduce-scatter-v: per ring position, elements and
+                           * displacement (DF_BLOCK_COUNT, DF_BLOCK_DISPL) in daemon memory; else NULL */
+} df_coll_static;         /* 64 bytes */
 
 /* The v collectives' blocks table: two entries per ring position. */
 #define DF_BLOCK_COUNT(blocks, position) ((blocks)[2 * (position)])
@@ -101,13 +101,13 @@ typedef struct {
 #define DF_COLL_TIMESLICED_PEER 1u
 
 typedef struct {
-  const void* sendbuff;    /* of the current run, from its SQE                    */
+  const void* sendbuff; /* of the current run, from its SQE                    */
   void* recvbuff;
-  uint64_t iteration;      /* algorithm loop iteration                            */
-  uint32_t epoch;          /* which run                                           */
-  uint32_t step;           /* primitive within the iteration                      */
+  uint64_t iteration; /* algorithm loop iteration                            */
+  uint32_t epoch;     /* which run                                           */
+  uint32_t step;      /* primitive within the iteration                      */
   uint32_t pad[4];
-} df_coll_dynamic;         /* 48 bytes */
+} df_coll_dynamic; /* 48 bytes */
 
 /* Counters per collective, summed over blocks with atomics. */
 typedef struct {
@@ -131,12 +131,12 @@ typedef struct {
 
 /* What survives a block's exit: where it stands in the SQ and which runs it holds. */
 typedef struct {
-  uint64_t sq_frontier;    /* next entry of the SQ mirror to read                  */
-  uint64_t sq_forwarded;   /* block 0: next entry of the host's SQ to copy over    */
-  uint32_t ntasks;         /* entries of the block's row of saved_tasks          */
-  uint32_t exited;         /* saw the final-exit SQE                             */
-  uint64_t cq_tail;         /* completions this block stored in its CQ ring         */
-  uint64_t cq_head_seen;    /* the host's head of that ring, as last read           */
+  uint64_t sq_frontier;  /* next entry of the SQ mirror to read                  */
+  uint64_t sq_forwarded; /* block 0: next entry of the host's SQ to copy over    */
+  uint32_t ntasks;       /* entries of the block's row of saved_tasks          */
+  uint32_t exited;       /* saw the final-exit SQE                             */
+  uint64_t cq_tail;      /* completions this block stored in its CQ ring         */
+  uint64_t cq_head_seen; /* the host's head of that ring, as last read           */
   df_block_counters counters;
 } df_block_state;
 
@@ -173,22 +173,22 @@ typedef struct {
 #define DF_TIMESLICED_POLLS 16
 
 typedef struct {
-  df_sq sq_host;                 /* the host's SQ (pinned host memory): block 0 reads it */
-  df_sq sq;                      /* its mirror in device memory: every block reads it    */
+  df_sq sq_host; /* the host's SQ (pinned host memory): block 0 reads it */
+  df_sq sq;      /* its mirror in device memory: every block reads it    */
   df_cq cq;
-  const df_coll_static* colls;   /* [DF_MAX_COLLS]                                */
-  df_coll_dynamic* dynamic;      /* [block * DF_MAX_COLLS + coll]                 */
-  uint32_t* done_blocks;         /* [coll]: blocks that finished the current run  */
-  df_coll_counters* coll_counters; /* [coll]                                      */
-  df_block_state* blocks;        /* [block]                                       */
-  uint16_t* saved_tasks;         /* [block * DF_MAX_COLLS + i]                    */
+  const df_coll_static* colls;           /* [DF_MAX_COLLS]                                */
+  df_coll_dynamic* dynamic;              /* [block * DF_MAX_COLLS + coll]                 */
+  uint32_t* done_blocks;                 /* [coll]: blocks that finished the current run  */
+  df_coll_counters* coll_counters;       /* [coll]                                      */
+  df_block_state* blocks;                /* [block]                                       */
+  uint16_t* saved_tasks;                 /* [block * DF_MAX_COLLS + i]                    */
   const volatile uint32_t* quit_request; /* host asks the blocks to quit soon (block 0 reads it) */
-  df_launch_report* launch_report; /* in host memory                                  */
-  uint64_t* quit_votes;          /* [0] bit b: block b offers to quit; [1] nonzero: a block asks
-                                  * to yield the GPU (DF_COLL_TIMESLICED_PEER); [2] blocks that have
-                                  * left after the vote: the last one zeroes all three for the next
-                                  * launch (no copy from the host between launches, which on a GPU
-                                  * that time-slices would cost a turn of its own) */
+  df_launch_report* launch_report;       /* in host memory                                  */
+  uint64_t* quit_votes;                  /* [0] bit b: block b offers to quit; [1] nonzero: a block asks
+                                          * to yield the GPU (DF_COLL_TIMESLICED_PEER); [2] blocks that have
+                                          * left after the vote: the last one zeroes all three for the next
+                                          * launch (no copy from the host between launches, which on a GPU
+                                          * that time-slices would cost a turn of its own) */
   df_spin_policy spin;
 } df_daemon_args;
 

@@ -10,11 +10,10 @@ static __global__ void __launch_bounds__(DF_CUDA_THREADS, 1) df_daemon_kernel(co
   df_daemon_kernel_body(args);
 }
 
-extern "C" cudaError_t df_cuda_launch_daemon(const df_daemon_args* device_args, int grid,
-                                             cudaStream_t stream) {
+extern "C" cudaError_t df_cuda_launch_daemon(const df_daemon_args* device_args, int grid, cudaStream_t stream) {
   void* params[] = {(void*)&device_args};
-  return cudaLaunchKernel((const void*)df_daemon_kernel, dim3((unsigned)grid), dim3(DF_CUDA_THREADS),
-                          params, 0, stream);
+  return cudaLaunchKernel((const void*)df_daemon_kernel, dim3((unsigned)grid), dim3(DF_CUDA_THREADS), params, 0,
+                          stream);
 }
 
 extern "C" size_t df_cuda_daemon_shared_bytes(void) { return sizeof(df_block_shared); }

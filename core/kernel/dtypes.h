@@ -29,18 +29,32 @@
 /* Bytes of one element; 0 for an unknown type. */
 DF_HOST_DEVICE_FN size_t df_dtype_bytes(dfcclDataType_t dtype) {
   switch (dtype) {
-    case dfcclInt8: case dfcclUint8: return 1;
-    case dfcclInt16: case dfcclUint16: case dfcclFloat16: case dfcclBfloat16: return 2;
-    case dfcclInt32: case dfcclUint32: case dfcclFloat32: return 4;
-    case dfcclInt64: case dfcclUint64: case dfcclFloat64: return 8;
+    case dfcclInt8:
+    case dfcclUint8: return 1;
+    case dfcclInt16:
+    case dfcclUint16:
+    case dfcclFloat16:
+    case dfcclBfloat16: return 2;
+    case dfcclInt32:
+    case dfcclUint32:
+    case dfcclFloat32: return 4;
+    case dfcclInt64:
+    case dfcclUint64:
+    case dfcclFloat64: return 8;
     default: return 0;
   }
 }
 
 DF_HOST_DEVICE_FN bool df_dtype_is_integer(dfcclDataType_t dtype) {
   switch (dtype) {
-    case dfcclInt8: case dfcclUint8: case dfcclInt16: case dfcclUint16:
-    case dfcclInt32: case dfcclUint32: case dfcclInt64: case dfcclUint64: return true;
+    case dfcclInt8:
+    case dfcclUint8:
+    case dfcclInt16:
+    case dfcclUint16:
+    case dfcclInt32:
+    case dfcclUint32:
+    case dfcclInt64:
+    case dfcclUint64: return true;
     default: return false;
   }
 }
@@ -55,8 +69,12 @@ typedef enum {
 
 DF_HOST_DEVICE_FN df_op_family df_op_family_of(dfcclRedOp_t op) {
   switch (op) {
-    case dfcclBand: case dfcclBor: case dfcclBxor: return DF_OP_BITWISE;
-    case dfcclLand: case dfcclLor: case dfcclLxor: return DF_OP_LOGICAL;
+    case dfcclBand:
+    case dfcclBor:
+    case dfcclBxor: return DF_OP_BITWISE;
+    case dfcclLand:
+    case dfcclLor:
+    case dfcclLxor: return DF_OP_LOGICAL;
     default: return DF_OP_ARITHMETIC;
   }
 }
@@ -178,9 +196,9 @@ DF_FN uint16_t df_sw_f32_to_f16_rn(float f) {
   const uint32_t magnitude = bits & ~DF_F32_SIGN;
   if (magnitude > DF_F32_INF) return DF_F16_QNAN;
   if (magnitude >= 0x477ff000u) return sign | DF_F16_INF; /* >= 65520 rounds past 65504 */
-  if (magnitude < 0x38800000u) {                           /* below 2^-14: fp16 subnormal */
-    if (magnitude <= 0x33000000u) return sign;             /* <= 2^-25 rounds to zero */
-    const uint32_t exponent = magnitude >> 23;             /* 102..112 */
+  if (magnitude < 0x38800000u) {                          /* below 2^-14: fp16 subnormal */
+    if (magnitude <= 0x33000000u) return sign;            /* <= 2^-25 rounds to zero */
+    const uint32_t exponent = magnitude >> 23;            /* 102..112 */
     const uint32_t significand = (magnitude & 0x7fffffu) | 0x800000u;
     /* value = significand * 2^(exponent-150); in units of 2^-24 that is a shift by 126-exponent.
      * A carry into bit 10 correctly yields the smallest normal. */

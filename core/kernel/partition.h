@@ -25,8 +25,7 @@ typedef struct {
 
 /* Channel ranges and chunks start at multiples of 16 bytes of the buffer, so that 16-byte
  * vector accesses stay possible inside every chunk of an aligned buffer. */
-DF_FN void df_chunking_init(df_chunking* ch, const df_coll_static* st, uint32_t channel,
-                            uint32_t slot_bytes) {
+DF_FN void df_chunking_init(df_chunking* ch, const df_coll_static* st, uint32_t channel, uint32_t slot_bytes) {
   uint64_t esize = df_dtype_bytes((dfcclDataType_t)st->dtype);
   uint64_t align = 16 / esize;
   uint64_t per_channel = df_round_up(df_div_up(st->count, st->nchannels), align);
@@ -47,7 +46,7 @@ DF_FN void df_chunking_init(df_chunking* ch, const df_coll_static* st, uint32_t 
 /* A channel's share of `count` elements (a rank's block for all-gather and reduce-scatter, the
  * whole buffer for broadcast and reduce), cut into chunks of one FIFO slot. */
 typedef struct {
-  uint64_t begin;      /* first element of this channel's share */
+  uint64_t begin; /* first element of this channel's share */
   uint64_t end;
   uint64_t chunk;      /* elements per chunk                    */
   uint64_t iterations; /* chunks                                */
@@ -68,8 +67,8 @@ DF_FN void df_span_init(df_span* sp, uint64_t count, uint32_t nchannels, uint32_
  * chunk: its sender and its receiver compute the same and skip it alike. */
 DF_FN bool df_variable_block(const df_coll_static* st, uint32_t channel, uint32_t block, uint64_t iteration,
                              df_span* own, uint64_t* displ) {
-  df_span_init(own, DF_BLOCK_COUNT(st->blocks, block), st->nchannels, channel, df_dtype_bytes((dfcclDataType_t)st->dtype),
-               st->links->slot_bytes);
+  df_span_init(own, DF_BLOCK_COUNT(st->blocks, block), st->nchannels, channel,
+               df_dtype_bytes((dfcclDataType_t)st->dtype), st->links->slot_bytes);
   *displ = DF_BLOCK_DISPL(st->blocks, block);
   return iteration < own->iterations;
 }
@@ -81,8 +80,8 @@ DF_FN void df_span_chunk(const df_span* sp, uint64_t iteration, uint64_t* offset
 }
 
 /* Chunk `chunk` of loop iteration `iteration`: its first element and its length (may be 0). */
-DF_FN void df_chunk_range(const df_chunking* ch, uint64_t iteration, uint32_t chunk,
-                          uint64_t* offset, uint64_t* nelem) {
+DF_FN void df_chunk_range(const df_chunking* ch, uint64_t iteration, uint32_t chunk, uint64_t* offset,
+                          uint64_t* nelem) {
   bool last = iteration + 1 == ch->iterations;
   uint64_t size = last ? ch->last_chunk : ch->chunk;
   uint64_t start = iteration * ch->chunk * ch->nranks + (uint64_t)chunk * size;

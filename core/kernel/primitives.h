@@ -19,10 +19,10 @@
 #include "reduce.h"
 
 enum {
-  DF_RECV = 1u << 0,     /* read a slot from the predecessor                      */
-  DF_SEND = 1u << 1,     /* write a slot to the successor                         */
-  DF_REDUCE = 1u << 2,   /* combine the received slot with the user source        */
-  DF_COPY_OUT = 1u << 3  /* also store the result in the user destination         */
+  DF_RECV = 1u << 0,    /* read a slot from the predecessor                      */
+  DF_SEND = 1u << 1,    /* write a slot to the successor                         */
+  DF_REDUCE = 1u << 2,  /* combine the received slot with the user source        */
+  DF_COPY_OUT = 1u << 3 /* also store the result in the user destination         */
 };
 
 typedef enum { DF_PRIM_DONE = 0, DF_PRIM_BLOCKED = 1 } df_prim_result;
@@ -76,8 +76,7 @@ DF_FN void df_post(const df_run* run, unsigned flags) {
 
 /* One step on `nelem` elements.  user_src is read (sent, or reduced with what was received),
  * user_dst is written (with DF_COPY_OUT or when nothing is sent).  Called by all threads. */
-DF_FN df_prim_result df_prim(df_run* run, unsigned flags, const void* user_src, void* user_dst,
-                             size_t nelem) {
+DF_FN df_prim_result df_prim(df_run* run, unsigned flags, const void* user_src, void* user_dst, size_t nelem) {
   df_block_shared* sh = run->sh;
   const df_coll_static* st = &run->ctx->stat;
   if (df_is_leader(run->blk)) {
@@ -97,8 +96,7 @@ DF_FN df_prim_result df_prim(df_run* run, unsigned flags, const void* user_src, 
   const void* src1 = (flags & DF_REDUCE) ? user_src : NULL;
   void* dst0 = (flags & DF_SEND) ? (void*)sh->out_slot : user_dst;
   void* dst1 = ((flags & DF_SEND) && (flags & DF_COPY_OUT)) ? user_dst : NULL;
-  df_reduce_copy(run->blk, (dfcclDataType_t)st->dtype, (dfcclRedOp_t)st->op, src0, src1, dst0, dst1,
-                 nelem);
+  df_reduce_copy(run->blk, (dfcclDataType_t)st->dtype, (dfcclRedOp_t)st->op, src0, src1, dst0, dst1, nelem);
   df_block_sync();
 
   if (df_is_leader(run->blk)) {
@@ -115,9 +113,7 @@ DF_FN df_prim_result df_prim(df_run* run, unsigned flags, const void* user_src, 
 }
 
 /* Convenience names, as the algorithms speak of them. */
-DF_FN df_prim_result df_send(df_run* r, const void* src, size_t n) {
-  return df_prim(r, DF_SEND, src, NULL, n);
-}
+DF_FN df_prim_result df_send(df_run* r, const void* src, size_t n) { return df_prim(r, DF_SEND, src, NULL, n); }
 DF_FN df_prim_result df_recv_reduce_send(df_run* r, const void* src, size_t n) {
   return df_prim(r, DF_RECV | DF_REDUCE | DF_SEND, src, NULL, n);
 }
@@ -130,9 +126,7 @@ DF_FN df_prim_result df_recv_copy_send(df_run* r, void* dst, size_t n) {
 DF_FN df_prim_result df_recv_send(df_run* r, size_t n) { /* forward: slot to slot */
   return df_prim(r, DF_RECV | DF_SEND, NULL, NULL, n);
 }
-DF_FN df_prim_result df_recv(df_run* r, void* dst, size_t n) {
-  return df_prim(r, DF_RECV, NULL, dst, n);
-}
+DF_FN df_prim_result df_recv(df_run* r, void* dst, size_t n) { return df_prim(r, DF_RECV, NULL, dst, n); }
 DF_FN df_prim_result df_copy_send(df_run* r, const void* src, void* dst, size_t n) {
   return df_prim(r, DF_SEND | DF_COPY_OUT, src, dst, n);
 }

@@ -50,13 +50,12 @@
 #if !DF_CUDA && defined(DF_REDUCE_CHECK_ALIGNMENT)
 #include <stdio.h>
 #include <stdlib.h>
-#define DF_ASSERT_ALIGNED(p, bytes)                                                  \
-  do {                                                                               \
-    if ((uintptr_t)(p) % (bytes) != 0) {                                             \
-      fprintf(stderr, "reduce.h:%d: %p not aligned to %d bytes\n", __LINE__,         \
-              (const void*)(p), (int)(bytes));                                       \
-      abort();                                                                       \
-    }                                                                                \
+#define DF_ASSERT_ALIGNED(p, bytes)                                                                           \
+  do {                                                                                                        \
+    if ((uintptr_t)(p) % (bytes) != 0) {                                                                      \
+      fprintf(stderr, "reduce.h:%d: %p not aligned to %d bytes\n", __LINE__, (const void*)(p), (int)(bytes)); \
+      abort();                                                                                                \
+    }                                                                                                         \
   } while (0)
 #else
 #define DF_ASSERT_ALIGNED(p, bytes) ((void)0)
@@ -64,9 +63,7 @@
 
 /* ========================= memory access ========================= */
 
-DF_FN const char* df_offset_src(const void* p, size_t bytes) {
-  return p ? (const char*)p + bytes : NULL;
-}
+DF_FN const char* df_offset_src(const void* p, size_t bytes) { return p ? (const char*)p + bytes : NULL; }
 
 DF_FN char* df_offset_dst(void* p, size_t bytes) { return p ? (char*)p + bytes : NULL; }
 
@@ -117,12 +114,12 @@ DF_FN uint64_t df_load_u64(const char* p) {
   return v;
 }
 #else
-#define DF_DEFINE_HOST_LOAD(BITS)                                 \
-  DF_FN uint##BITS##_t df_load_u##BITS(const char* p) {           \
-    uint##BITS##_t v;                                             \
-    DF_ASSERT_ALIGNED(p, sizeof v);                               \
-    memcpy(&v, p, sizeof v);                                      \
-    return v;                                                     \
+#define DF_DEFINE_HOST_LOAD(BITS)                       \
+  DF_FN uint##BITS##_t df_load_u##BITS(const char* p) { \
+    uint##BITS##_t v;                                   \
+    DF_ASSERT_ALIGNED(p, sizeof v);                     \
+    memcpy(&v, p, sizeof v);                            \
+    return v;                                           \
   }
 DF_DEFINE_HOST_LOAD(8)
 DF_DEFINE_HOST_LOAD(16)
@@ -152,22 +149,20 @@ DF_FN void df_store_byte(char* p, uint32_t byte) {
 
 /* Stores of one element aligned to its size; and loads/stores of one element at any address
  * (byte by byte, little-endian like every target DFCCL runs on). */
-#define DF_DEFINE_ELEMENT_ACCESS(BITS)                                             \
-  DF_FN void df_store_u##BITS(char* p, uint##BITS##_t v) {                         \
-    DF_ASSERT_ALIGNED(p, sizeof v);                                                \
-    DF_STORE_ALIGNED(uint##BITS##_t, p, v);                                        \
-  }                                                                                \
-  DF_FN uint##BITS##_t df_load_unaligned_u##BITS(const char* p) {                  \
-    uint##BITS##_t v = 0;                                                          \
-    DF_UNROLL_LOOP                                                                 \
-    for (unsigned k = 0; k < BITS / 8; k++)                                        \
-      v |= (uint##BITS##_t)((uint##BITS##_t)df_load_u8(p + k) << (8 * k));         \
-    return v;                                                                      \
-  }                                                                                \
-  DF_FN void df_store_unaligned_u##BITS(char* p, uint##BITS##_t v) {               \
-    DF_UNROLL_LOOP                                                                 \
-    for (unsigned k = 0; k < BITS / 8; k++)                                        \
-      df_store_byte(p + k, (uint32_t)(v >> (8 * k)) & 0xffu);                      \
+#define DF_DEFINE_ELEMENT_ACCESS(BITS)                                                                           \
+  DF_FN void df_store_u##BITS(char* p, uint##BITS##_t v) {                                                       \
+    DF_ASSERT_ALIGNED(p, sizeof v);                                                                              \
+    DF_STORE_ALIGNED(uint##BITS##_t, p, v);                                                                      \
+  }                                                                                                              \
+  DF_FN uint##BITS##_t df_load_unaligned_u##BITS(const char* p) {                                                \
+    uint##BITS##_t v = 0;                                                                                        \
+    DF_UNROLL_LOOP                                                                                               \
+    for (unsigned k = 0; k < BITS / 8; k++) v |= (uint##BITS##_t)((uint##BITS##_t)df_load_u8(p + k) << (8 * k)); \
+    return v;                                                                                                    \
+  }                                                                                                              \
+  DF_FN void df_store_unaligned_u##BITS(char* p, uint##BITS##_t v) {                                             \
+    DF_UNROLL_LOOP                                                                                               \
+    for (unsigned k = 0; k < BITS / 8; k++) df_store_byte(p + k, (uint32_t)(v >> (8 * k)) & 0xffu);              \
   }
 DF_DEFINE_ELEMENT_ACCESS(8)
 DF_DEFINE_ELEMENT_ACCESS(16)
@@ -189,8 +184,7 @@ DF_FN unsigned df_common_offset16(const void* s0, const void* s1, const void* d0
 }
 
 /* Whether all non-null pointers are aligned to `bytes` (a power of two). */
-DF_FN bool df_all_aligned(const void* s0, const void* s1, const void* d0, const void* d1,
-                          size_t bytes) {
+DF_FN bool df_all_aligned(const void* s0, const void* s1, const void* d0, const void* d1, size_t bytes) {
   const uintptr_t any = (uintptr_t)s0 | (uintptr_t)s1 | (uintptr_t)d0 | (uintptr_t)d1;
   return (any & (bytes - 1u)) == 0;
 }
@@ -204,6 +198,7 @@ DF_FN bool df_all_aligned(const void* s0, const void* s1, const void* d0, const 
  *   NAME            the routine: picks the layout above
  * Indices are split over threads round-robin so that a warp's accesses are contiguous. */
 
+/* clang-format off */
 #define DF_DEFINE_REDUCE_COPY(NAME, BITS, HAS_SRC1, OP)                                           \
   DF_FN void NAME##_one_pack(const char* s0, const char* s1, char* d0, char* d1, size_t offset) { \
     df_pack v = df_load_pack(s0 + offset);                                                        \
@@ -322,6 +317,7 @@ DF_FN bool df_all_aligned(const void* s0, const void* s1, const void* d0, const 
                       df_offset_dst(d1, bytes), tail);                                            \
     }                                                                                             \
   }
+/* clang-format on */
 
 /* ========================= the routines, by op family ========================= */
 
@@ -357,7 +353,7 @@ DF_DEFINE_REDUCE_COPY(df_reduce_bor, 8, 1, bor)
 DF_DEFINE_REDUCE_COPY(df_reduce_bxor, 8, 1, bxor)
 
 /* Logical: one routine per (width, op), named df_reduce_<op><bits>. */
-#define DF_DEFINE_LOGICAL(BITS)                                     \
+#define DF_DEFINE_LOGICAL(BITS)                                    \
   DF_DEFINE_REDUCE_COPY(df_reduce_land##BITS, BITS, 1, land##BITS) \
   DF_DEFINE_REDUCE_COPY(df_reduce_lor##BITS, BITS, 1, lor##BITS)   \
   DF_DEFINE_REDUCE_COPY(df_reduce_lxor##BITS, BITS, 1, lxor##BITS)
@@ -369,8 +365,7 @@ DF_DEFINE_LOGICAL(64)
 
 /* ========================= entry point ========================= */
 
-DF_FN void df_copy(const df_block* b, size_t size, const void* src0, void* dst0, void* dst1,
-                   size_t nelem) {
+DF_FN void df_copy(const df_block* b, size_t size, const void* src0, void* dst0, void* dst1, size_t nelem) {
   switch (size) {
     case 1: df_copy8(b, src0, NULL, dst0, dst1, nelem); return;
     case 2: df_copy16(b, src0, NULL, dst0, dst1, nelem); return;
@@ -390,9 +385,8 @@ DF_FN void df_copy(const df_block* b, size_t size, const void* src0, void* dst0,
       default: return;                                                                   \
     }
 
-DF_FN void df_reduce_arithmetic(const df_block* b, dfcclDataType_t dtype, dfcclRedOp_t op,
-                                const void* src0, const void* src1, void* dst0, void* dst1,
-                                size_t nelem) {
+DF_FN void df_reduce_arithmetic(const df_block* b, dfcclDataType_t dtype, dfcclRedOp_t op, const void* src0,
+                                const void* src1, void* dst0, void* dst1, size_t nelem) {
   switch (dtype) {
     DF_ARITHMETIC_CASE(dfcclInt8, i8)
     DF_ARITHMETIC_CASE(dfcclUint8, u8)
@@ -412,8 +406,8 @@ DF_FN void df_reduce_arithmetic(const df_block* b, dfcclDataType_t dtype, dfcclR
 #undef DF_ARITHMETIC_CASE
 
 /* The buffers as `nbytes` bytes: the element type plays no part. */
-DF_FN void df_reduce_bitwise(const df_block* b, dfcclRedOp_t op, const void* src0,
-                             const void* src1, void* dst0, void* dst1, size_t nbytes) {
+DF_FN void df_reduce_bitwise(const df_block* b, dfcclRedOp_t op, const void* src0, const void* src1, void* dst0,
+                             void* dst1, size_t nbytes) {
   switch (op) {
     case dfcclBand: df_reduce_band(b, src0, src1, dst0, dst1, nbytes); return;
     case dfcclBor: df_reduce_bor(b, src0, src1, dst0, dst1, nbytes); return;
@@ -422,18 +416,18 @@ DF_FN void df_reduce_bitwise(const df_block* b, dfcclRedOp_t op, const void* src
   }
 }
 
-#define DF_LOGICAL_CASE(BITS)                                                              \
-  case BITS / 8:                                                                           \
-    switch (op) {                                                                          \
-      case dfcclLand: df_reduce_land##BITS(b, src0, src1, dst0, dst1, nelem); return;      \
-      case dfcclLor: df_reduce_lor##BITS(b, src0, src1, dst0, dst1, nelem); return;        \
-      case dfcclLxor: df_reduce_lxor##BITS(b, src0, src1, dst0, dst1, nelem); return;      \
-      default: return;                                                                     \
+#define DF_LOGICAL_CASE(BITS)                                                         \
+  case BITS / 8:                                                                      \
+    switch (op) {                                                                     \
+      case dfcclLand: df_reduce_land##BITS(b, src0, src1, dst0, dst1, nelem); return; \
+      case dfcclLor: df_reduce_lor##BITS(b, src0, src1, dst0, dst1, nelem); return;   \
+      case dfcclLxor: df_reduce_lxor##BITS(b, src0, src1, dst0, dst1, nelem); return; \
+      default: return;                                                                \
     }
 
 /* Only the element's width matters, not its sign. */
-DF_FN void df_reduce_logical(const df_block* b, size_t size, dfcclRedOp_t op, const void* src0,
-                             const void* src1, void* dst0, void* dst1, size_t nelem) {
+DF_FN void df_reduce_logical(const df_block* b, size_t size, dfcclRedOp_t op, const void* src0, const void* src1,
+                             void* dst0, void* dst1, size_t nelem) {
   switch (size) {
     DF_LOGICAL_CASE(8)
     DF_LOGICAL_CASE(16)
@@ -447,9 +441,8 @@ DF_FN void df_reduce_logical(const df_block* b, size_t size, dfcclRedOp_t op, co
 /* Copies src0 (src1 == NULL) or reduces src0 with src1 into dst0 and, if not NULL, dst1.
  * A dtype or op out of range does nothing: registration refuses them, and every pair that
  * df_op_defined_for refuses. */
-DF_FN void df_reduce_copy(const df_block* b, dfcclDataType_t dtype, dfcclRedOp_t op,
-                          const void* src0, const void* src1, void* dst0, void* dst1,
-                          size_t nelem) {
+DF_FN void df_reduce_copy(const df_block* b, dfcclDataType_t dtype, dfcclRedOp_t op, const void* src0, const void* src1,
+                          void* dst0, void* dst1, size_t nelem) {
   const size_t size = df_dtype_bytes(dtype);
   if (src1 == NULL) {
     df_copy(b, size, src0, dst0, dst1, nelem);

@@ -42,21 +42,20 @@ typedef union {
 } df_pack;
 
 /* The pack form of an operation that needs nothing better: df_op_<OP> on every element. */
-#define DF_DEFINE_PACK_BY_ELEMENTS(OP, BITS)                                                   \
-  DF_FN df_pack df_pack_##OP(df_pack a, df_pack b) {                                           \
-    DF_UNROLL_LOOP                                                                             \
-    for (unsigned k = 0; k < DF_PACK_BYTES / (BITS / 8); k++)                                  \
-      a.u##BITS[k] = df_op_##OP(a.u##BITS[k], b.u##BITS[k]);                                   \
-    return a;                                                                                  \
+#define DF_DEFINE_PACK_BY_ELEMENTS(OP, BITS)                                                                         \
+  DF_FN df_pack df_pack_##OP(df_pack a, df_pack b) {                                                                 \
+    DF_UNROLL_LOOP                                                                                                   \
+    for (unsigned k = 0; k < DF_PACK_BYTES / (BITS / 8); k++) a.u##BITS[k] = df_op_##OP(a.u##BITS[k], b.u##BITS[k]); \
+    return a;                                                                                                        \
   }
 
 /* ---- copy ---- */
 
-#define DF_DEFINE_COPY_OP(BITS)                                                                \
-  DF_FN uint##BITS##_t df_op_copy##BITS(uint##BITS##_t a, uint##BITS##_t b) {                  \
-    (void)b;                                                                                   \
-    return a;                                                                                  \
-  }                                                                                            \
+#define DF_DEFINE_COPY_OP(BITS)                                               \
+  DF_FN uint##BITS##_t df_op_copy##BITS(uint##BITS##_t a, uint##BITS##_t b) { \
+    (void)b;                                                                  \
+    return a;                                                                 \
+  }                                                                           \
   DF_DEFINE_PACK_BY_ELEMENTS(copy##BITS, BITS)
 DF_DEFINE_COPY_OP(8)
 DF_DEFINE_COPY_OP(16)
@@ -67,22 +66,14 @@ DF_DEFINE_COPY_OP(64)
 /* ---- arithmetic: per type ---- */
 
 /* Integers: unsigned arithmetic wraps without UB; CMP_T gives max/min their signedness. */
-#define DF_DEFINE_INT_OPS(NAME, BITS, CMP_T)                                                   \
-  DF_FN uint##BITS##_t df_op_##NAME##_sum(uint##BITS##_t a, uint##BITS##_t b) {                \
-    return (uint##BITS##_t)(a + b);                                                            \
-  }                                                                                            \
-  DF_FN uint##BITS##_t df_op_##NAME##_prod(uint##BITS##_t a, uint##BITS##_t b) {               \
-    return (uint##BITS##_t)(a * b);                                                            \
-  }                                                                                            \
-  DF_FN uint##BITS##_t df_op_##NAME##_max(uint##BITS##_t a, uint##BITS##_t b) {                \
-    return (CMP_T)a > (CMP_T)b ? a : b;                                                        \
-  }                                                                                            \
-  DF_FN uint##BITS##_t df_op_##NAME##_min(uint##BITS##_t a, uint##BITS##_t b) {                \
-    return (CMP_T)a < (CMP_T)b ? a : b;                                                        \
-  }                                                                                            \
-  DF_DEFINE_PACK_BY_ELEMENTS(NAME##_sum, BITS)                                                 \
-  DF_DEFINE_PACK_BY_ELEMENTS(NAME##_prod, BITS)                                                \
-  DF_DEFINE_PACK_BY_ELEMENTS(NAME##_max, BITS)                                                 \
+#define DF_DEFINE_INT_OPS(NAME, BITS, CMP_T)                                                                          \
+  DF_FN uint##BITS##_t df_op_##NAME##_sum(uint##BITS##_t a, uint##BITS##_t b) { return (uint##BITS##_t)(a + b); }     \
+  DF_FN uint##BITS##_t df_op_##NAME##_prod(uint##BITS##_t a, uint##BITS##_t b) { return (uint##BITS##_t)(a * b); }    \
+  DF_FN uint##BITS##_t df_op_##NAME##_max(uint##BITS##_t a, uint##BITS##_t b) { return (CMP_T)a > (CMP_T)b ? a : b; } \
+  DF_FN uint##BITS##_t df_op_##NAME##_min(uint##BITS##_t a, uint##BITS##_t b) { return (CMP_T)a < (CMP_T)b ? a : b; } \
+  DF_DEFINE_PACK_BY_ELEMENTS(NAME##_sum, BITS)                                                                        \
+  DF_DEFINE_PACK_BY_ELEMENTS(NAME##_prod, BITS)                                                                       \
+  DF_DEFINE_PACK_BY_ELEMENTS(NAME##_max, BITS)                                                                        \
   DF_DEFINE_PACK_BY_ELEMENTS(NAME##_min, BITS)
 DF_DEFINE_INT_OPS(i8, 8, int8_t)
 DF_DEFINE_INT_OPS(u8, 8, uint8_t)
@@ -96,22 +87,14 @@ DF_DEFINE_INT_OPS(u64, 64, uint64_t)
 
 /* Floating point: TO_F decodes the bits into the compute type, FROM_F rounds back.  max/min
  * return an operand's bits unchanged, so they never round. */
-#define DF_DEFINE_FLOAT_OPS(NAME, BITS, TO_F, FROM_F)                                          \
-  DF_FN uint##BITS##_t df_op_##NAME##_sum(uint##BITS##_t a, uint##BITS##_t b) {                \
-    return FROM_F(TO_F(a) + TO_F(b));                                                          \
-  }                                                                                            \
-  DF_FN uint##BITS##_t df_op_##NAME##_prod(uint##BITS##_t a, uint##BITS##_t b) {               \
-    return FROM_F(TO_F(a) * TO_F(b));                                                          \
-  }                                                                                            \
-  DF_FN uint##BITS##_t df_op_##NAME##_max(uint##BITS##_t a, uint##BITS##_t b) {                \
-    return TO_F(a) > TO_F(b) ? a : b;                                                          \
-  }                                                                                            \
-  DF_FN uint##BITS##_t df_op_##NAME##_min(uint##BITS##_t a, uint##BITS##_t b) {                \
-    return TO_F(a) < TO_F(b) ? a : b;                                                          \
-  }                                                                                            \
-  DF_DEFINE_PACK_BY_ELEMENTS(NAME##_sum, BITS)                                                 \
-  DF_DEFINE_PACK_BY_ELEMENTS(NAME##_prod, BITS)                                                \
-  DF_DEFINE_PACK_BY_ELEMENTS(NAME##_max, BITS)                                                 \
+#define DF_DEFINE_FLOAT_OPS(NAME, BITS, TO_F, FROM_F)                                                                \
+  DF_FN uint##BITS##_t df_op_##NAME##_sum(uint##BITS##_t a, uint##BITS##_t b) { return FROM_F(TO_F(a) + TO_F(b)); }  \
+  DF_FN uint##BITS##_t df_op_##NAME##_prod(uint##BITS##_t a, uint##BITS##_t b) { return FROM_F(TO_F(a) * TO_F(b)); } \
+  DF_FN uint##BITS##_t df_op_##NAME##_max(uint##BITS##_t a, uint##BITS##_t b) { return TO_F(a) > TO_F(b) ? a : b; }  \
+  DF_FN uint##BITS##_t df_op_##NAME##_min(uint##BITS##_t a, uint##BITS##_t b) { return TO_F(a) < TO_F(b) ? a : b; }  \
+  DF_DEFINE_PACK_BY_ELEMENTS(NAME##_sum, BITS)                                                                       \
+  DF_DEFINE_PACK_BY_ELEMENTS(NAME##_prod, BITS)                                                                      \
+  DF_DEFINE_PACK_BY_ELEMENTS(NAME##_max, BITS)                                                                       \
   DF_DEFINE_PACK_BY_ELEMENTS(NAME##_min, BITS)
 DF_DEFINE_FLOAT_OPS(f16, 16, df_f16_to_f32, df_f32_to_f16_rn)
 DF_DEFINE_FLOAT_OPS(bf16, 16, df_bf16_to_f32, df_f32_to_bf16_rn)
@@ -121,12 +104,12 @@ DF_DEFINE_FLOAT_OPS(f64, 64, df_bits_to_f64, df_f64_to_bits)
 
 /* ---- bitwise: on bytes, whatever the type ---- */
 
-#define DF_DEFINE_BITWISE_OP(NAME, OPERATOR)                                                   \
-  DF_FN uint8_t df_op_##NAME(uint8_t a, uint8_t b) { return (uint8_t)(a OPERATOR b); }         \
-  DF_FN df_pack df_pack_##NAME(df_pack a, df_pack b) {                                         \
-    a.u64[0] = a.u64[0] OPERATOR b.u64[0];                                                     \
-    a.u64[1] = a.u64[1] OPERATOR b.u64[1];                                                     \
-    return a;                                                                                  \
+#define DF_DEFINE_BITWISE_OP(NAME, OPERATOR)                                           \
+  DF_FN uint8_t df_op_##NAME(uint8_t a, uint8_t b) { return (uint8_t)(a OPERATOR b); } \
+  DF_FN df_pack df_pack_##NAME(df_pack a, df_pack b) {                                 \
+    a.u64[0] = a.u64[0] OPERATOR b.u64[0];                                             \
+    a.u64[1] = a.u64[1] OPERATOR b.u64[1];                                             \
+    return a;                                                                          \
   }
 DF_DEFINE_BITWISE_OP(band, &)
 DF_DEFINE_BITWISE_OP(bor, |)
@@ -141,11 +124,11 @@ DF_DEFINE_BITWISE_OP(bxor, ^)
  * (compare, select, reassemble the bytes), the byte-wide pack routine took 72 registers instead of
  * 48, and the daemon kernel, which calls every routine, paid for them in spills (ptxas: 156/116
  * bytes of spill stores/loads instead of 140/96). */
-#define DF_DEFINE_TRUTH_LANES(BITS)                                                            \
-  DF_FN uint64_t df_truth_lanes##BITS(uint64_t word) {                                         \
-    const uint64_t ones = ~0ull / (~0ull >> (64 - BITS)); /* 1 in every lane */                \
-    const uint64_t low = ones * ((1ull << (BITS - 1)) - 1u); /* all but the top bit */         \
-    return ((((word & low) + low) | word) >> (BITS - 1)) & ones;                               \
+#define DF_DEFINE_TRUTH_LANES(BITS)                                                    \
+  DF_FN uint64_t df_truth_lanes##BITS(uint64_t word) {                                 \
+    const uint64_t ones = ~0ull / (~0ull >> (64 - BITS));    /* 1 in every lane */     \
+    const uint64_t low = ones * ((1ull << (BITS - 1)) - 1u); /* all but the top bit */ \
+    return ((((word & low) + low) | word) >> (BITS - 1)) & ones;                       \
   }
 DF_DEFINE_TRUTH_LANES(8)
 DF_DEFINE_TRUTH_LANES(16)
@@ -153,6 +136,7 @@ DF_DEFINE_TRUTH_LANES(32)
 DF_DEFINE_TRUTH_LANES(64)
 #undef DF_DEFINE_TRUTH_LANES
 
+/* clang-format off */
 #define DF_DEFINE_LOGICAL_OP(NAME, OPERATOR, BITS)                                             \
   DF_FN uint##BITS##_t df_op_##NAME##BITS(uint##BITS##_t a, uint##BITS##_t b) {                \
     return (uint##BITS##_t)((a != 0) OPERATOR (b != 0));                                       \
@@ -163,9 +147,10 @@ DF_DEFINE_TRUTH_LANES(64)
       a.u64[k] = df_truth_lanes##BITS(a.u64[k]) OPERATOR df_truth_lanes##BITS(b.u64[k]);       \
     return a;                                                                                  \
   }
-#define DF_DEFINE_LOGICAL_OPS(BITS)        \
-  DF_DEFINE_LOGICAL_OP(land, &, BITS)      \
-  DF_DEFINE_LOGICAL_OP(lor, |, BITS)       \
+/* clang-format on */
+#define DF_DEFINE_LOGICAL_OPS(BITS)   \
+  DF_DEFINE_LOGICAL_OP(land, &, BITS) \
+  DF_DEFINE_LOGICAL_OP(lor, |, BITS)  \
   DF_DEFINE_LOGICAL_OP(lxor, ^, BITS)
 DF_DEFINE_LOGICAL_OPS(8)
 DF_DEFINE_LOGICAL_OPS(16)

@@ -51,8 +51,7 @@ DF_FN uint32_t df_fetch_sqes(const df_daemon_args* a, const df_block* blk, df_bl
     bs->counters.sqes_read++;
     if (sh->ntasks > bs->counters.max_queue_length) bs->counters.max_queue_length = sh->ntasks;
     if (blk->bid == 0) a->coll_counters[e.coll].last_queue_length = sh->ntasks;
-    if (sh->ntasks > a->coll_counters[e.coll].max_queue_length)
-      a->coll_counters[e.coll].max_queue_length = sh->ntasks;
+    if (sh->ntasks > a->coll_counters[e.coll].max_queue_length) a->coll_counters[e.coll].max_queue_length = sh->ntasks;
     taken++;
   }
   return taken;
@@ -85,8 +84,8 @@ DF_FN void df_complete_run(const df_daemon_args* a, const df_block* blk, df_cont
 
 /* Runs the task at queue position i.  Returns true when it progressed; *timesliced tells whether
  * its peers can only run once this daemon leaves the GPU.  All threads. */
-DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_shared* sh,
-                       uint32_t position, bool* completed, bool* timesliced) {
+DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_shared* sh, uint32_t position,
+                       bool* completed, bool* timesliced) {
   if (df_is_leader(blk)) sh->current = df_context_acquire(a, blk, sh, sh->tasks[position]);
   df_block_sync();
   df_run run;
@@ -128,9 +127,7 @@ DF_FN void df_task_queue_compact(df_block_shared* sh) {
  * while it waits: the daemon quits only when all its blocks offer at once, because a collective
  * spans blocks and a block that left early could not take its part of the next one.  A block that
  * finds work again withdraws its offer, unless the vote has already been decided. */
-DF_FN uint64_t df_all_blocks(const df_block* blk) {
-  return blk->nblocks >= 64 ? ~0ull : (1ull << blk->nblocks) - 1;
-}
+DF_FN uint64_t df_all_blocks(const df_block* blk) { return blk->nblocks >= 64 ? ~0ull : (1ull << blk->nblocks) - 1; }
 
 DF_FN bool df_quit_vote(const df_daemon_args* a, const df_block* blk, bool offer) {
   uint64_t bit = 1ull << blk->bid;
@@ -173,8 +170,7 @@ DF_FN void df_report(const df_daemon_args* a, df_block_shared* sh, uint32_t bits
  * (timeslice_idle_ns: a program's next call often comes within tens of microseconds, and sending
  * its first data before leaving saves the peer a turn) and then asks too: the peers may still have
  * to finish what this block finished.  Blocks with nothing to do join in. */
-DF_FN uint32_t df_decide(const df_daemon_args* a, const df_block* blk, df_block_shared* sh, bool active,
-                         bool yield) {
+DF_FN uint32_t df_decide(const df_daemon_args* a, const df_block* blk, df_block_shared* sh, bool active, bool yield) {
   df_block_state* bs = &a->blocks[blk->bid];
   if (bs->exited && sh->ntasks == 0) return DF_FINAL_EXIT;
   /* The host wants a relaunch (e.g. a larger grid): block 0, the one block that reads host memory,

@@ -23,10 +23,10 @@
 #define DF_CQ_STRIDE 8
 
 typedef struct {
-  volatile uint64_t* entries;      /* [block][ring]                                        */
-  volatile uint64_t* tails;        /* [block * DF_CQ_STRIDE]: completions the block stored */
-  const volatile uint64_t* heads;  /* [block * DF_CQ_STRIDE]: completions the host took    */
-  uint32_t ring;                   /* entries per block: a power of two                    */
+  volatile uint64_t* entries;     /* [block][ring]                                        */
+  volatile uint64_t* tails;       /* [block * DF_CQ_STRIDE]: completions the block stored */
+  const volatile uint64_t* heads; /* [block * DF_CQ_STRIDE]: completions the host took    */
+  uint32_t ring;                  /* entries per block: a power of two                    */
 } df_cq;
 
 DF_FN uint64_t df_cqe_pack(uint32_t coll, uint32_t epoch) { return ((uint64_t)epoch << 32) | coll; }

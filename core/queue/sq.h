@@ -29,17 +29,17 @@
 #define DF_SEQ_NONE UINT64_MAX  /* seq of a slot never written        */
 
 typedef struct {
-  volatile uint64_t seq;   /* sequence number; published last                         */
-  uint32_t coll;           /* collective index, or DF_SQE_EXIT                        */
-  uint32_t epoch;          /* which run of the collective this is                     */
+  volatile uint64_t seq; /* sequence number; published last                         */
+  uint32_t coll;         /* collective index, or DF_SQE_EXIT                        */
+  uint32_t epoch;        /* which run of the collective this is                     */
   const void* sendbuff;
   void* recvbuff;
-  uint32_t nreaders;       /* readers of this copy of the entry                       */
-  uint32_t readers_done;   /* readers that have copied it                             */
-  uint32_t grid;           /* host ring: the grid when written = readers in the mirror */
+  uint32_t nreaders;     /* readers of this copy of the entry                       */
+  uint32_t readers_done; /* readers that have copied it                             */
+  uint32_t grid;         /* host ring: the grid when written = readers in the mirror */
   uint32_t pad32;
   uint64_t pad[2];
-} df_sqe;                  /* 64 bytes: one entry per cache line                      */
+} df_sqe; /* 64 bytes: one entry per cache line                      */
 
 typedef struct {
   df_sqe* entries;

@@ -35,9 +35,7 @@ void df_sq_host_fini(df_ctx* ctx, df_sq_host* sq) {
   sq->host = NULL;
 }
 
-static bool slot_free(const df_sqe* e) {
-  return __atomic_load_n(&e->readers_done, __ATOMIC_ACQUIRE) == e->nreaders;
-}
+static bool slot_free(const df_sqe* e) { return __atomic_load_n(&e->readers_done, __ATOMIC_ACQUIRE) == e->nreaders; }
 
 uint64_t df_sq_host_set_readers(df_sq_host* sq, uint32_t readers) {
   pthread_mutex_lock(&sq->lock);
@@ -47,8 +45,8 @@ uint64_t df_sq_host_set_readers(df_sq_host* sq, uint32_t readers) {
   return tail;
 }
 
-dfcclResult_t df_sq_host_submit(df_sq_host* sq, uint32_t coll, uint32_t epoch, const void* sendbuff,
-                                void* recvbuff, uint64_t timeout_ms) {
+dfcclResult_t df_sq_host_submit(df_sq_host* sq, uint32_t coll, uint32_t epoch, const void* sendbuff, void* recvbuff,
+                                uint64_t timeout_ms) {
   pthread_mutex_lock(&sq->lock);
   df_sqe* e = &sq->host[sq->tail & (sq->entries - 1)];
   uint64_t start = 0;
@@ -57,8 +55,7 @@ dfcclResult_t df_sq_host_submit(df_sq_host* sq, uint32_t coll, uint32_t epoch, c
     if (start == 0) start = df_now_ms();
     if (df_now_ms() - start > timeout_ms) {
       pthread_mutex_unlock(&sq->lock);
-      return df_error(dfcclTimeout,
-                      "submission queue full for %llu ms (DFCCL_SUBMIT_TIMEOUT_MS); is the daemon stuck?",
+      return df_error(dfcclTimeout, "submission queue full for %llu ms (DFCCL_SUBMIT_TIMEOUT_MS); is the daemon stuck?",
                       (unsigned long long)timeout_ms);
     }
     if (spins < 64) sched_yield();

@@ -13,16 +13,16 @@
 
 #include "cudart_dl.h" /* test/common: the runtime's functions and cuda_load */
 
-#define CHECK_CUDA(call)                                                                                \
-  do {                                                                                                  \
-    cuda_status_t e_ = (call);                                                                          \
-    if (e_ != 0) {                                                                                      \
-      int rank_ = -1;                                                                                   \
-      MPI_Comm_rank(MPI_COMM_WORLD, &rank_);                                                            \
-      fprintf(stderr, "rank %d: %s failed: %s (%d) at %s:%d\n", rank_, #call, cuda.get_error_string(e_), \
-              e_, __FILE__, __LINE__);                                                                  \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                                     \
-    }                                                                                                   \
+#define CHECK_CUDA(call)                                                                                               \
+  do {                                                                                                                 \
+    cuda_status_t e_ = (call);                                                                                         \
+    if (e_ != 0) {                                                                                                     \
+      int rank_ = -1;                                                                                                  \
+      MPI_Comm_rank(MPI_COMM_WORLD, &rank_);                                                                           \
+      fprintf(stderr, "rank %d: %s failed: %s (%d) at %s:%d\n", rank_, #call, cuda.get_error_string(e_), e_, __FILE__, \
+              __LINE__);                                                                                               \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                                                                    \
+    }                                                                                                                  \
   } while (0)
 
 static inline void* dev_alloc(size_t bytes) {

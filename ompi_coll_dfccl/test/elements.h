@@ -17,15 +17,15 @@
 
 #include "mpi_pvar.h" /* test/common: find_pvar */
 
-#define CHECK_MPI(call)                                                                      \
-  do {                                                                                       \
-    int rc_ = (call);                                                                        \
-    if (rc_ != MPI_SUCCESS) {                                                                \
-      int rank_ = -1;                                                                        \
-      MPI_Comm_rank(MPI_COMM_WORLD, &rank_);                                                 \
+#define CHECK_MPI(call)                                                                             \
+  do {                                                                                              \
+    int rc_ = (call);                                                                               \
+    if (rc_ != MPI_SUCCESS) {                                                                       \
+      int rank_ = -1;                                                                               \
+      MPI_Comm_rank(MPI_COMM_WORLD, &rank_);                                                        \
       fprintf(stderr, "rank %d: %s failed (%d) at %s:%d\n", rank_, #call, rc_, __FILE__, __LINE__); \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
-    }                                                                                        \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                                                 \
+    }                                                                                               \
   } while (0)
 
 typedef enum { SIGNED, UNSIGNED, FLOATING } kind_t;
@@ -221,6 +221,5 @@ static inline void entry_counters_close(entry_counters_t* c) {
   CHECK_MPI(MPI_T_pvar_session_free(&c->session));
   CHECK_MPI(MPI_T_finalize());
 }
-
 
 #endif /* COLL_DFCCL_TEST_ELEMENTS_H */

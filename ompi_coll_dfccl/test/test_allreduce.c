@@ -25,9 +25,7 @@
 #include "elements.h"
 #include "mpi_options.h" /* test/common */
 
-
 static int rank, nranks, failures;
-
 
 static const char* op_name(MPI_Op op) {
   return op == MPI_SUM ? "SUM" : op == MPI_PROD ? "PROD" : op == MPI_MAX ? "MAX" : "MIN";
@@ -51,8 +49,8 @@ static void check_allreduce(MPI_Comm comm, const type_t* t, MPI_Op op, size_t co
     long long want = expect(t, op, nranks, i, 0), got = get(t, recv, i);
     if (got != want) {
       if (bad++ < 3)
-        fprintf(stderr, "rank %d: %s %s count %zu%s: [%zu] = %lld, expected %lld\n", rank, t->name,
-                op_name(op), count, in_place ? " in place" : "", i, got, want);
+        fprintf(stderr, "rank %d: %s %s count %zu%s: [%zu] = %lld, expected %lld\n", rank, t->name, op_name(op), count,
+                in_place ? " in place" : "", i, got, want);
     }
   }
   nranks = saved;
@@ -72,7 +70,9 @@ static void my_sum(void* in, void* inout, int* len, MPI_Datatype* dt) {
 
 /* Returns the number of MPI_Allreduce calls made. */
 static int check_fallbacks(void) {
-  struct { int v, r; } in = {rank * 10 % 7, rank}, out; /* MAXLOC */
+  struct {
+    int v, r;
+  } in = {rank * 10 % 7, rank}, out; /* MAXLOC */
   MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD);
   int best = -1, at = -1;
   for (int r = 0; r < nranks; r++)
@@ -127,7 +127,7 @@ static int check_newly_routed(void) {
 
 enum { BCAST, REDUCE, ALLGATHER, RSB, RS, NCOLLS };
 static const char* const coll_names[NCOLLS] = {"bcast", "reduce", "allgather", "reduce_scatter_block",
-                                                "reduce_scatter"};
+                                               "reduce_scatter"};
 static int expect_routed_of[NCOLLS], expect_fallen_of[NCOLLS];
 
 static void report(int bad, int rc, const char* what, const type_t* t, size_t count, int root, int in_place) {
@@ -244,7 +244,8 @@ static void check_other_fallbacks(void) {
   MPI_Op_create(user_bor, 1, &user);
   bor = 0;
   MPI_Reduce(&bits, &bor, 1, MPI_INT, user, nranks - 1, MPI_COMM_WORLD);
-  if (rank == nranks - 1 && bor != (1 << nranks) - 1) fprintf(stderr, "rank %d: user-op reduce wrong\n", rank), failures++;
+  if (rank == nranks - 1 && bor != (1 << nranks) - 1)
+    fprintf(stderr, "rank %d: user-op reduce wrong\n", rank), failures++;
   expect_fallen_of[REDUCE]++;
 
   MPI_Datatype pair; /* a contiguous derived receive datatype: bytes, routed */
@@ -324,8 +325,8 @@ static void check_other_colls(const type_t* types, size_t ntypes, const MPI_Op* 
       for (int in_place = 0; in_place < 2; in_place++) check_allgather(moved[k], k % 2 ? 1 : 1000, in_place, 0);
     }
   }
-  check_allgather(&types[0], 4, 0, 1); /* send side as one contiguous block: still routed */
-  check_bcast(&types[0], 262147, last);  /* more than one channel */
+  check_allgather(&types[0], 4, 0, 1);  /* send side as one contiguous block: still routed */
+  check_bcast(&types[0], 262147, last); /* more than one channel */
   check_allgather(&types[6], 70001, 1, 0);
   for (size_t t = 0; t < ntypes; t++)
     for (int in_place = 0; in_place < 2; in_place++) {
@@ -427,8 +428,7 @@ int main(int argc, char** argv) {
               coll_names[k], r, expect_routed_of[k], f, expect_fallen_of[k]);
       failures++;
     }
-    if (rank == 0)
-      printf("coll/dfccl: %llu %s calls routed through DFCCL, %llu fell back\n", r, coll_names[k], f);
+    if (rank == 0) printf("coll/dfccl: %llu %s calls routed through DFCCL, %llu fell back\n", r, coll_names[k], f);
   }
 
   /* A sub-communicator: its own context, destroyed by MPI_Comm_free (size 1 on 2 ranks: local copies). */
@@ -456,13 +456,12 @@ int main(int argc, char** argv) {
   } else {
     /* Routed: exactly the test's calls.  Fallen back: at least the test's (Open MPI may add its own). */
     if (n_routed != (unsigned long long)expect_routed || n_fallen < (unsigned long long)expect_fallen) {
-      fprintf(stderr, "rank %d: dfccl routed %llu (expected %d), fell back %llu (expected >= %d)\n", rank,
-              n_routed, expect_routed, n_fallen, expect_fallen);
+      fprintf(stderr, "rank %d: dfccl routed %llu (expected %d), fell back %llu (expected >= %d)\n", rank, n_routed,
+              expect_routed, n_fallen, expect_fallen);
       failures++;
     }
   }
-  if (rank == 0)
-    printf("coll/dfccl: %llu allreduce calls routed through DFCCL, %llu fell back\n", n_routed, n_fallen);
+  if (rank == 0) printf("coll/dfccl: %llu allreduce calls routed through DFCCL, %llu fell back\n", n_routed, n_fallen);
   MPI_T_pvar_session_free(&session);
   MPI_T_finalize(); /* before MPI_Finalize: the reverse order crashes Open MPI 4.1.4 */
 

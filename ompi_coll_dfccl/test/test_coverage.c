@@ -39,16 +39,16 @@
 #include <string.h>
 #include <dfccl.h>
 
-#include "cudart.h"      /* the CUDA runtime at run time, on GPU machines; select_node_gpu */
+#include "cudart.h" /* the CUDA runtime at run time, on GPU machines; select_node_gpu */
 #include "elements.h"
 #include "mpi_options.h" /* test/common */
 
 static int rank, nranks, failures;
 static bool device_memory;
 
-#define REPORT(...)                                     \
-  do {                                                  \
-    if (failures++ < 40) fprintf(stderr, __VA_ARGS__);  \
+#define REPORT(...)                                    \
+  do {                                                 \
+    if (failures++ < 40) fprintf(stderr, __VA_ARGS__); \
   } while (0)
 
 /* ---- memory ----------------------------------------------------------------------------------------- */
@@ -93,6 +93,7 @@ typedef struct {
   class_t cls;
 } dtype_t;
 
+/* clang-format off */
 #define T(dt, cls) {dt, #dt, cls}
 static const dtype_t types[] = {
     T(MPI_CHAR, C_INT),           T(MPI_SIGNED_CHAR, C_INT),       T(MPI_UNSIGNED_CHAR, C_UINT),
@@ -107,13 +108,14 @@ static const dtype_t types[] = {
     T(MPI_C_DOUBLE_COMPLEX, C_COMPLEX), T(MPI_LONG_DOUBLE, C_LDOUBLE), T(MPI_WCHAR, C_MOVE),
     T(MPI_2INT, C_MOVE),          T(MPI_FLOAT_INT, C_MOVE),
 };
+/* clang-format on */
 #undef T
 
 typedef struct {
   MPI_Op op;
   const char* name;
 } op_t;
-static const op_t ops[] = {{MPI_SUM, "SUM"},   {MPI_PROD, "PROD"}, {MPI_MAX, "MAX"}, {MPI_MIN, "MIN"},
+static const op_t ops[] = {{MPI_SUM, "SUM"},   {MPI_PROD, "PROD"}, {MPI_MAX, "MAX"},   {MPI_MIN, "MIN"},
                            {MPI_BAND, "BAND"}, {MPI_BOR, "BOR"},   {MPI_BXOR, "BXOR"}, {MPI_LAND, "LAND"},
                            {MPI_LOR, "LOR"},   {MPI_LXOR, "LXOR"}};
 enum { SUM, PROD, MAX, MIN, BAND, BOR, BXOR, LAND, LOR, LXOR, NOPS };
@@ -122,8 +124,10 @@ enum { SUM, PROD, MAX, MIN, BAND, BOR, BXOR, LAND, LOR, LXOR, NOPS };
 static bool op_defined(const dtype_t* t, int op) {
   bool arithmetic = op <= MIN, bitwise = op >= BAND && op <= BXOR, logical = op >= LAND;
   switch (t->cls) {
-    case C_INT: case C_UINT: return true;
-    case C_FLOAT: case C_LDOUBLE: return arithmetic;
+    case C_INT:
+    case C_UINT: return true;
+    case C_FLOAT:
+    case C_LDOUBLE: return arithmetic;
     case C_COMPLEX: return op == SUM || op == PROD;
     case C_BOOL: return logical;
     case C_BYTE: return bitwise;
@@ -149,8 +153,12 @@ static long long value_of(const dtype_t* t, int op, int r, size_t i) {
   unsigned k = (unsigned)(i * 7 + (size_t)r * 5);
   switch (op) {
     case PROD: return (k % 3 == 0) ? 2 : 1;
-    case BAND: case BOR: case BXOR: return (long long)(k % 16);
-    case LAND: case LOR: case LXOR: return t->cls == C_BOOL ? (long long)(k % 2) : (long long)(k % 3);
+    case BAND:
+    case BOR:
+    case BXOR: return (long long)(k % 16);
+    case LAND:
+    case LOR:
+    case LXOR: return t->cls == C_BOOL ? (long long)(k % 2) : (long long)(k % 3);
     default: return t->cls == C_UINT || t->cls == C_BYTE ? (long long)(k % 8) : (long long)(k % 8) - 4;
   }
 }
@@ -239,8 +247,10 @@ static void compare(const char* what, const dtype_t* t, const void* got, const v
 /* ---- counters ---------------------------------------------------------------------------------------- */
 
 enum { ALLREDUCE, BCAST, REDUCE, ALLGATHER, RSB, RS, NKINDS };
+/* clang-format off */
 static const char* const kind_names[NKINDS] = {"allreduce", "bcast", "reduce", "allgather", "reduce_scatter_block",
                                                "reduce_scatter"};
+/* clang-format on */
 enum { BLOCKING, NONBLOCKING, PERSISTENT, NFORMS };
 #define NCOUNTERS (NFORMS * NKINDS)
 static entry_counters_t counters;
@@ -439,7 +449,7 @@ static void test_layouts(MPI_Comm comm) {
   MPI_Aint disps[2] = {0, sizeof(int)};
   MPI_Datatype members[2] = {MPI_INT, MPI_FLOAT};
   CHECK_MPI(MPI_Type_create_struct(2, lens, disps, members, &pair_struct));
-  CHECK_MPI(MPI_Type_vector(6, 1, 2, MPI_INT, &gappy));  /* 6 ints with a hole after each */
+  CHECK_MPI(MPI_Type_vector(6, 1, 2, MPI_INT, &gappy));   /* 6 ints with a hole after each */
   CHECK_MPI(MPI_Type_vector(7, 2, 3, MPI_INT, &gappy14)); /* 14 ints in pairs, holes between */
   MPI_Datatype all[] = {triple, pair_struct, gappy, gappy14};
   for (int i = 0; i < 4; i++) CHECK_MPI(MPI_Type_commit(&all[i]));
@@ -447,10 +457,10 @@ static void test_layouts(MPI_Comm comm) {
   /* Broadcasts (from the last rank) of 48 and 32 bytes, all-gathers of 48 and 32 bytes a rank. */
   movement_of(comm, triple, "MPI_Type_contiguous(3, MPI_INT)", 4, ROUTED);
   movement_of(comm, pair_struct, "struct {int, float}", 4, ROUTED);
-  bcast_as(comm, MPI_INT, 6, 6, "6 MPI_INT", ROUTED);              /* 24 bytes: routed, new */
-  bcast_as(comm, gappy, 1, 6, "a vector with gaps", ROUTED);       /* same 24 bytes: routed, packed */
-  bcast_as(comm, gappy14, 1, 14, "a vector with gaps", FALLBACK);  /* 56 bytes, new, gaps: fallback */
-  bcast_as(comm, MPI_INT, 14, 14, "14 MPI_INT", FALLBACK);         /* decided: stays with the fallback */
+  bcast_as(comm, MPI_INT, 6, 6, "6 MPI_INT", ROUTED);             /* 24 bytes: routed, new */
+  bcast_as(comm, gappy, 1, 6, "a vector with gaps", ROUTED);      /* same 24 bytes: routed, packed */
+  bcast_as(comm, gappy14, 1, 14, "a vector with gaps", FALLBACK); /* 56 bytes, new, gaps: fallback */
+  bcast_as(comm, MPI_INT, 14, 14, "14 MPI_INT", FALLBACK);        /* decided: stays with the fallback */
   /* 44 bytes, new (the types phase broadcasts 5, 10, 20, 40 and 80 bytes): the last rank describes
    * them with gaps, the others do not. */
   MPI_Datatype gappy11;
@@ -485,6 +495,7 @@ static void single_on(MPI_Comm comm, const char* name) {
         int rcounts[1] = {count};
         MPI_Request req = MPI_REQUEST_NULL;
         MPI_Info info = MPI_INFO_NULL;
+        /* clang-format off */
         switch (form * NKINDS + kind) {
           case BLOCKING * NKINDS + ALLREDUCE: CHECK_MPI(MPI_Allreduce(s, recv, count, MPI_INT, MPI_SUM, comm)); break;
           case BLOCKING * NKINDS + BCAST: CHECK_MPI(MPI_Bcast(send, count, MPI_INT, 0, comm)); break;
@@ -505,6 +516,7 @@ static void single_on(MPI_Comm comm, const char* name) {
           case PERSISTENT * NKINDS + RSB: CHECK_MPI(MPIX_Reduce_scatter_block_init(s, recv, count, MPI_INT, MPI_SUM, comm, info, &req)); break;
           default: CHECK_MPI(MPIX_Reduce_scatter_init(s, recv, rcounts, MPI_INT, MPI_SUM, comm, info, &req)); break;
         }
+        /* clang-format on */
         for (int start = 0; start < (form == PERSISTENT ? 2 : 1); start++) {
           if (form == PERSISTENT) {
             if (start > 0) { /* a second start copies the input anew */
@@ -673,8 +685,9 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
   static const char* const modes[] = {"all", "types", "layouts", "single", "mixed", NULL};
   static const char* const memories[] = {"host", "device", NULL};
-  options o = mpi_options("test_coverage", "usage: test_coverage [-m all|types|layouts|single|mixed] [-d host|device] [-w s]",
-                          argc, argv, "m:d:w:");
+  options o =
+      mpi_options("test_coverage", "usage: test_coverage [-m all|types|layouts|single|mixed] [-d host|device] [-w s]",
+                  argc, argv, "m:d:w:");
   for (int opt; (opt = options_next(&o)) != -1;) {
     if (opt == 'm') mode = modes[option_choice(&o, modes)];
     else if (opt == 'd') device_memory = option_choice(&o, memories) == 1;
@@ -707,8 +720,9 @@ int main(int argc, char** argv) {
   int total = 0;
   CHECK_MPI(MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
   entry_counters_close(&counters);
-  if (rank == 0) printf("%s: test_coverage -m %s -d %s on %d ranks (%d failures)\n", total ? "FAIL" : "PASS", mode,
-                        device_memory ? "device" : "host", nranks, total);
+  if (rank == 0)
+    printf("%s: test_coverage -m %s -d %s on %d ranks (%d failures)\n", total ? "FAIL" : "PASS", mode,
+           device_memory ? "device" : "host", nranks, total);
   MPI_Finalize();
   return total ? 1 : 0;
 }

@@ -78,8 +78,8 @@ static unsigned watchdog_s = 60;
 static bool quiet;
 
 /* At most this many mismatch lines per rank: a broken run of 1000 iterations stays readable. */
-#define REPORT(...)                                   \
-  do {                                                \
+#define REPORT(...)                                    \
+  do {                                                 \
     if (reported++ < 30) fprintf(stderr, __VA_ARGS__); \
   } while (0)
 
@@ -89,8 +89,10 @@ static bool quiet;
  * its persistent init. */
 enum { ALLREDUCE, BCAST, REDUCE, ALLGATHER, RSB, RS, ALLTOALL, ALLGATHERV, NKINDS };
 #define NCOUNTERS (3 * NKINDS)
-static const char* const kind_names[NKINDS] = {"allreduce",      "bcast",    "reduce",    "allgather", "reduce_scatter_block",
+/* clang-format off */
+static const char* const kind_names[NKINDS] = {"allreduce", "bcast", "reduce", "allgather", "reduce_scatter_block",
                                                "reduce_scatter", "alltoall", "allgatherv"};
+/* clang-format on */
 
 static entry_counters_t counters;
 /* What this program issued since the last counters_mark(): the counters must say the same. */
@@ -174,7 +176,7 @@ typedef struct {
   void *send_h, *recv_h; /* host images */
   void *send_d, *recv_d; /* device buffers */
   int* rcounts;
-  int* displs;  /* all-gather-v: packed */
+  int* displs; /* all-gather-v: packed */
 } call_t;
 
 static const long long UNTOUCHED = -1;
@@ -297,8 +299,8 @@ static void call_init(call_t* c, MPI_Request* req) {
     case RS: CHECK_MPI(MPIX_Reduce_scatter_init(sbuf, c->recv_d, c->rcounts, dt, c->op, comm, info, req)); break;
     case ALLTOALL: CHECK_MPI(MPIX_Alltoall_init(sbuf, n, dt, c->recv_d, n, dt, comm, info, req)); break;
     case ALLGATHERV:
-      CHECK_MPI(MPIX_Allgatherv_init(sbuf, c->rcounts[c->rank], dt, c->recv_d, c->rcounts, c->displs, dt, comm, info,
-                                     req));
+      CHECK_MPI(
+          MPIX_Allgatherv_init(sbuf, c->rcounts[c->rank], dt, c->recv_d, c->rcounts, c->displs, dt, comm, info, req));
       break;
   }
   want_routed[2 * NKINDS + c->kind]++;
@@ -336,8 +338,8 @@ static void call_check(call_t* c, const char* pass) {
     long long got = get(c->t, c->recv_h, i), want = wanted(c, i);
     if (got != want && bad++ < 3)
       REPORT("rank %d: %s: %s %s %s count %zu root %d%s: [%zu] = %lld, expected %lld\n", world_rank, pass,
-             kind_names[c->kind], c->t->name, op_name(c->op), c->count, c->root, c->in_place ? " in place" : "", i,
-             got, want);
+             kind_names[c->kind], c->t->name, op_name(c->op), c->count, c->root, c->in_place ? " in place" : "", i, got,
+             want);
   }
   if (bad) failures++;
 }
@@ -537,7 +539,9 @@ static int fallbacks(MPI_Comm comm) {
 
   /* MAXLOC on MPI_2INT. */
   {
-    struct { int v, r; } loc = {rank * 10 % 7, rank}, res = {-1, -1};
+    struct {
+      int v, r;
+    } loc = {rank * 10 % 7, rank}, res = {-1, -1};
     int best = -1, at = -1;
     for (int r = 0; r < size; r++)
       if (r * 10 % 7 > best) best = r * 10 % 7, at = r;
@@ -731,8 +735,8 @@ static void suite(int iterations) {
 
 /* ---- persistent collectives (MPIX_..._init, MPI_Start) ------------------------------------------ */
 
-#define CYCLES 3         /* starts of each request alone, then of all of them with MPI_Startall */
-#define SAME_SIG 3       /* more requests of all-reduce int32 SUM 1000, which has two in the set already */
+#define CYCLES 3   /* starts of each request alone, then of all of them with MPI_Startall */
+#define SAME_SIG 3 /* more requests of all-reduce int32 SUM 1000, which has two in the set already */
 #define MAX_PERSISTENT 64
 
 /* Every collective in two shapes (one of them 1<<20 elements), both buffer layouts where MPI allows
@@ -804,8 +808,8 @@ static void staged_init(MPI_Comm comm, const char* name) {
     download(out, recv_d, sizeof out);
     for (int i = 0, bad = 0; i < N; i++)
       if (out[i] != want[i] && bad++ == 0) {
-        REPORT("rank %d: %s: staged persistent user op start %d: [%d] = %d, expected %d\n", world_rank, name, start,
-               i, out[i], want[i]);
+        REPORT("rank %d: %s: staged persistent user op start %d: [%d] = %d, expected %d\n", world_rank, name, start, i,
+               out[i], want[i]);
         failures++;
       }
   }
@@ -1016,7 +1020,8 @@ int main(int argc, char** argv) {
   int local_size = select_node_gpu(devices);
   if (world_rank == 0)
     printf("%s: %d ranks, %d per node on %d GPU(s) of that node\n", mode, world_size, local_size,
-           local_size < devices ? local_size : devices), fflush(stdout);
+           local_size < devices ? local_size : devices),
+        fflush(stdout);
 
   counters_start();
   watchdog_start(watchdog_s);

@@ -70,8 +70,8 @@ static int world_rank, world_size, failed_groups;
 static long long calls_made, checks_made;
 static bool device_memory, check_counters = true;
 
-#define REPORT(...)                                        \
-  do {                                                     \
+#define REPORT(...)                                         \
+  do {                                                      \
     if (failed_groups++ < 40) fprintf(stderr, __VA_ARGS__); \
   } while (0)
 
@@ -144,8 +144,8 @@ static size_t position(const layout_t* l, size_t base, int q) {
  * every (src, block, q, salt), so that a misplaced or stale element shows. */
 static int element(int src, int block, int q, int salt) { return 1 + salt * 1000000 + src * 10000 + block * 100 + q; }
 
-#define DONT_CARE INT_MIN /* where MPI leaves a receive buffer undefined */
-static int untouched(size_t i) { return -1000 - (int)i; } /* receive buffers before the call */
+#define DONT_CARE INT_MIN                                   /* where MPI leaves a receive buffer undefined */
+static int untouched(size_t i) { return -1000 - (int)i; }   /* receive buffers before the call */
 static int send_hole(size_t i) { return -500000 - (int)i; } /* never sent: holes and gaps */
 
 static void write_block(int* img, const layout_t* l, size_t base, int ints, int src, int block, int salt) {
@@ -189,9 +189,9 @@ typedef struct {
   char name[48];
   MPI_Comm comm;
   bool inter, cart;
-  int me, n;   /* this rank in its (local) group, and the group's size */
-  int peers;   /* the ranks it exchanges with: n, or the remote group's size */
-  int group;   /* intercommunicator: this rank's half (0 or 1) */
+  int me, n; /* this rank in its (local) group, and the group's size */
+  int peers; /* the ranks it exchanges with: n, or the remote group's size */
+  int group; /* intercommunicator: this rank's half (0 or 1) */
   int indegree, outdegree;
   int sources[MAXP];  /* topology: in-neighbour i ... */
   int in_block[MAXP]; /* ... and which of its send blocks arrives here */
@@ -310,9 +310,30 @@ enum { BLOCKING, NONBLOCKING, PERSISTENT, NFORMS };
 static const char* const form_names[NFORMS] = {"blocking", "nonblocking", "persistent"};
 
 typedef enum {
-  ALLGATHERV, ALLTOALL, ALLTOALLV, ALLTOALLW, GATHER, GATHERV, SCATTER, SCATTERV, SCAN, EXSCAN, REDUCE_SCATTER,
-  ALLREDUCE, BCAST, REDUCE, ALLGATHER, REDUCE_SCATTER_BLOCK, NEIGHBOR_ALLGATHER, NEIGHBOR_ALLGATHERV,
-  NEIGHBOR_ALLTOALL, NEIGHBOR_ALLTOALLV, NEIGHBOR_ALLTOALLW, REDUCE_LOCAL, BARRIER, NCOLLS
+  ALLGATHERV,
+  ALLTOALL,
+  ALLTOALLV,
+  ALLTOALLW,
+  GATHER,
+  GATHERV,
+  SCATTER,
+  SCATTERV,
+  SCAN,
+  EXSCAN,
+  REDUCE_SCATTER,
+  ALLREDUCE,
+  BCAST,
+  REDUCE,
+  ALLGATHER,
+  REDUCE_SCATTER_BLOCK,
+  NEIGHBOR_ALLGATHER,
+  NEIGHBOR_ALLGATHERV,
+  NEIGHBOR_ALLTOALL,
+  NEIGHBOR_ALLTOALLV,
+  NEIGHBOR_ALLTOALLW,
+  REDUCE_LOCAL,
+  BARRIER,
+  NCOLLS
 } coll_t;
 
 typedef enum { NO_ROOT, ROOT_FIRST, ROOT_LAST } root_choice_t;
@@ -327,9 +348,9 @@ typedef struct {
   root_choice_t root_choice;
   bool use_holey, use_in_place;
   /* arguments */
-  int root_group, root_at;    /* the root: its group (intercommunicator) and rank there */
-  int root;                   /* the root argument: a rank, MPI_ROOT or MPI_PROC_NULL */
-  bool is_root, is_leaf;      /* the root; a rank that sends to or receives from the root */
+  int root_group, root_at; /* the root: its group (intercommunicator) and rank there */
+  int root;                /* the root argument: a rank, MPI_ROOT or MPI_PROC_NULL */
+  bool is_root, is_leaf;   /* the root; a rank that sends to or receives from the root */
   bool send_in_place, recv_in_place;
   int scount, rcount;
   MPI_Datatype stype, rtype;
@@ -650,7 +671,7 @@ static void build_reduce_scatter(case_t* k, int salt) {
   want_sums(k, salt, (size_t)offset, mine);
   for (int q = mine; k->send_in_place && q < total; q++) k->want[q] = DONT_CARE; /* past the result */
   k->significant = true;
-  k->local = !c->inter && c->n == 1; /* one of DFCCL's collectives: a local copy on one rank */
+  k->local = !c->inter && c->n == 1;                    /* one of DFCCL's collectives: a local copy on one rank */
   k->routable = !c->inter && c->n > 1 && device_memory; /* DFCCL's reduce-scatter-v */
 }
 
@@ -853,12 +874,12 @@ static void build_neighbor_alltoallw(case_t* k, int salt) {
 
 #define K(kind) (1u << (kind))
 #define MOST (K(INTRA) | K(SINGLE) | K(INTER)) /* every kind of communicator but topologies */
-enum { ROOTS = 1, IN_PLACE = 2, HOLEY = 4 }; /* roots first and last; also in place (intra); also holey */
+enum { ROOTS = 1, IN_PLACE = 2, HOLEY = 4 };   /* roots first and last; also in place (intra); also holey */
 typedef struct {
   const char* entry; /* the counters' name: coll_dfccl_[i]<entry>[_init]_..., NULL: none */
   const char* mpi;
   build_fn* build;
-  unsigned kinds;    /* the communicator kinds it runs on */
+  unsigned kinds; /* the communicator kinds it runs on */
   unsigned variants;
 } coll_info_t;
 
@@ -878,8 +899,8 @@ static const coll_info_t colls[NCOLLS] = {
     [BCAST] = {"bcast", "MPI_Bcast", build_bcast, K(INTER), ROOTS | HOLEY},
     [REDUCE] = {"reduce", "MPI_Reduce", build_reduce, K(INTER), ROOTS},
     [ALLGATHER] = {"allgather", "MPI_Allgather", build_allgather, K(INTER), HOLEY},
-    [REDUCE_SCATTER_BLOCK] = {"reduce_scatter_block", "MPI_Reduce_scatter_block", build_reduce_scatter_block,
-                              K(INTER), 0},
+    [REDUCE_SCATTER_BLOCK] = {"reduce_scatter_block", "MPI_Reduce_scatter_block", build_reduce_scatter_block, K(INTER),
+                              0},
     [NEIGHBOR_ALLGATHER] = {"neighbor_allgather", "MPI_Neighbor_allgather", build_neighbor_allgather, K(TOPO), HOLEY},
     [NEIGHBOR_ALLGATHERV] = {"neighbor_allgatherv", "MPI_Neighbor_allgatherv", build_neighbor_allgatherv, K(TOPO),
                              HOLEY},
@@ -892,11 +913,11 @@ static const coll_info_t colls[NCOLLS] = {
 
 /* One collective in one form.  The argument lists are the same in the three forms but for the
  * request (and the info of MPIX_..._init). */
-#define ISSUE(Upper, lower, ...)                                                   \
-  do {                                                                            \
-    if (form == BLOCKING) CHECK_MPI(MPI_##Upper(__VA_ARGS__));                    \
-    else if (form == NONBLOCKING) CHECK_MPI(MPI_I##lower(__VA_ARGS__, req));      \
-    else CHECK_MPI(MPIX_##Upper##_init(__VA_ARGS__, MPI_INFO_NULL, req));         \
+#define ISSUE(Upper, lower, ...)                                             \
+  do {                                                                       \
+    if (form == BLOCKING) CHECK_MPI(MPI_##Upper(__VA_ARGS__));               \
+    else if (form == NONBLOCKING) CHECK_MPI(MPI_I##lower(__VA_ARGS__, req)); \
+    else CHECK_MPI(MPIX_##Upper##_init(__VA_ARGS__, MPI_INFO_NULL, req));    \
   } while (0)
 
 static void issue(case_t* k, int form, MPI_Request* req) {
@@ -947,8 +968,8 @@ static void issue(case_t* k, int form, MPI_Request* req) {
             k->rtype, comm);
       break;
     case NEIGHBOR_ALLTOALLW:
-      ISSUE(Neighbor_alltoallw, neighbor_alltoallw, s, k->scounts, k->sdispls_a, k->stypes, r, k->rcounts,
-            k->rdispls_a, k->rtypes, comm);
+      ISSUE(Neighbor_alltoallw, neighbor_alltoallw, s, k->scounts, k->sdispls_a, k->stypes, r, k->rcounts, k->rdispls_a,
+            k->rtypes, comm);
       break;
     case REDUCE_LOCAL: CHECK_MPI(MPI_Reduce_local(k->send, k->recv, k->rcount, k->rtype, k->op)); break;
     case BARRIER: ISSUE(Barrier, barrier, comm); break;
@@ -1013,8 +1034,7 @@ static bool counters_open(coll_t coll, int form) {
 }
 
 static void counters_read(unsigned long long* now) {
-  for (int w = 0; w < NCOUNTERS; w++)
-    CHECK_MPI(MPI_T_pvar_read(session, handles[group.coll][group.form][w], &now[w]));
+  for (int w = 0; w < NCOUNTERS; w++) CHECK_MPI(MPI_T_pvar_read(session, handles[group.coll][group.form][w], &now[w]));
 }
 
 static void group_begin(comm_kind_t kind, coll_t coll, int form) {

@@ -51,7 +51,6 @@
 #define CALLS_PER_COMM 6
 #define MAX_CALLS 32
 
-
 static int world_rank, world_size, failures;
 static unsigned watchdog_s = 30;
 
@@ -141,8 +140,8 @@ static void call_check(const call_t* c, int iteration) {
       }
     }
     if (c->recv[i] != want && bad++ < 3)
-      fprintf(stderr, "rank %d: iteration %d: collective %d count %d: [%d] = %d, expected %d\n", world_rank,
-              iteration, c->kind, c->count, i, c->recv[i], want);
+      fprintf(stderr, "rank %d: iteration %d: collective %d count %d: [%d] = %d, expected %d\n", world_rank, iteration,
+              c->kind, c->count, i, c->recv[i], want);
   }
   if (bad) failures++;
 }
@@ -151,8 +150,8 @@ static void call_fini(call_t* c) { free(c->send), free(c->recv), free(c->rcounts
 
 /* ---- MPI_T: calls routed through DFCCL ---------------------------------------------------------- */
 
-static const char* const entry_points[] = {"iallreduce", "ibcast",     "iallgather",
-                                           "ireduce_scatter_block", "ialltoall", "iallgatherv"};
+static const char* const entry_points[] = {"iallreduce", "ibcast",     "iallgather", "ireduce_scatter_block",
+                                           "ialltoall",  "iallgatherv"};
 enum { NENTRY_POINTS = sizeof entry_points / sizeof entry_points[0] };
 static entry_counters_t routed_counters;
 
@@ -251,9 +250,9 @@ int main(int argc, char** argv) {
   static const char* const modes[] = {"cross", "sync", "queue", NULL};
   const char* mode = modes[0];
   int iterations = 20, pool = 2;
-  options o = mpi_options("test_nb_deadlock",
-                          "usage: test_nb_deadlock -m cross|sync|queue [-i N>=2] [-p 1..30] [-w s] [-c]", argc, argv,
-                          "m:i:p:w:c");
+  options o =
+      mpi_options("test_nb_deadlock", "usage: test_nb_deadlock -m cross|sync|queue [-i N>=2] [-p 1..30] [-w s] [-c]",
+                  argc, argv, "m:i:p:w:c");
   for (int opt; (opt = options_next(&o)) != -1;) {
     if (opt == 'm') mode = modes[option_choice(&o, modes)];
     else if (opt == 'c') control = true;

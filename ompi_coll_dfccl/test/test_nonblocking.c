@@ -31,17 +31,21 @@
 #include "elements.h"
 #include "mpi_options.h" /* test/common */
 
-
-
-enum { IALLREDUCE = COLL_ALLREDUCE, IBCAST = COLL_BCAST, IREDUCE = COLL_REDUCE, IALLGATHER = COLL_ALLGATHER,
-       IRSB = COLL_RSB, IRS = COLL_RS, NCOLLS };
-static const char* const coll_names[NCOLLS] = {"iallreduce", "ibcast", "ireduce", "iallgather",
-                                                "ireduce_scatter_block", "ireduce_scatter"};
+enum {
+  IALLREDUCE = COLL_ALLREDUCE,
+  IBCAST = COLL_BCAST,
+  IREDUCE = COLL_REDUCE,
+  IALLGATHER = COLL_ALLGATHER,
+  IRSB = COLL_RSB,
+  IRS = COLL_RS,
+  NCOLLS
+};
+static const char* const coll_names[NCOLLS] = {
+    "iallreduce", "ibcast", "ireduce", "iallgather", "ireduce_scatter_block", "ireduce_scatter"};
 
 static int world_rank, world_size, failures;
 
 /* ---- element access and expected values -------------------------------------------------------- */
-
 
 /* ---- one nonblocking call ----------------------------------------------------------------------- */
 
@@ -62,7 +66,7 @@ static const long long UNTOUCHED = -1;
 
 static size_t recv_elems(const call_t* c) {
   return c->coll == IALLGATHER || ((c->coll == IRSB || c->coll == IRS) && c->in_place) ? c->count * (size_t)c->size
-                                                                                        : c->count;
+                                                                                       : c->count;
 }
 
 static size_t send_elems(const call_t* c) {
@@ -75,7 +79,8 @@ static void fill(call_t* c) {
   void* in = c->in_place ? c->recv : c->send;
   size_t at = c->in_place && c->coll == IALLGATHER ? (size_t)c->rank * c->count : 0;
   if (c->coll == IBCAST) {
-    for (size_t i = 0; i < c->count; i++) put(t, c->recv, i, c->rank == c->root ? value(t, c->op, c->root, i, c->salt) : 3);
+    for (size_t i = 0; i < c->count; i++)
+      put(t, c->recv, i, c->rank == c->root ? value(t, c->op, c->root, i, c->salt) : 3);
     return;
   }
   if (c->coll == IREDUCE && c->in_place && c->rank != c->root) in = c->send; /* MPI_IN_PLACE at the root only */
@@ -179,8 +184,8 @@ static int make_batch(call_t* calls, int size) {
   coll_case_t cases[ROUTED_CASES];
   for (int k = 0, nc = routed_cases(cases, size); k < nc; k++) {
     const coll_case_t* c = &cases[k];
-    calls[n++] = (call_t){.coll = c->coll, .t = c->t, .op = c->op, .count = c->count, .root = c->root,
-                          .in_place = c->in_place};
+    calls[n++] =
+        (call_t){.coll = c->coll, .t = c->t, .op = c->op, .count = c->count, .root = c->root, .in_place = c->in_place};
   }
   /* One signature, five calls outstanding at once: more than its pool, so runs queue. */
   for (int k = 0; k < 5; k++)
@@ -208,8 +213,8 @@ static void expect_counts(const counts_t* before, const call_t* calls, int n, in
     unsigned long long r = now.routed[k] - before->routed[k], f = now.fallback[k] - before->fallback[k];
     unsigned long long wr = routed ? want[k] : 0, wf = routed ? 0 : want[k];
     if (r != wr || f != wf) {
-      fprintf(stderr, "rank %d: %s: %s routed %llu (expected %llu), fell back %llu (expected %llu)\n", world_rank,
-              pass, coll_names[k], r, wr, f, wf);
+      fprintf(stderr, "rank %d: %s: %s routed %llu (expected %llu), fell back %llu (expected %llu)\n", world_rank, pass,
+              coll_names[k], r, wr, f, wf);
       failures++;
     }
   }
@@ -298,7 +303,9 @@ static void fallbacks(MPI_Comm comm) {
   CHECK_MPI(MPI_Ibcast(s, 1, gaps, world_size - 1, comm, &reqs[n++]));
   long double lval = world_rank + 1, lsum = 0; /* a type DFCCL has not */
   CHECK_MPI(MPI_Iallreduce(&lval, &lsum, 1, MPI_LONG_DOUBLE, MPI_SUM, comm, &reqs[n++]));
-  struct { int v, r; } in = {world_rank * 10 % 7, world_rank}, out; /* MAXLOC */
+  struct {
+    int v, r;
+  } in = {world_rank * 10 % 7, world_rank}, out; /* MAXLOC */
   CHECK_MPI(MPI_Iallreduce(&in, &out, 1, MPI_2INT, MPI_MAXLOC, comm, &reqs[n++]));
   float _Complex z = (float)(world_rank + 1) + 1.0f * I, zprod = 0; /* complex products: not DFCCL's */
   CHECK_MPI(MPI_Ireduce(&z, &zprod, 1, MPI_C_FLOAT_COMPLEX, MPI_PROD, 0, comm, &reqs[n++]));
@@ -306,7 +313,7 @@ static void fallbacks(MPI_Comm comm) {
   CHECK_MPI(MPI_Op_create(my_sum, 1, &op));
   int u = world_rank + 1, usum = 0;
   CHECK_MPI(MPI_Iallreduce(&u, &usum, 1, MPI_INT, op, comm, &reqs[n++]));
-  CHECK_MPI(MPI_Op_free(&op)); /* still outstanding: the MPI layer retains it through our request */
+  CHECK_MPI(MPI_Op_free(&op));       /* still outstanding: the MPI layer retains it through our request */
   MPI_Datatype spread, spread_block; /* received with gaps: 3 ints a rank, each followed by a hole */
   CHECK_MPI(MPI_Type_vector(3, 1, 2, MPI_INT, &spread));
   CHECK_MPI(MPI_Type_create_resized(spread, 0, 6 * sizeof(int), &spread_block));
@@ -346,7 +353,8 @@ static void fallbacks(MPI_Comm comm) {
   if (bad) fprintf(stderr, "rank %d: fallbacks: %d wrong results\n", world_rank, bad), failures++;
   counts_t now = read_counts();
   unsigned long long routed = 0, fallen = 0;
-  for (int k = 0; k < NCOLLS; k++) routed += now.routed[k] - before.routed[k], fallen += now.fallback[k] - before.fallback[k];
+  for (int k = 0; k < NCOLLS; k++)
+    routed += now.routed[k] - before.routed[k], fallen += now.fallback[k] - before.fallback[k];
   /* count 0 may be answered by the MPI layer itself: at least the 7 others fall back */
   if (routed != 0 || fallen < 7) {
     fprintf(stderr, "rank %d: fallbacks: %llu routed (expected 0), %llu fell back (expected >= 7)\n", world_rank,

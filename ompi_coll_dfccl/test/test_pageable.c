@@ -236,13 +236,14 @@ static size_t check(const call_t* c, int it) {
   CHECK_CUDA(cuda.memcpy(recv_h, recv_d, nr * sizeof(uint32_t), CUDA_MEMCPY_DEVICE_TO_HOST));
   for (size_t i = 0; i < nr; i++) {
     uint32_t want;
-    if (wanted(c, it, i, &want) && recv_h[i] != want && wrong++ == 0) first = i, first_got = recv_h[i], first_want = want;
+    if (wanted(c, it, i, &want) && recv_h[i] != want && wrong++ == 0)
+      first = i, first_got = recv_h[i], first_want = want;
   }
   if (wrong > 0 && mismatch_lines++ < MISMATCH_LINES) {
     char what[128];
     describe(what, sizeof what, c);
-    fprintf(stderr, "rank %d: wrong: iteration %d, %s: [%zu] = %u, expected %u (%s; %zu of %zu elements wrong)\n",
-            rank, it, coll_names[c->coll], first, first_got, first_want, what, wrong, nr);
+    fprintf(stderr, "rank %d: wrong: iteration %d, %s: [%zu] = %u, expected %u (%s; %zu of %zu elements wrong)\n", rank,
+            it, coll_names[c->coll], first, first_got, first_want, what, wrong, nr);
   }
   return wrong;
 }
@@ -357,7 +358,8 @@ int main(int argc, char** argv) {
   if (rank == 0) {
     printf("pageable %s: %ld calls in %.1f s, %llu wrong elements, %llu rank-calls not routed through DFCCL\n",
            mode_names[mode], done, elapsed, all_elements, all_not_routed);
-    if (ended != NULL) printf("pageable %s: ended after %ld of %ld calls (%s)\n", mode_names[mode], done, iterations, ended);
+    if (ended != NULL)
+      printf("pageable %s: ended after %ld of %ld calls (%s)\n", mode_names[mode], done, iterations, ended);
     if (ok) printf("PASS: %ld calls, 0 wrong\n", done);
     else if (wrong_calls > 0) printf("FAIL: %ld wrong of %ld\n", wrong_calls, done);
     else printf("FAIL: 0 wrong of %ld, but %llu rank-calls not routed\n", done, all_not_routed);

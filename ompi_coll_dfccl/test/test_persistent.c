@@ -46,10 +46,19 @@
 #error "test_persistent needs Open MPI's pcollreq extension (MPIX_..._init)"
 #endif
 
-enum { ALLREDUCE = COLL_ALLREDUCE, BCAST = COLL_BCAST, REDUCE = COLL_REDUCE, ALLGATHER = COLL_ALLGATHER,
-       RSB = COLL_RSB, RS = COLL_RS, NCOLLS };
+enum {
+  ALLREDUCE = COLL_ALLREDUCE,
+  BCAST = COLL_BCAST,
+  REDUCE = COLL_REDUCE,
+  ALLGATHER = COLL_ALLGATHER,
+  RSB = COLL_RSB,
+  RS = COLL_RS,
+  NCOLLS
+};
+/* clang-format off */
 static const char* const coll_names[NCOLLS] = {"allreduce_init", "bcast_init", "reduce_init",
-                                                "allgather_init", "reduce_scatter_block_init", "reduce_scatter_init"};
+                                               "allgather_init", "reduce_scatter_block_init", "reduce_scatter_init"};
+/* clang-format on */
 
 static int world_rank, world_size, failures;
 
@@ -83,14 +92,17 @@ static size_t recv_elems(const pcoll_t* c) {
                                                                                     : c->count;
 }
 
-static size_t send_elems(const pcoll_t* c) { return c->coll == RSB || c->coll == RS ? c->count * (size_t)c->size : c->count; }
+static size_t send_elems(const pcoll_t* c) {
+  return c->coll == RSB || c->coll == RS ? c->count * (size_t)c->size : c->count;
+}
 
 /* This start's input (and UNTOUCHED where the output goes). */
 static void fill(pcoll_t* c, int salt) {
   const type_t* t = c->t;
   for (size_t j = 0; j < recv_elems(c); j++) put(t, c->recv, j, UNTOUCHED);
   if (c->coll == BCAST) {
-    for (size_t i = 0; i < c->count; i++) put(t, c->recv, i, c->rank == c->root ? value(t, c->op, c->root, i, salt) : 3);
+    for (size_t i = 0; i < c->count; i++)
+      put(t, c->recv, i, c->rank == c->root ? value(t, c->op, c->root, i, salt) : 3);
     return;
   }
   void* in = c->in_place ? c->recv : c->send;
@@ -119,8 +131,12 @@ static void init(pcoll_t* c, MPI_Comm comm) {
       CHECK_MPI(MPIX_Reduce_init(sbuf, c->recv, n, dt, c->op, c->root, comm, MPI_INFO_NULL, &c->req));
       break;
     case ALLGATHER: CHECK_MPI(MPIX_Allgather_init(sbuf, n, dt, c->recv, n, dt, comm, MPI_INFO_NULL, &c->req)); break;
-    case RSB: CHECK_MPI(MPIX_Reduce_scatter_block_init(sbuf, c->recv, n, dt, c->op, comm, MPI_INFO_NULL, &c->req)); break;
-    case RS: CHECK_MPI(MPIX_Reduce_scatter_init(sbuf, c->recv, c->rcounts, dt, c->op, comm, MPI_INFO_NULL, &c->req)); break;
+    case RSB:
+      CHECK_MPI(MPIX_Reduce_scatter_block_init(sbuf, c->recv, n, dt, c->op, comm, MPI_INFO_NULL, &c->req));
+      break;
+    case RS:
+      CHECK_MPI(MPIX_Reduce_scatter_init(sbuf, c->recv, c->rcounts, dt, c->op, comm, MPI_INFO_NULL, &c->req));
+      break;
   }
 }
 
@@ -170,8 +186,8 @@ static int make_set(pcoll_t* cs, int size) {
   coll_case_t cases[ROUTED_CASES];
   for (int k = 0, nc = routed_cases(cases, size); k < nc; k++) {
     const coll_case_t* c = &cases[k];
-    cs[n++] = (pcoll_t){.coll = c->coll, .t = c->t, .op = c->op, .count = c->count, .root = c->root,
-                        .in_place = c->in_place};
+    cs[n++] =
+        (pcoll_t){.coll = c->coll, .t = c->t, .op = c->op, .count = c->count, .root = c->root, .in_place = c->in_place};
   }
   for (int k = 0; k < SAME_SIG; k++)
     cs[n++] = (pcoll_t){.coll = ALLREDUCE, .t = &T_INT, .op = MPI_SUM, .count = 1000, .root = -1, .in_place = k % 2};
@@ -190,8 +206,8 @@ static void expect_counts(const counts_t* before, const counts_t* want, const ch
   for (int k = 0; k < NCOLLS; k++) {
     unsigned long long r = now.routed[k] - before->routed[k], f = now.fallback[k] - before->fallback[k];
     if (r != want->routed[k] || f != want->fallback[k]) {
-      fprintf(stderr, "rank %d: %s: %s routed %llu (expected %llu), fell back %llu (expected %llu)\n", world_rank,
-              pass, coll_names[k], r, want->routed[k], f, want->fallback[k]);
+      fprintf(stderr, "rank %d: %s: %s routed %llu (expected %llu), fell back %llu (expected %llu)\n", world_rank, pass,
+              coll_names[k], r, want->routed[k], f, want->fallback[k]);
       failures++;
     }
   }
@@ -418,7 +434,8 @@ static void fallbacks(MPI_Comm comm) {
   int* band_in = malloc((size_t)size * sizeof *band_in);
   float _Complex band; /* complex products: not DFCCL's */
   float _Complex* zin = malloc((size_t)size * sizeof *zin);
-  CHECK_MPI(MPIX_Reduce_scatter_block_init(zin, &band, 1, MPI_C_FLOAT_COMPLEX, MPI_PROD, comm, MPI_INFO_NULL, &reqs[4]));
+  CHECK_MPI(
+      MPIX_Reduce_scatter_block_init(zin, &band, 1, MPI_C_FLOAT_COMPLEX, MPI_PROD, comm, MPI_INFO_NULL, &reqs[4]));
   int* counts = malloc((size_t)size * sizeof *counts); /* uneven recvcounts: rank r gets r + 1 */
   int total = 0;
   for (int r = 0; r < size; r++) counts[r] = r + 1, total += r + 1;
@@ -465,7 +482,8 @@ static void fallbacks(MPI_Comm comm) {
     bad += band != zwant;
     for (int i = 0; i <= rank; i++) bad += res[i] != size * (first + i + cycle) + size * (size - 1) / 2;
     for (int r = 0; r < size; r++)
-      bad += shorts[6 * r] != r + cycle || shorts[6 * r + 2] != -r || shorts[6 * r + 4] != cycle || shorts[6 * r + 1] != -9;
+      bad += shorts[6 * r] != r + cycle || shorts[6 * r + 2] != -r || shorts[6 * r + 4] != cycle ||
+             shorts[6 * r + 1] != -9;
     if (bad) fprintf(stderr, "rank %d: %s, start %d: %d wrong results\n", world_rank, pass, cycle, bad), failures++;
   }
   for (int i = 0; i < NFB; i++) CHECK_MPI(MPI_Request_free(&reqs[i]));

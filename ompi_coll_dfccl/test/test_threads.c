@@ -72,8 +72,8 @@ static int input(int rank, int thread, int round, int i) {
 static void check_element(thread_t* t, int round, const char* what, int i, int got, int want) {
   if (got == want) return;
   if (t->failures++ < 5)
-    fprintf(stderr, "rank %d thread %d round %d: %s[%d] = %d, expected %d\n", world_rank, t->index, round, what, i,
-            got, want);
+    fprintf(stderr, "rank %d thread %d round %d: %s[%d] = %d, expected %d\n", world_rank, t->index, round, what, i, got,
+            want);
 }
 
 /* One round of one thread's calls, checked. */

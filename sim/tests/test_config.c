@@ -38,8 +38,8 @@ static void test_authors_config_accepted(void) {
   struct sim_config cfg;
   char err[512];
   /* As in the authors' files, with their process and seed keys. */
-  CHECK(config_load_string(MEGATRON(",\"num_process\":32,\"fix_seed\":1,\"sync_prob\":0.0"), &cfg, err,
-                           sizeof err) == 0);
+  CHECK(config_load_string(MEGATRON(",\"num_process\":32,\"fix_seed\":1,\"sync_prob\":0.0"), &cfg, err, sizeof err) ==
+        0);
   CHECK(cfg.gpu_num == 64 && cfg.group_num == 32 && cfg.rounds == 10);
   CHECK(cfg.order == ORDER_INTERLEAVE);
   struct topology t;
@@ -80,16 +80,14 @@ static void test_bad_configs(void) {
   expect_error(MEGATRON(",\"total_rounds\":0"), "total_rounds");
   expect_error(MEGATRON(",\"gpu_num\":65"), "gpu_num");
   expect_error(MEGATRON(",\"order\":\"zigzag\""), "order");
-  expect_error(
-      "{\"model\":\"StreamWithSync\",\"grouping_policy\":\"Megatron\",\"disorder_prob\":0,"
-      "\"total_rounds\":1,\"tp_group_size\":1,\"dp_group_size\":1,\"pp_group_size\":1,"
-      "\"coll_cnt_per_tp_group\":1,\"coll_cnt_per_dp_group\":1}",
-      "sync_prob");
-  expect_error(
-      "{\"model\":\"StreamWithSync\",\"grouping_policy\":\"Megatron\",\"disorder_prob\":0,"
-      "\"sync_prob\":1,\"total_rounds\":1,\"tp_group_size\":1,\"dp_group_size\":1,"
-      "\"pp_group_size\":1,\"coll_cnt_per_tp_group\":1,\"coll_cnt_per_dp_group\":1}",
-      "sync_prob");
+  expect_error("{\"model\":\"StreamWithSync\",\"grouping_policy\":\"Megatron\",\"disorder_prob\":0,"
+               "\"total_rounds\":1,\"tp_group_size\":1,\"dp_group_size\":1,\"pp_group_size\":1,"
+               "\"coll_cnt_per_tp_group\":1,\"coll_cnt_per_dp_group\":1}",
+               "sync_prob");
+  expect_error("{\"model\":\"StreamWithSync\",\"grouping_policy\":\"Megatron\",\"disorder_prob\":0,"
+               "\"sync_prob\":1,\"total_rounds\":1,\"tp_group_size\":1,\"dp_group_size\":1,"
+               "\"pp_group_size\":1,\"coll_cnt_per_tp_group\":1,\"coll_cnt_per_dp_group\":1}",
+               "sync_prob");
   expect_error(FREE("[[0,1],[1,2]]", "[5,5]"), "GPU 3 is in no group");
   expect_error(FREE("[[0,1],[2,4]]", "[5,5]"), "gpu_per_group[1][1]");
   expect_error(FREE("[[0,1,1],[2,3]]", "[5,5]"), "twice");

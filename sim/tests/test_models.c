@@ -57,14 +57,14 @@ static void check_probability(struct sim* s, uint64_t rounds, double expect, con
   CHECK(fabs(got - expect) <= 5.0 * sd + 1e-12);
 }
 
-#define TRIANGLE(model, p, s)                                                        \
-  "{\"model\":\"" model "\",\"grouping_policy\":\"Arbitrary\",\"disorder_prob\":" #p \
-  ",\"sync_prob\":" #s ",\"total_rounds\":1,\"gpu_num\":3,\"group_num\":3,"          \
+#define TRIANGLE(model, p, s)                                                                             \
+  "{\"model\":\"" model "\",\"grouping_policy\":\"Arbitrary\",\"disorder_prob\":" #p ",\"sync_prob\":" #s \
+  ",\"total_rounds\":1,\"gpu_num\":3,\"group_num\":3,"                                                    \
   "\"gpu_per_group\":[[0,1],[1,2],[0,2]],\"coll_cnt_per_group\":[1,1,1]}"
 
-#define ONE_GROUP(model, gpus, members, colls, p, s)                                 \
-  "{\"model\":\"" model "\",\"grouping_policy\":\"Arbitrary\",\"disorder_prob\":" #p \
-  ",\"sync_prob\":" #s ",\"total_rounds\":1,\"gpu_num\":" #gpus ",\"group_num\":1,"  \
+#define ONE_GROUP(model, gpus, members, colls, p, s)                                                      \
+  "{\"model\":\"" model "\",\"grouping_policy\":\"Arbitrary\",\"disorder_prob\":" #p ",\"sync_prob\":" #s \
+  ",\"total_rounds\":1,\"gpu_num\":" #gpus ",\"group_num\":1,"                                            \
   "\"gpu_per_group\":[" members "],\"coll_cnt_per_group\":[" #colls "]}"
 
 /* Groups g0={0,1}, g1={1,2}, g2={0,2}, one collective each.  GPU 0 runs g2
@@ -152,11 +152,10 @@ static void test_sync_three_group_cycle(void) {
 /* Three suspended GPUs on a path 1 -> 0 -> 2, not a cycle: the authors'
  * intersection rule calls it a deadlock, the exact check does not. */
 static void test_intersection_rule_over_approximates(void) {
-  const char* json =
-      "{\"model\":\"StreamWithSync\",\"grouping_policy\":\"Arbitrary\","
-      "\"disorder_prob\":0,\"sync_prob\":0.5,\"total_rounds\":1,\"gpu_num\":4,"
-      "\"group_num\":3,\"gpu_per_group\":[[0,1],[0,2],[2,3]],"
-      "\"coll_cnt_per_group\":[1,1,1]}";
+  const char* json = "{\"model\":\"StreamWithSync\",\"grouping_policy\":\"Arbitrary\","
+                     "\"disorder_prob\":0,\"sync_prob\":0.5,\"total_rounds\":1,\"gpu_num\":4,"
+                     "\"group_num\":3,\"gpu_per_group\":[[0,1],[0,2],[2,3]],"
+                     "\"coll_cnt_per_group\":[1,1,1]}";
   for (int rule = 0; rule < 2; rule++) {
     struct sim s;
     CHECK(sim_open(&s, json, ORDER_INTERLEAVE) == 0);
@@ -214,9 +213,9 @@ static void test_sync_two_gpus(void) {
   sim_close(&s);
 }
 
-#define THREE_D(model, p, s)                                                          \
-  "{\"model\":\"" model "\",\"grouping_policy\":\"Megatron\",\"disorder_prob\":" #p   \
-  ",\"sync_prob\":" #s ",\"total_rounds\":1,\"tp_group_size\":2,\"dp_group_size\":3," \
+#define THREE_D(model, p, s)                                                                             \
+  "{\"model\":\"" model "\",\"grouping_policy\":\"Megatron\",\"disorder_prob\":" #p ",\"sync_prob\":" #s \
+  ",\"total_rounds\":1,\"tp_group_size\":2,\"dp_group_size\":3,"                                         \
   "\"pp_group_size\":2,\"coll_cnt_per_tp_group\":20,\"coll_cnt_per_dp_group\":40}"
 
 static const char* free_64_small(const char* model, double p, double s) {

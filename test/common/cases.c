@@ -10,8 +10,8 @@
 
 #include "elements.h"
 
-const char* const kind_names[NUM_KINDS] = {"all-reduce", "all-gather", "reduce-scatter", "broadcast", "reduce",
-                                           "all-gather-v", "reduce-scatter-v", "all-to-all"};
+const char* const kind_names[NUM_KINDS] = {"all-reduce", "all-gather",   "reduce-scatter",   "broadcast",
+                                           "reduce",     "all-gather-v", "reduce-scatter-v", "all-to-all"};
 
 static bool is_signed(dfcclDataType_t t) {
   return t != dfcclUint8 && t != dfcclUint16 && t != dfcclUint32 && t != dfcclUint64;
@@ -107,6 +107,7 @@ static size_t block_packed(const test_case* c, int p) {
 static void lengths(const test_case* c, int rank, size_t* send, size_t* recv) {
   size_t n = (size_t)c->nranks, count = c->count;
   bool root = rank == c->root;
+  /* clang-format off */
   switch (c->kind) {
     case ALL_GATHER: *send = count; *recv = n * count; break;
     case ALL_GATHER_V: *send = block_count(c, c->position); *recv = block_displ(c, 0) + block_count(c, 0); break;
@@ -117,6 +118,7 @@ static void lengths(const test_case* c, int rank, size_t* send, size_t* recv) {
     case REDUCE: *send = count; *recv = root ? count : 0; break;
     default: *send = count; *recv = count; break;
   }
+  /* clang-format on */
 }
 
 /* What an output element holds before the collective (prepare's poison), in dtype. */
@@ -187,7 +189,8 @@ long verify(harness* h, test_case* c) {
     for (size_t i = 0; i < nrecv; i++) {
       double want = expected(c, i), got = element_load(host, c->dtype, i);
       if (got != want && wrong++ < 3)
-        fprintf(stderr, "rank %d: %s %s %s count %zu %s offset %zu root %d on %d ranks: element %zu = %g, expected %g\n",
+        fprintf(stderr,
+                "rank %d: %s %s %s count %zu %s offset %zu root %d on %d ranks: element %zu = %g, expected %g\n",
                 h->rank, kind_names[c->kind], df_dtype_name(c->dtype), df_op_name(c->op), c->count,
                 c->in_place ? "in place" : "out of place", c->offset_elems, c->root, c->nranks, i, got, want);
     }
@@ -228,8 +231,12 @@ void register_case(harness* h, const test_case* c) {
     case REDUCE_SCATTER:
       CHECK_DFCCL(dfcclRegisterReduceScatter(h->ctx, c->count, c->dtype, c->op, c->id, c->ranks, n, 0));
       break;
-    case BROADCAST: CHECK_DFCCL(dfcclRegisterBroadcast(h->ctx, c->count, c->dtype, c->root, c->id, c->ranks, n, 0)); break;
-    case REDUCE: CHECK_DFCCL(dfcclRegisterReduce(h->ctx, c->count, c->dtype, c->op, c->root, c->id, c->ranks, n, 0)); break;
+    case BROADCAST:
+      CHECK_DFCCL(dfcclRegisterBroadcast(h->ctx, c->count, c->dtype, c->root, c->id, c->ranks, n, 0));
+      break;
+    case REDUCE:
+      CHECK_DFCCL(dfcclRegisterReduce(h->ctx, c->count, c->dtype, c->op, c->root, c->id, c->ranks, n, 0));
+      break;
     default: CHECK_DFCCL(dfcclRegisterAllReduce(h->ctx, c->count, c->dtype, c->op, c->id, c->ranks, n, 0)); break;
   }
 }
@@ -237,7 +244,7 @@ void register_case(harness* h, const test_case* c) {
 void submit_case(harness* h, dfcclComm_t comm, test_case* c, harness_counter* done) {
   static const dfcclCollKind_t kinds[NUM_KINDS] = {
       [ALL_REDUCE] = dfcclAllReduce, [ALL_GATHER] = dfcclAllGather, [REDUCE_SCATTER] = dfcclReduceScatter,
-      [BROADCAST] = dfcclBroadcast,  [REDUCE] = dfcclReduce,         [ALL_TO_ALL] = dfcclAllToAll};
+      [BROADCAST] = dfcclBroadcast,  [REDUCE] = dfcclReduce,        [ALL_TO_ALL] = dfcclAllToAll};
   if (c->kind == ALL_GATHER_V || c->kind == REDUCE_SCATTER_V) {
     fprintf(stderr, "submit_case: %s has no descriptor\n", kind_names[c->kind]);
     abort();
@@ -252,9 +259,8 @@ void submit_case(harness* h, dfcclComm_t comm, test_case* c, harness_counter* do
 
 void run_case(harness* h, test_case* c, harness_counter* done) {
   typedef dfcclResult_t (*run_fn)(dfcclRankCtx_t, const void*, void*, int, dfcclCallback_t, void*);
-  static const run_fn run[NUM_KINDS] = {dfcclRunAllReduce, dfcclRunAllGather, dfcclRunReduceScatter,
-                                        dfcclRunBroadcast,  dfcclRunReduce,    dfcclRunAllGatherV,
+  static const run_fn run[NUM_KINDS] = {dfcclRunAllReduce,      dfcclRunAllGather, dfcclRunReduceScatter,
+                                        dfcclRunBroadcast,      dfcclRunReduce,    dfcclRunAllGatherV,
                                         dfcclRunReduceScatterV, dfcclRunAllToAll};
   CHECK_DFCCL(run[c->kind](h->ctx, c->send, c->recv, c->id, harness_on_complete, done));
 }
-

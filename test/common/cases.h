@@ -31,17 +31,17 @@ typedef struct {
   kind kind;
   dfcclDataType_t dtype;
   dfcclRedOp_t op;
-  size_t count;        /* as registered: per rank for all-gather and reduce-scatter; the v kinds: the
-                        * blocks are count + 5 x position elements, every third one empty */
+  size_t count; /* as registered: per rank for all-gather and reduce-scatter; the v kinds: the
+                 * blocks are count + 5 x position elements, every third one empty */
   bool in_place;
   size_t offset_elems; /* buffers start this many elements into their allocation */
   int root;            /* world rank, broadcast and reduce */
   const int* ranks;    /* participants, ascending; NULL: all */
   int nranks;
-  int position;        /* this rank's index among them */
-  unsigned seed;       /* varies the inputs between runs */
+  int position;  /* this rank's index among them */
+  unsigned seed; /* varies the inputs between runs */
   void *send_alloc, *recv_alloc;
-  char *send, *recv;   /* the buffers passed to dfcclRun* */
+  char *send, *recv; /* the buffers passed to dfcclRun* */
 } test_case;
 
 bool reduces(kind k);

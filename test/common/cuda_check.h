@@ -12,14 +12,13 @@
 
 #include <cuda_runtime.h>
 
-#define CHECK_CUDA(call)                                                                       \
-  do {                                                                                         \
-    cudaError_t status_ = (call);                                                              \
-    if (status_ != cudaSuccess) {                                                              \
-      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,                     \
-              cudaGetErrorString(status_));                                                    \
-      exit(2);                                                                                 \
-    }                                                                                          \
+#define CHECK_CUDA(call)                                                                                 \
+  do {                                                                                                   \
+    cudaError_t status_ = (call);                                                                        \
+    if (status_ != cudaSuccess) {                                                                        \
+      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(status_)); \
+      exit(2);                                                                                           \
+    }                                                                                                    \
   } while (0)
 
 #endif /* DFCCL_TEST_CUDA_CHECK_H */

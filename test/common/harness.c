@@ -16,13 +16,13 @@
 
 #ifdef DFCCL_HAVE_CUDA
 #include <cuda_runtime_api.h>
-#define CHECK_CUDA(call)                                                                           \
-  do {                                                                                             \
-    cudaError_t e_ = (call);                                                                       \
-    if (e_ != cudaSuccess) {                                                                       \
+#define CHECK_CUDA(call)                                                                             \
+  do {                                                                                               \
+    cudaError_t e_ = (call);                                                                         \
+    if (e_ != cudaSuccess) {                                                                         \
       fprintf(stderr, "%s failed: %s (%s:%d)\n", #call, cudaGetErrorString(e_), __FILE__, __LINE__); \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                                \
-    }                                                                                              \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                                                  \
+    }                                                                                                \
   } while (0)
 #endif
 
@@ -115,8 +115,7 @@ void harness_init(harness* h, int* argc, char*** argv, const char* program) {
   }
 #endif
   CHECK_DFCCL(dfcclInit(&h->ctx, &h->init));
-  if (h->rank == 0)
-    printf("%s: %d ranks, %s execution target\n", program, h->nranks, h->gpu ? "GPU (cuda)" : "host");
+  if (h->rank == 0) printf("%s: %d ranks, %s execution target\n", program, h->nranks, h->gpu ? "GPU (cuda)" : "host");
   fflush(stdout);
 }
 
@@ -226,9 +225,8 @@ dfcclStats_t harness_report_stats(const harness* h) {
   CHECK_DFCCL(dfcclGetStats(h->ctx, &s));
   printf("stats rank %d: sqes %llu, preemptions %llu, context loads %llu, saves %llu, voluntary quits %llu, "
          "launches %llu, max task queue %llu, completions %llu\n",
-         h->rank, (unsigned long long)s.sqesRead, (unsigned long long)s.preemptions,
-         (unsigned long long)s.contextLoads, (unsigned long long)s.contextSaves,
-         (unsigned long long)s.voluntaryQuits, (unsigned long long)s.launches,
+         h->rank, (unsigned long long)s.sqesRead, (unsigned long long)s.preemptions, (unsigned long long)s.contextLoads,
+         (unsigned long long)s.contextSaves, (unsigned long long)s.voluntaryQuits, (unsigned long long)s.launches,
          (unsigned long long)s.maxTaskQueueLength, (unsigned long long)s.completions);
   fflush(stdout);
   dfcclStats_t total;
@@ -263,8 +261,8 @@ long harness_check_sum(const harness* h, harness_value_fn value, int iteration, 
   for (size_t i = 0; i < count; i++) {
     int32_t expected = value(0, iteration, coll, i) * ranks_sum;
     if (got[i] != expected && wrong++ < 5)
-      fprintf(stderr, "rank %d iteration %d collective %d element %zu: %d, expected %d\n", h->rank, iteration,
-              coll, i, got[i], expected);
+      fprintf(stderr, "rank %d iteration %d collective %d element %zu: %d, expected %d\n", h->rank, iteration, coll, i,
+              got[i], expected);
   }
   return wrong;
 }

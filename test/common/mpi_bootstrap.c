@@ -35,9 +35,9 @@ static int mpi_failed(const char* what, int rc) {
   return 1;
 }
 
-#define BS_MPI(call)                                  \
-  do {                                                \
-    int bs_rc_ = (call);                              \
+#define BS_MPI(call)                                             \
+  do {                                                           \
+    int bs_rc_ = (call);                                         \
     if (bs_rc_ != MPI_SUCCESS) return mpi_failed(#call, bs_rc_); \
   } while (0)
 
@@ -119,8 +119,7 @@ static int check_rank_list(const bs_state* st, const int* ranks, int nranks, int
   return 0;
 }
 
-static int mpi_allgather(void* state, const int* ranks, int nranks, const void* sendbuf, void* recvbuf,
-                         size_t bytes) {
+static int mpi_allgather(void* state, const int* ranks, int nranks, const void* sendbuf, void* recvbuf, size_t bytes) {
   bs_state* st = state;
   int me;
   if (st == NULL) return bs_error("allgather: null state");

@@ -20,8 +20,8 @@ static inline int find_pvar(const char* name) {
     int nlen = sizeof pname, dlen = sizeof desc, verbosity, var_class, bind, readonly, continuous, atomic;
     MPI_Datatype type;
     MPI_T_enum enumtype;
-    if (MPI_T_pvar_get_info(i, pname, &nlen, &verbosity, &var_class, &type, &enumtype, desc, &dlen, &bind,
-                            &readonly, &continuous, &atomic) == MPI_SUCCESS &&
+    if (MPI_T_pvar_get_info(i, pname, &nlen, &verbosity, &var_class, &type, &enumtype, desc, &dlen, &bind, &readonly,
+                            &continuous, &atomic) == MPI_SUCCESS &&
         strcmp(pname, name) == 0)
       return i;
   }

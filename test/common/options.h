@@ -76,12 +76,14 @@ static inline bool parse_bytes(const char* s, size_t* out) {
   unsigned long long v = strtoull(s, &end, 10);
   if (errno != 0) return false;
   unsigned long long mult = 1;
+  /* clang-format off */
   switch (*end) {
     case 'k': case 'K': mult = 1ull << 10; end++; break;
     case 'm': case 'M': mult = 1ull << 20; end++; break;
     case 'g': case 'G': mult = 1ull << 30; end++; break;
     default: break;
   }
+  /* clang-format on */
   if (*end == 'b' || *end == 'B') end++;
   if (*end != '\0' || (v != 0 && mult > (unsigned long long)SIZE_MAX / v)) return false;
   *out = (size_t)(v * mult);
@@ -91,20 +93,19 @@ static inline bool parse_bytes(const char* s, size_t* out) {
 /* ---- options ---- */
 
 typedef struct {
-  const char* program;            /* the first word of every message                      */
-  const char* usage;              /* printed under a message (NULL: nothing)              */
+  const char* program; /* the first word of every message                      */
+  const char* usage;   /* printed under a message (NULL: nothing)              */
   int argc;
   char** argv;
   char spec[64];                  /* getopt's, with ':' in front (a missing value is ':') */
   bool report;                    /* print messages (MPI: rank 0 only)                    */
   void (*before_exit)(void* arg); /* runs before exit(2), e.g. MPI_Finalize (NULL: none)   */
   void* arg;
-  int opt;                        /* the option just read, and its value                  */
+  int opt; /* the option just read, and its value                  */
   const char* value;
 } options;
 
-static inline options options_begin(const char* program, const char* usage, int argc, char** argv,
-                                    const char* spec) {
+static inline options options_begin(const char* program, const char* usage, int argc, char** argv, const char* spec) {
   options o;
   memset(&o, 0, sizeof o);
   o.program = program;

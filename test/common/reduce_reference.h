@@ -15,8 +15,8 @@
 
 /* op(a, b) for integers of `size` bytes, a and b holding the elements' bits; sets *defined to false
  * for an op integers do not have. */
-static inline uint64_t reduce_reference_int(dfcclRedOp_t op, unsigned size, bool is_signed,
-                                            uint64_t a, uint64_t b, bool* defined) {
+static inline uint64_t reduce_reference_int(dfcclRedOp_t op, unsigned size, bool is_signed, uint64_t a, uint64_t b,
+                                            bool* defined) {
   const unsigned unused = 64 - 8 * size;
   const uint64_t mask = ~0ull >> unused;
   /* Compare as sign-extended or unsigned 64-bit numbers. */
@@ -52,7 +52,9 @@ static inline uint64_t reduce_edge_value(unsigned size, unsigned which) {
 static inline uint64_t reduce_random_integer(unsigned size, uint64_t r) {
   const uint64_t mask = ~0ull >> (64 - 8 * size);
   switch (r & 7) {
-    case 0: case 1: case 2: return r & mask;
+    case 0:
+    case 1:
+    case 2: return r & mask;
     case 3: return (r >> 8) % 5;
     default: return reduce_edge_value(size, (unsigned)(r >> 8)) & mask;
   }

@@ -29,13 +29,13 @@
 
 #include "queue/cq.h"
 
-#define CHECK_CUDA(call)                                                                          \
-  do {                                                                                            \
-    cudaError_t e_ = (call);                                                                      \
-    if (e_ != cudaSuccess) {                                                                      \
+#define CHECK_CUDA(call)                                                                              \
+  do {                                                                                                \
+    cudaError_t e_ = (call);                                                                          \
+    if (e_ != cudaSuccess) {                                                                          \
       fprintf(stderr, "%s failed: %s at %s:%d\n", #call, cudaGetErrorString(e_), __FILE__, __LINE__); \
-      exit(2);                                                                                    \
-    }                                                                                             \
+      exit(2);                                                                                        \
+    }                                                                                                 \
   } while (0)
 
 static const uint32_t kBlocks = 32;
@@ -96,7 +96,8 @@ static bool report(const char* mode, const Tally& t, uint32_t per_block, double 
   printf("%s: %llu completions from %u blocks in %.2f s: %llu duplicated, %llu lost, %llu garbage, %llu out of "
          "order%s\n",
          mode, (unsigned long long)want, kBlocks, seconds, (unsigned long long)t.duplicates, (unsigned long long)lost,
-         (unsigned long long)t.garbage, (unsigned long long)t.out_of_order, ended ? "" : " (the writers did not finish)");
+         (unsigned long long)t.garbage, (unsigned long long)t.out_of_order,
+         ended ? "" : " (the writers did not finish)");
   return ended && t.duplicates == 0 && lost == 0 && t.garbage == 0 && t.out_of_order == 0;
 }
 
@@ -122,8 +123,8 @@ static bool run_cas(uint32_t per_block) {
     if (cudaStreamQuery(0) == cudaSuccess) ended = true;
     else if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > 30) break;
   }
-  bool ok = report("cas ", t, per_block, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-                   ended);
+  bool ok = report("cas ", t, per_block,
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), ended);
   if (!ended) printf("cas : the writers did not end within 30 s; leaving the process to end them\n");
   else CHECK_CUDA(cudaFreeHost(host));
   return ok;
@@ -159,8 +160,8 @@ static bool run_ring(uint32_t per_block) {
     if (cudaStreamQuery(0) == cudaSuccess) ended = true;
     else if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > 30) break;
   }
-  bool ok = report("ring", t, per_block, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-                   ended);
+  bool ok = report("ring", t, per_block,
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), ended);
   if (ended) CHECK_CUDA(cudaFreeHost(host));
   return ok;
 }

@@ -42,13 +42,13 @@
 /* ---- the bootstrap: one mailbox per set of ranks, double-buffered by call parity ---- */
 
 typedef struct {
-  _Atomic uint64_t mask;           /* the ranks that use this box (0: free)                    */
+  _Atomic uint64_t mask;              /* the ranks that use this box (0: free)                    */
   _Atomic uint64_t posted[MAX_RANKS]; /* calls whose data each member has written             */
   _Atomic uint64_t read[MAX_RANKS];   /* calls whose data each member has copied out          */
   char data[2][MAX_RANKS][MAX_BYTES];
 } mailbox;
 
-static mailbox* boxes;         /* MAP_SHARED, made before fork */
+static mailbox* boxes;            /* MAP_SHARED, made before fork */
 static uint64_t calls[MAX_BOXES]; /* this process's calls per box (one thread per box at a time) */
 static int my_rank, nranks;
 static int phases = 7; /* -p: 1 reuse ids, 2 cycles, 4 threads */
@@ -103,14 +103,14 @@ static atomic_long failures;
 static int device;
 #endif
 
-#define CHECK(call)                                                                                  \
-  do {                                                                                               \
-    dfcclResult_t r_ = (call);                                                                       \
-    if (r_ != dfcclSuccess) {                                                                        \
+#define CHECK(call)                                                                                        \
+  do {                                                                                                     \
+    dfcclResult_t r_ = (call);                                                                             \
+    if (r_ != dfcclSuccess) {                                                                              \
       fprintf(stderr, "rank %d line %d: %s: %s (%s)\n", my_rank, __LINE__, #call, dfcclGetErrorString(r_), \
-              dfcclGetLastErrorMessage());                                                           \
-      exit(1);                                                                                       \
-    }                                                                                                \
+              dfcclGetLastErrorMessage());                                                                 \
+      exit(1);                                                                                             \
+    }                                                                                                      \
   } while (0)
 
 static void* buffer(size_t bytes) {
@@ -143,8 +143,9 @@ static cudaStream_t copy_stream; /* non-blocking: a copy does not wait for the d
 static void copy(void* dst, const void* src, size_t bytes, bool to_device) {
 #ifdef DFCCL_HAVE_CUDA
   if (gpu) {
-    if (cudaMemcpyAsync(dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
-                        copy_stream) != cudaSuccess || cudaStreamSynchronize(copy_stream) != cudaSuccess)
+    if (cudaMemcpyAsync(dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, copy_stream) !=
+            cudaSuccess ||
+        cudaStreamSynchronize(copy_stream) != cudaSuccess)
       exit(4);
     return;
   }
@@ -159,7 +160,7 @@ typedef struct {
   int id;
   kind kind;
   size_t count;
-  int ranks[MAX_RANKS]; /* ascending */
+  int ranks[MAX_RANKS];  /* ascending */
   int n, position, root; /* root: world rank */
   int32_t *send, *recv;
 } coll;
@@ -179,8 +180,12 @@ static coll make(int id, kind k, size_t count, const int* ranks, int n, int root
 
 static void reg(dfcclRankCtx_t ctx, const coll* c) {
   switch (c->kind) {
-    case ALL_REDUCE_SUM: CHECK(dfcclRegisterAllReduce(ctx, c->count, dfcclInt32, dfcclSum, c->id, c->ranks, c->n, 0)); break;
-    case ALL_REDUCE_MAX: CHECK(dfcclRegisterAllReduce(ctx, c->count, dfcclInt32, dfcclMax, c->id, c->ranks, c->n, 0)); break;
+    case ALL_REDUCE_SUM:
+      CHECK(dfcclRegisterAllReduce(ctx, c->count, dfcclInt32, dfcclSum, c->id, c->ranks, c->n, 0));
+      break;
+    case ALL_REDUCE_MAX:
+      CHECK(dfcclRegisterAllReduce(ctx, c->count, dfcclInt32, dfcclMax, c->id, c->ranks, c->n, 0));
+      break;
     case ALL_GATHER: CHECK(dfcclRegisterAllGather(ctx, c->count, dfcclInt32, c->id, c->ranks, c->n, 0)); break;
     default: CHECK(dfcclRegisterBroadcast(ctx, c->count, dfcclInt32, c->root, c->id, c->ranks, c->n, 0)); break;
   }
@@ -384,8 +389,8 @@ static int rank_main(int ncycles) {
   pair[0] = my_rank & ~1;
   pair[1] = pair[0] + 1;
   self[0] = my_rank;
-  dfcclInitArgs_t args = {.target = dfcclTargetDefault, .device = -1,
-                          .bootstrap = {my_rank, nranks, shm_allgather, NULL}};
+  dfcclInitArgs_t args = {
+      .target = dfcclTargetDefault, .device = -1, .bootstrap = {my_rank, nranks, shm_allgather, NULL}};
   dfcclRankCtx_t ctx;
   CHECK(dfcclInit(&ctx, &args));
   if (phases & 1) reuse_ids(ctx);

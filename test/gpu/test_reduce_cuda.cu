@@ -34,14 +34,13 @@
 #include "reduce_reference.h" /* test/common */
 #include "cuda_check.h"
 
-
 static constexpr int kThreads = 512;
 
 /* ================================================================ kernels */
 
 /* Each block reduces its own slice of `per_block` elements. */
-__global__ void reduce_copy_kernel(dfcclDataType_t dtype, dfcclRedOp_t op, const char* src0,
-                                   const char* src1, char* dst0, char* dst1, size_t per_block) {
+__global__ void reduce_copy_kernel(dfcclDataType_t dtype, dfcclRedOp_t op, const char* src0, const char* src1,
+                                   char* dst0, char* dst1, size_t per_block) {
   const df_block block = {(int)threadIdx.x, (int)blockDim.x, (int)blockIdx.x, (int)gridDim.x};
   const size_t offset = (size_t)blockIdx.x * per_block * df_dtype_bytes(dtype);
   df_reduce_copy(&block, dtype, op, src0 + offset, src1 ? src1 + offset : nullptr, dst0 + offset,
@@ -78,8 +77,7 @@ __device__ void record_mismatch(ConversionMismatches* m, unsigned input, int kin
 /* Hardware (df_*) against software (df_sw_*) conversions for the given float bit patterns, and
  * for every 16-bit code (the first 65536 threads). */
 __global__ void conversion_kernel(const uint32_t* floats, size_t n, ConversionMismatches* m) {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-       i += (size_t)gridDim.x * blockDim.x) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
     if (i <= 0xffff) {
       const uint16_t h = (uint16_t)i;
       if (!same_float(df_f16_to_f32(h), df_sw_f16_to_f32(h))) record_mismatch(m, h, 0);
@@ -112,12 +110,10 @@ struct TypeInfo {
 };
 
 static const TypeInfo kTypes[] = {
-    {dfcclInt8, "int8", 1, kSigned},   {dfcclUint8, "uint8", 1, kUnsigned},
-    {dfcclInt16, "int16", 2, kSigned}, {dfcclUint16, "uint16", 2, kUnsigned},
-    {dfcclInt32, "int32", 4, kSigned}, {dfcclUint32, "uint32", 4, kUnsigned},
-    {dfcclInt64, "int64", 8, kSigned}, {dfcclUint64, "uint64", 8, kUnsigned},
-    {dfcclFloat16, "fp16", 2, kF16},   {dfcclBfloat16, "bf16", 2, kBF16},
-    {dfcclFloat32, "fp32", 4, kF32},   {dfcclFloat64, "fp64", 8, kF64},
+    {dfcclInt8, "int8", 1, kSigned},       {dfcclUint8, "uint8", 1, kUnsigned},   {dfcclInt16, "int16", 2, kSigned},
+    {dfcclUint16, "uint16", 2, kUnsigned}, {dfcclInt32, "int32", 4, kSigned},     {dfcclUint32, "uint32", 4, kUnsigned},
+    {dfcclInt64, "int64", 8, kSigned},     {dfcclUint64, "uint64", 8, kUnsigned}, {dfcclFloat16, "fp16", 2, kF16},
+    {dfcclBfloat16, "bf16", 2, kBF16},     {dfcclFloat32, "fp32", 4, kF32},       {dfcclFloat64, "fp64", 8, kF64},
 };
 
 static_assert(sizeof kTypes / sizeof kTypes[0] == dfcclNumTypes, "every type");
@@ -130,15 +126,23 @@ static float f32_of(uint64_t bits) {
   memcpy(&f, &b, 4);
   return f;
 }
-static uint64_t bits_of(float f) { uint32_t b; memcpy(&b, &f, 4); return b; }
-static double f64_of(uint64_t bits) { double d; memcpy(&d, &bits, 8); return d; }
-static uint64_t bits_of(double d) { uint64_t b; memcpy(&b, &d, 8); return b; }
-static float f16_value(uint64_t bits) {
-  return __half2float(__ushort_as_half((unsigned short)bits));
+static uint64_t bits_of(float f) {
+  uint32_t b;
+  memcpy(&b, &f, 4);
+  return b;
 }
-static float bf16_value(uint64_t bits) {
-  return __bfloat162float(__ushort_as_bfloat16((unsigned short)bits));
+static double f64_of(uint64_t bits) {
+  double d;
+  memcpy(&d, &bits, 8);
+  return d;
 }
+static uint64_t bits_of(double d) {
+  uint64_t b;
+  memcpy(&b, &d, 8);
+  return b;
+}
+static float f16_value(uint64_t bits) { return __half2float(__ushort_as_half((unsigned short)bits)); }
+static float bf16_value(uint64_t bits) { return __bfloat162float(__ushort_as_bfloat16((unsigned short)bits)); }
 static uint64_t f16_bits(float f) { return __half_as_ushort(__float2half_rn(f)); }
 static uint64_t bf16_bits(float f) { return __bfloat16_as_ushort(__float2bfloat16_rn(f)); }
 
@@ -153,8 +157,7 @@ static uint64_t ref_int_op(const TypeInfo& t, dfcclRedOp_t op, uint64_t a, uint6
 }
 
 template <typename Decode, typename Encode, typename Compute>
-static uint64_t ref_float_op(dfcclRedOp_t op, uint64_t a, uint64_t b, Decode decode,
-                             Encode encode, Compute) {
+static uint64_t ref_float_op(dfcclRedOp_t op, uint64_t a, uint64_t b, Decode decode, Encode encode, Compute) {
   const Compute x = decode(a), y = decode(b);
   if (op == dfcclMax) return x > y ? a : b;
   if (op == dfcclMin) return x < y ? a : b;
@@ -165,8 +168,10 @@ static uint64_t ref_op(const TypeInfo& t, dfcclRedOp_t op, uint64_t a, uint64_t 
   switch (t.kind) {
     case kF16: return ref_float_op(op, a, b, f16_value, f16_bits, 0.0f);
     case kBF16: return ref_float_op(op, a, b, bf16_value, bf16_bits, 0.0f);
+    /* clang-format off */
     case kF32: return ref_float_op(op, a, b, f32_of, [](float f) { return bits_of(f); }, 0.0f);
     case kF64: return ref_float_op(op, a, b, f64_of, [](double d) { return bits_of(d); }, 0.0);
+    /* clang-format on */
     default: return ref_int_op(t, op, a, b);
   }
 }
@@ -229,14 +234,12 @@ struct Buffers {
 };
 
 static int region_of(const Case& c, int role) { return (role == D0 && c.in_place) ? S0 : role; }
-static bool role_used(const Case& c, int role) {
-  return (role != S1 || c.has_src1) && (role != D1 || c.has_dst1);
-}
+static bool role_used(const Case& c, int role) { return (role != S1 || c.has_src1) && (role != D1 || c.has_dst1); }
 
 static void describe(const Case& c, char* text, size_t size) {
-  snprintf(text, size, "%s %s src1=%d dst1=%d in_place=%d count=%zu offsets=%u,%u,%u,%u threads=%d",
-           c.type->name, df_op_name(c.op), c.has_src1, c.has_dst1, c.in_place, c.count, c.offset[S0],
-           c.offset[S1], c.offset[D0], c.offset[D1], c.threads);
+  snprintf(text, size, "%s %s src1=%d dst1=%d in_place=%d count=%zu offsets=%u,%u,%u,%u threads=%d", c.type->name,
+           df_op_name(c.op), c.has_src1, c.has_dst1, c.in_place, c.count, c.offset[S0], c.offset[S1], c.offset[D0],
+           c.offset[D1], c.threads);
 }
 
 /* Returns the number of failures (prints the first few). */
@@ -249,9 +252,7 @@ static int run_case(Buffers& buf, const Case& c) {
       memcpy(buf.host[r].data() + i, &bytes, std::min<size_t>(8, extent - i));
     }
   }
-  auto data = [&](int role) {
-    return buf.host[region_of(c, role)].data() + kGuard + c.offset[role];
-  };
+  auto data = [&](int role) { return buf.host[region_of(c, role)].data() + kGuard + c.offset[role]; };
   buf.expected.resize(c.count);
   for (size_t i = 0; i < c.count; i++) {
     const uint64_t a = random_value(*c.type);
@@ -264,19 +265,15 @@ static int run_case(Buffers& buf, const Case& c) {
     }
     buf.expected[i] = v;
     for (int role = D0; role <= D1; role++) /* poison that differs from the expected value */
-      if (region_of(c, role) == role && get_element(data(role) + i * size, size) == v)
-        data(role)[i * size] ^= 0xff;
+      if (region_of(c, role) == role && get_element(data(role) + i * size, size) == v) data(role)[i * size] ^= 0xff;
   }
   for (int r = 0; r < kRoles; r++) {
     buf.before[r] = buf.host[r];
     CHECK_CUDA(cudaMemcpy(buf.device[r], buf.host[r].data(), extent, cudaMemcpyHostToDevice));
   }
-  auto device_data = [&](int role) {
-    return buf.device[region_of(c, role)] + kGuard + c.offset[role];
-  };
-  reduce_copy_kernel<<<1, c.threads>>>(c.type->dtype, c.op, device_data(S0),
-                                       c.has_src1 ? device_data(S1) : nullptr, device_data(D0),
-                                       c.has_dst1 ? device_data(D1) : nullptr, c.count);
+  auto device_data = [&](int role) { return buf.device[region_of(c, role)] + kGuard + c.offset[role]; };
+  reduce_copy_kernel<<<1, c.threads>>>(c.type->dtype, c.op, device_data(S0), c.has_src1 ? device_data(S1) : nullptr,
+                                       device_data(D0), c.has_dst1 ? device_data(D1) : nullptr, c.count);
   CHECK_CUDA(cudaGetLastError());
   CHECK_CUDA(cudaDeviceSynchronize());
   for (int r = 0; r < kRoles; r++)
@@ -287,8 +284,8 @@ static int run_case(Buffers& buf, const Case& c) {
   auto report = [&](const char* what, long index, uint64_t got, uint64_t want) {
     if (failures++ < 5) {
       describe(c, text, sizeof text);
-      fprintf(stderr, "FAIL: %s %s[%ld] = 0x%llx, want 0x%llx\n", text, what, index,
-              (unsigned long long)got, (unsigned long long)want);
+      fprintf(stderr, "FAIL: %s %s[%ld] = 0x%llx, want 0x%llx\n", text, what, index, (unsigned long long)got,
+              (unsigned long long)want);
     }
   };
   for (int role = D0; role <= D1; role++) {
@@ -343,8 +340,8 @@ static int test_conversions() {
   CHECK_CUDA(cudaFree(d_mismatches));
   if (m.count) {
     static const char* const kinds[] = {"f16->f32", "bf16->f32", "f32->f16", "f32->bf16"};
-    fprintf(stderr, "FAIL: %llu hardware/software conversion mismatches, first %s of 0x%x\n",
-            m.count, kinds[m.first_kind], m.first_input);
+    fprintf(stderr, "FAIL: %llu hardware/software conversion mismatches, first %s of 0x%x\n", m.count,
+            kinds[m.first_kind], m.first_input);
     return 1;
   }
   printf("conversions: hardware == software for all 16-bit codes and %zu floats\n", n);
@@ -385,9 +382,10 @@ static int test_examples() {
     for (size_t i = 0; i < n; i++) wrong += get_element(hd.data() + i * t.size, t.size) != e.want;
     if (ref != e.want || wrong) {
       failures++;
-      fprintf(stderr, "FAIL: example %s %s(0x%llx, 0x%llx): want 0x%llx, reference 0x%llx, %zu of %zu "
-              "GPU elements differ (first 0x%llx)\n", t.name, df_op_name(e.op),
-              (unsigned long long)e.a, (unsigned long long)e.b, (unsigned long long)e.want,
+      fprintf(stderr,
+              "FAIL: example %s %s(0x%llx, 0x%llx): want 0x%llx, reference 0x%llx, %zu of %zu "
+              "GPU elements differ (first 0x%llx)\n",
+              t.name, df_op_name(e.op), (unsigned long long)e.a, (unsigned long long)e.b, (unsigned long long)e.want,
               (unsigned long long)ref, wrong, n, (unsigned long long)get_element(hd.data(), t.size));
     }
   }
@@ -402,8 +400,7 @@ static int test_reduce() {
   static const size_t kCounts[] = {0, 1, 17, 1000, 4099, 98309};
   /* Equal offsets (16-byte path with head/tail), element-aligned but different (element path),
    * byte-misaligned (byte path); scaled by the element size where marked. */
-  static const unsigned kOffsets[][kRoles] = {
-      {0, 0, 0, 0}, {8, 8, 8, 8}, {0, 1, 2, 3}, {1, 3, 5, 7}};
+  static const unsigned kOffsets[][kRoles] = {{0, 0, 0, 0}, {8, 8, 8, 8}, {0, 1, 2, 3}, {1, 3, 5, 7}};
   static const bool kScaled[] = {false, false, true, false};
   Buffers buf;
   buf.capacity = 2 * kGuard + 16 + 98309 * 8;
@@ -418,11 +415,9 @@ static int test_reduce() {
             for (int threads : {kThreads, 96}) {
               if (!df_op_defined_for((dfcclRedOp_t)op, t.dtype)) continue;
               if (threads != kThreads && count > 4099) continue;
-              Case c{&t, (dfcclRedOp_t)op, (mode & 1) != 0, (mode & 2) != 0, (mode & 4) != 0,
-                     count, {}, threads};
+              Case c{&t, (dfcclRedOp_t)op, (mode & 1) != 0, (mode & 2) != 0, (mode & 4) != 0, count, {}, threads};
               for (int r = 0; r < kRoles; r++)
-                c.offset[r] = kScaled[o] ? (unsigned)((kOffsets[o][r] * t.size) % 16)
-                                         : kOffsets[o][r];
+                c.offset[r] = kScaled[o] ? (unsigned)((kOffsets[o][r] * t.size) % 16) : kOffsets[o][r];
               if (c.in_place) c.offset[D0] = c.offset[S0];
               failures += run_case(buf, c);
               cases++;
@@ -451,8 +446,7 @@ static float median(std::vector<float> v) {
   return v[v.size() / 2];
 }
 
-static void bench(char* src0, char* src1, char* dst0, char* dst1, size_t bytes,
-                  const BenchCase& b) {
+static void bench(char* src0, char* src1, char* dst0, char* dst1, size_t bytes, const BenchCase& b) {
   const size_t size = b.dtype == dfcclFloat16 ? 2 : 4;
   const size_t per_block = bytes / size / b.blocks;
   const int kWarmup = 3, kRepeats = 15;
@@ -462,9 +456,9 @@ static void bench(char* src0, char* src1, char* dst0, char* dst1, size_t bytes,
   std::vector<float> ms;
   for (int i = 0; i < kWarmup + kRepeats; i++) {
     CHECK_CUDA(cudaEventRecord(start));
-    reduce_copy_kernel<<<b.blocks, kThreads>>>(
-        b.dtype, dfcclSum, src0, b.has_src1 ? src1 : nullptr, dst0 + b.dst_offset,
-        b.has_dst1 ? dst1 + b.dst_offset : nullptr, per_block);
+    reduce_copy_kernel<<<b.blocks, kThreads>>>(b.dtype, dfcclSum, src0, b.has_src1 ? src1 : nullptr,
+                                               dst0 + b.dst_offset, b.has_dst1 ? dst1 + b.dst_offset : nullptr,
+                                               per_block);
     CHECK_CUDA(cudaGetLastError());
     CHECK_CUDA(cudaEventRecord(stop));
     CHECK_CUDA(cudaEventSynchronize(stop));
@@ -499,8 +493,7 @@ static int check_bench_result(const char* dst, size_t count) {
 }
 
 __global__ void fill_kernel(float* a, float* b, size_t n) {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-       i += (size_t)gridDim.x * blockDim.x) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
     a[i] = (float)(i % 1000);
     b[i] = 1.0f;
   }
@@ -520,8 +513,7 @@ static int run_benchmark() {
   int device;
   CHECK_CUDA(cudaGetDevice(&device));
   CHECK_CUDA(cudaGetDeviceProperties(&prop, device));
-  printf("benchmark on %s, 256 MiB per buffer, %d threads per block, median of 15:\n", prop.name,
-         kThreads);
+  printf("benchmark on %s, 256 MiB per buffer, %d threads per block, median of 15:\n", prop.name, kThreads);
   static const BenchCase kCases[] = {
       {"fp32 sum src0+src1 -> dst0", dfcclFloat32, true, false, 1, 0},
       {"fp32 sum src0+src1 -> dst0,dst1", dfcclFloat32, true, true, 1, 0},

@@ -16,7 +16,8 @@ static long failures;
 
 static void expect(dfcclResult_t got, dfcclResult_t want, const char* what, int rank) {
   if (got == want) {
-    if (rank == 0) printf("ok   %-58s -> %s: %s\n", what, dfcclGetErrorString(got), got ? dfcclGetLastErrorMessage() : "");
+    if (rank == 0)
+      printf("ok   %-58s -> %s: %s\n", what, dfcclGetErrorString(got), got ? dfcclGetLastErrorMessage() : "");
     return;
   }
   failures++;
@@ -51,21 +52,31 @@ int main(int argc, char** argv) {
   unsetenv("DFCCL_SPIN_FRONT");
 
   /* Registration */
-  expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, -1, NULL, 0, 0), dfcclInvalidArgument, "negative id", h.rank);
-  expect(dfcclRegisterAllReduce(ctx, 8, (dfcclDataType_t)99, dfcclSum, 1, NULL, 0, 0), dfcclInvalidArgument, "unknown data type", h.rank);
-  expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, (dfcclRedOp_t)99, 1, NULL, 0, 0), dfcclInvalidArgument, "unknown op", h.rank);
+  expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, -1, NULL, 0, 0), dfcclInvalidArgument, "negative id",
+         h.rank);
+  expect(dfcclRegisterAllReduce(ctx, 8, (dfcclDataType_t)99, dfcclSum, 1, NULL, 0, 0), dfcclInvalidArgument,
+         "unknown data type", h.rank);
+  expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, (dfcclRedOp_t)99, 1, NULL, 0, 0), dfcclInvalidArgument,
+         "unknown op", h.rank);
   /* Bitwise and logical ops are defined for the integers only (as in MPI). */
-  expect(dfcclRegisterAllReduce(ctx, 8, dfcclFloat32, dfcclBand, 1, NULL, 0, 0), dfcclInvalidArgument, "band on fp32", h.rank);
+  expect(dfcclRegisterAllReduce(ctx, 8, dfcclFloat32, dfcclBand, 1, NULL, 0, 0), dfcclInvalidArgument, "band on fp32",
+         h.rank);
   expect_message("band", "fp32", h.rank);
-  expect(dfcclRegisterReduce(ctx, 8, dfcclBfloat16, dfcclLxor, 0, 1, NULL, 0, 0), dfcclInvalidArgument, "lxor on bf16 (reduce)", h.rank);
+  expect(dfcclRegisterReduce(ctx, 8, dfcclBfloat16, dfcclLxor, 0, 1, NULL, 0, 0), dfcclInvalidArgument,
+         "lxor on bf16 (reduce)", h.rank);
   expect_message("lxor", "bf16", h.rank);
-  expect(dfcclRegisterAllReduce(ctx, SIZE_MAX / 2, dfcclInt64, dfcclSum, 1, NULL, 0, 0), dfcclInvalidArgument, "count overflow", h.rank);
+  expect(dfcclRegisterAllReduce(ctx, SIZE_MAX / 2, dfcclInt64, dfcclSum, 1, NULL, 0, 0), dfcclInvalidArgument,
+         "count overflow", h.rank);
   int twice[] = {0, 0};
-  expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, 1, twice, 2, 0), dfcclInvalidArgument, "a participant listed twice", h.rank);
+  expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, 1, twice, 2, 0), dfcclInvalidArgument,
+         "a participant listed twice", h.rank);
   int outside[] = {0, 5};
-  expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, 1, outside, 2, 0), dfcclInvalidArgument, "participant out of range", h.rank);
-  expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, 1, &other, 1, 0), dfcclInvalidArgument, "participants without the caller", h.rank);
-  expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, 1, NULL, 3, 0), dfcclInvalidArgument, "NULL participants with a count", h.rank);
+  expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, 1, outside, 2, 0), dfcclInvalidArgument,
+         "participant out of range", h.rank);
+  expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, 1, &other, 1, 0), dfcclInvalidArgument,
+         "participants without the caller", h.rank);
+  expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, 1, NULL, 3, 0), dfcclInvalidArgument,
+         "NULL participants with a count", h.rank);
   /* Registration is collective: a mismatch, or a misuse on one rank only, fails on every rank. */
   expect(dfcclRegisterAllReduce(ctx, 8 + (size_t)h.rank, dfcclInt32, dfcclSum, 5, NULL, 0, 0), dfcclInvalidArgument,
          "ranks register different counts", h.rank);
@@ -90,8 +101,10 @@ int main(int argc, char** argv) {
   expect(dfcclRegisterReduceScatterV(ctx, NULL, dfcclInt32, dfcclSum, 12, NULL, 0, 0), dfcclInvalidArgument,
          "reduce-scatter-v with NULL recvcounts", h.rank);
   expect(dfcclRegisterAllReduce(ctx, 1024, dfcclInt32, dfcclSum, 1, NULL, 0, 0), dfcclSuccess, "register id 1", h.rank);
-  expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, 1, NULL, 0, 0), dfcclDuplicateId, "register id 1 again", h.rank);
-  expect(dfcclRegisterAllReduce(ctx, 0, dfcclFloat32, dfcclMax, 2, NULL, 0, 0), dfcclSuccess, "register count 0", h.rank);
+  expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, 1, NULL, 0, 0), dfcclDuplicateId, "register id 1 again",
+         h.rank);
+  expect(dfcclRegisterAllReduce(ctx, 0, dfcclFloat32, dfcclMax, 2, NULL, 0, 0), dfcclSuccess, "register count 0",
+         h.rank);
   expect(dfcclRegisterAllToAll(ctx, 256, dfcclInt32, 13, NULL, 0, 0), dfcclSuccess, "register all-to-all", h.rank);
 
   /* Runs */
@@ -100,9 +113,12 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 1024; i++) host[i] = h.rank + 1;
   harness_upload(&h, buf, host, sizeof host);
   harness_counter done = {0};
-  expect(dfcclRunAllReduce(ctx, buf, buf, 99, harness_on_complete, &done), dfcclUnregisteredId, "run an unregistered id", h.rank);
-  expect(dfcclRunAllReduce(ctx, NULL, buf, 1, harness_on_complete, &done), dfcclInvalidArgument, "NULL sendbuff", h.rank);
-  expect(dfcclRunAllReduce(ctx, buf, NULL, 1, harness_on_complete, &done), dfcclInvalidArgument, "NULL recvbuff", h.rank);
+  expect(dfcclRunAllReduce(ctx, buf, buf, 99, harness_on_complete, &done), dfcclUnregisteredId,
+         "run an unregistered id", h.rank);
+  expect(dfcclRunAllReduce(ctx, NULL, buf, 1, harness_on_complete, &done), dfcclInvalidArgument, "NULL sendbuff",
+         h.rank);
+  expect(dfcclRunAllReduce(ctx, buf, NULL, 1, harness_on_complete, &done), dfcclInvalidArgument, "NULL recvbuff",
+         h.rank);
   /* All-to-all has no in place: any overlap of its 2 x 256 elements is refused. */
   expect(dfcclRunAllToAll(ctx, buf, buf, 13, harness_on_complete, &done), dfcclInvalidArgument, "all-to-all in place",
          h.rank);
@@ -111,7 +127,8 @@ int main(int argc, char** argv) {
   expect(dfcclRunAllToAll(ctx, buf + 511, buf, 13, harness_on_complete, &done), dfcclInvalidArgument,
          "all-to-all buffers overlapping by one element, the other way", h.rank);
   if (h.gpu) {
-    expect(dfcclRunAllReduce(ctx, host, buf, 1, harness_on_complete, &done), dfcclWrongDevice, "host memory on the GPU target", h.rank);
+    expect(dfcclRunAllReduce(ctx, host, buf, 1, harness_on_complete, &done), dfcclWrongDevice,
+           "host memory on the GPU target", h.rank);
   }
   /* Rank 0 submits first; its run cannot finish before rank 1's, so a second submission finds it
    * in flight. */
@@ -119,14 +136,16 @@ int main(int argc, char** argv) {
   if (h.rank == 0) {
     expect(dfcclRunAllReduce(ctx, buf, buf, 1, harness_on_complete, &done), dfcclSuccess, "run id 1", h.rank);
     target++;
-    expect(dfcclRunAllReduce(ctx, buf, buf, 1, harness_on_complete, &done), dfcclInFlight, "run id 1 while in flight", h.rank);
+    expect(dfcclRunAllReduce(ctx, buf, buf, 1, harness_on_complete, &done), dfcclInFlight, "run id 1 while in flight",
+           h.rank);
   }
   MPI_Barrier(MPI_COMM_WORLD);
   if (h.rank == 1) {
     expect(dfcclRunAllReduce(ctx, buf, buf, 1, harness_on_complete, &done), dfcclSuccess, "run id 1", h.rank);
     target++;
   }
-  expect(dfcclRunAllReduce(ctx, NULL, NULL, 2, harness_on_complete, &done), dfcclSuccess, "count 0 with NULL buffers", h.rank);
+  expect(dfcclRunAllReduce(ctx, NULL, NULL, 2, harness_on_complete, &done), dfcclSuccess, "count 0 with NULL buffers",
+         h.rank);
   target++;
   harness_wait(&done, target);
   harness_download(&h, host, buf, sizeof host);
@@ -180,12 +199,14 @@ int main(int argc, char** argv) {
   harness_free(&h, buf);
   expect(dfcclDestroy(ctx), dfcclSuccess, "destroy", h.rank);
   expect(dfcclRunAllReduce(ctx, NULL, NULL, 2, NULL, NULL), dfcclDestroyed, "run after destroy", h.rank);
-  expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, 3, NULL, 0, 0), dfcclDestroyed, "register after destroy", h.rank);
+  expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, 3, NULL, 0, 0), dfcclDestroyed, "register after destroy",
+         h.rank);
   expect(dfcclDestroy(ctx), dfcclDestroyed, "destroy twice", h.rank);
 
   long total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-  if (h.rank == 0) printf("%s\n", total ? "SOME MISUSE WAS NOT REPORTED CORRECTLY" : "every misuse reported with its error code");
+  if (h.rank == 0)
+    printf("%s\n", total ? "SOME MISUSE WAS NOT REPORTED CORRECTLY" : "every misuse reported with its error code");
   dfccl_mpi_bootstrap_fini(&h.init.bootstrap);
   MPI_Finalize();
   return total ? 1 : 0;

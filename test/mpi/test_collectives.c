@@ -134,17 +134,35 @@ int main(int argc, char** argv) {
     test_case* sub = cases;
     int m = 0;
     for (int k = 0; k < 4; k++)
-      sub[m++] = (test_case){.id = 100000 + k, .kind = k % 2 ? ALL_GATHER : ALL_REDUCE, .dtype = dfcclFloat32,
-                             .op = dfcclSum, .count = 40000 + (size_t)k * 3, .ranks = pair, .nranks = 2,
+      sub[m++] = (test_case){.id = 100000 + k,
+                             .kind = k % 2 ? ALL_GATHER : ALL_REDUCE,
+                             .dtype = dfcclFloat32,
+                             .op = dfcclSum,
+                             .count = 40000 + (size_t)k * 3,
+                             .ranks = pair,
+                             .nranks = 2,
                              .position = h.rank % 2};
     long w = run_cases(&h, sub, m, 8);
     m = 0;
     if (h.rank != 2) {
       int position = h.rank == 3 ? 2 : h.rank;
-      sub[m++] = (test_case){.id = 200000, .kind = REDUCE, .dtype = dfcclInt64, .op = dfcclMax, .count = 33333,
-                             .root = 3, .ranks = three, .nranks = 3, .position = position};
-      sub[m++] = (test_case){.id = 200001, .kind = BROADCAST, .dtype = dfcclBfloat16, .count = 4097, .root = 1,
-                             .ranks = three, .nranks = 3, .position = position};
+      sub[m++] = (test_case){.id = 200000,
+                             .kind = REDUCE,
+                             .dtype = dfcclInt64,
+                             .op = dfcclMax,
+                             .count = 33333,
+                             .root = 3,
+                             .ranks = three,
+                             .nranks = 3,
+                             .position = position};
+      sub[m++] = (test_case){.id = 200001,
+                             .kind = BROADCAST,
+                             .dtype = dfcclBfloat16,
+                             .count = 4097,
+                             .root = 1,
+                             .ranks = three,
+                             .nranks = 3,
+                             .position = position};
       w += run_cases(&h, sub, m, 8);
     }
     wrong += w;

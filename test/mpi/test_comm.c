@@ -65,7 +65,8 @@ static int make_groups(const harness* h, group_t* g) {
 
 /* Run j of group k in iteration it: a new shape every iteration. */
 static void shape_run(test_case* c, const group_t* g, int k, int j, int it) {
-  static const dfcclDataType_t types[] = {dfcclFloat32, dfcclInt32, dfcclBfloat16, dfcclInt64, dfcclUint8, dfcclFloat64};
+  static const dfcclDataType_t types[] = {dfcclFloat32, dfcclInt32, dfcclBfloat16,
+                                          dfcclInt64,   dfcclUint8, dfcclFloat64};
   static const dfcclRedOp_t ops[] = {dfcclSum, dfcclMax, dfcclMin, dfcclProd};
   memset(c, 0, sizeof *c);
   c->id = (k * RUNS + j) * 1000 + it % 1000;
@@ -102,7 +103,8 @@ int main(int argc, char** argv) {
   group_t groups[MAX_GROUPS];
   int ngroups = make_groups(&h, groups);
   for (int k = 0; k < ngroups; k++) /* in the same order everywhere: creation is collective */
-    if (groups[k].position >= 0) CHECK_DFCCL(dfcclCommCreate(h.ctx, groups[k].ranks, groups[k].nranks, &groups[k].comm));
+    if (groups[k].position >= 0)
+      CHECK_DFCCL(dfcclCommCreate(h.ctx, groups[k].ranks, groups[k].nranks, &groups[k].comm));
   int nburst = groups[0].position >= 0 ? BURST : 0; /* ranks past the eighth are not in it */
 
   long wrong = 0, syncs = 0;

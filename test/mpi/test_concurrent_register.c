@@ -61,11 +61,26 @@ static test_case thread_case(const harness* h, int thread, int round, int k) {
   size_t count = 1 + (size_t)((round * 53 + k * 211 + thread * 7) % 3000);
   dfcclDataType_t dtype = k % 2 ? dfcclInt32 : dfcclInt64;
   if (thread == THREAD_A)
-    return (test_case){.id = id, .kind = kd, .dtype = dtype, .op = dfcclSum, .count = count, .root = round % h->nranks,
-                       .nranks = h->nranks, .position = h->rank, .seed = (unsigned)round};
+    return (test_case){.id = id,
+                       .kind = kd,
+                       .dtype = dtype,
+                       .op = dfcclSum,
+                       .count = count,
+                       .root = round % h->nranks,
+                       .nranks = h->nranks,
+                       .position = h->rank,
+                       .seed = (unsigned)round};
   const int* pair = h->rank < 2 ? low_pair : high_pair;
-  return (test_case){.id = id, .kind = kd, .dtype = dtype, .op = dfcclSum, .count = count, .root = pair[round % 2],
-                     .ranks = pair, .nranks = 2, .position = h->rank % 2, .seed = (unsigned)round};
+  return (test_case){.id = id,
+                     .kind = kd,
+                     .dtype = dtype,
+                     .op = dfcclSum,
+                     .count = count,
+                     .root = pair[round % 2],
+                     .ranks = pair,
+                     .nranks = 2,
+                     .position = h->rank % 2,
+                     .seed = (unsigned)round};
 }
 
 static void* worker_main(void* arg) {

@@ -37,17 +37,30 @@ static const int low_pair[] = {0, 1}, high_pair[] = {2, 3};
 
 static const int* my_pair(const harness* h) { return h->rank < 2 ? low_pair : high_pair; }
 
-static test_case pair_case(const harness* h, int id, kind k, dfcclDataType_t dtype, dfcclRedOp_t op,
-                           size_t count, int root_position) {
+static test_case pair_case(const harness* h, int id, kind k, dfcclDataType_t dtype, dfcclRedOp_t op, size_t count,
+                           int root_position) {
   const int* pair = my_pair(h);
-  return (test_case){.id = id, .kind = k, .dtype = dtype, .op = op, .count = count, .root = pair[root_position],
-                     .ranks = pair, .nranks = 2, .position = h->rank % 2};
+  return (test_case){.id = id,
+                     .kind = k,
+                     .dtype = dtype,
+                     .op = op,
+                     .count = count,
+                     .root = pair[root_position],
+                     .ranks = pair,
+                     .nranks = 2,
+                     .position = h->rank % 2};
 }
 
-static test_case all_case(const harness* h, int id, kind k, dfcclDataType_t dtype, dfcclRedOp_t op,
-                          size_t count, int root) {
-  return (test_case){.id = id, .kind = k, .dtype = dtype, .op = op, .count = count, .root = root,
-                     .nranks = h->nranks, .position = h->rank};
+static test_case all_case(const harness* h, int id, kind k, dfcclDataType_t dtype, dfcclRedOp_t op, size_t count,
+                          int root) {
+  return (test_case){.id = id,
+                     .kind = k,
+                     .dtype = dtype,
+                     .op = op,
+                     .count = count,
+                     .root = root,
+                     .nranks = h->nranks,
+                     .position = h->rank};
 }
 
 /* Runs the cases (all in flight together) and checks their results; `seed` varies the inputs. */
@@ -77,10 +90,12 @@ static long expect_fresh_stats(const harness* h, int id) {
   CHECK_DFCCL(dfcclGetCollStats(h->ctx, id, &s));
   if (s.runs == 0 && s.contextLoads == 0 && s.contextSaves == 0 && s.preemptions == 0 && s.maxTaskQueueLength == 0)
     return 0;
-  fprintf(stderr, "rank %d: re-registered id %d shows old statistics: %llu runs, %llu loads, %llu saves, "
-          "%llu preemptions, queue %llu\n", h->rank, id, (unsigned long long)s.runs,
-          (unsigned long long)s.contextLoads, (unsigned long long)s.contextSaves,
-          (unsigned long long)s.preemptions, (unsigned long long)s.maxTaskQueueLength);
+  fprintf(stderr,
+          "rank %d: re-registered id %d shows old statistics: %llu runs, %llu loads, %llu saves, "
+          "%llu preemptions, queue %llu\n",
+          h->rank, id, (unsigned long long)s.runs, (unsigned long long)s.contextLoads,
+          (unsigned long long)s.contextSaves, (unsigned long long)s.preemptions,
+          (unsigned long long)s.maxTaskQueueLength);
   return 1;
 }
 
@@ -117,8 +132,15 @@ static long reuse_ids(harness* h, test_case* pair, test_case* all) {
 static test_case self_case(const harness* h, int id, kind k, dfcclDataType_t dtype, size_t count) {
   static int self;
   self = h->rank;
-  return (test_case){.id = id, .kind = k, .dtype = dtype, .op = dfcclSum, .count = count, .root = h->rank,
-                     .ranks = &self, .nranks = 1, .position = 0};
+  return (test_case){.id = id,
+                     .kind = k,
+                     .dtype = dtype,
+                     .op = dfcclSum,
+                     .count = count,
+                     .root = h->rank,
+                     .ranks = &self,
+                     .nranks = 1,
+                     .position = 0};
 }
 
 /* Register, run, check and deregister `cycles` times: more collectives over the context's life than
@@ -213,6 +235,7 @@ int main(int argc, char** argv) {
   wrong += misuse(&h, pair, all);
   /* Only the pairs' collectives are left for dfcclDestroy: the two pairs never meet. */
   deregister_cases(&h, all, 1);
-  if (h.rank == 0) printf("%s\n", wrong + failures ? "WRONG RESULTS OR ERRORS" : "all results exact, every misuse reported");
+  if (h.rank == 0)
+    printf("%s\n", wrong + failures ? "WRONG RESULTS OR ERRORS" : "all results exact, every misuse reported");
   return harness_finish(&h, wrong + failures);
 }

@@ -56,9 +56,9 @@ int main(int argc, char** argv) {
 
   int overtaken = 0; /* low-priority collectives that completed after H */
   for (int c = LOW; c < HIGH; c++) overtaken += finished_at[c] > finished_at[HIGH];
-  printf("rank %d: completion order G %d, L1..L4 %d %d %d %d, H %d: H overtook %d of %d queued collectives\n",
-         h.rank, finished_at[GATE], finished_at[1], finished_at[2], finished_at[3], finished_at[4],
-         finished_at[HIGH], overtaken, NLOW);
+  printf("rank %d: completion order G %d, L1..L4 %d %d %d %d, H %d: H overtook %d of %d queued collectives\n", h.rank,
+         finished_at[GATE], finished_at[1], finished_at[2], finished_at[3], finished_at[4], finished_at[HIGH],
+         overtaken, NLOW);
   fflush(stdout);
   bool expected = fifo ? overtaken < NLOW : overtaken == NLOW;
   if (!expected)

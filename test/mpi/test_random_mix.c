@@ -37,8 +37,8 @@ int main(int argc, char** argv) {
   int iterations = 200;
   unsigned long seed = 99;
   int sync_percent = 0;
-  options o = harness_options(&h, "usage: test_random_mix [-i iterations] [-s seed] [-y percent]", argc, argv,
-                              "i:s:y:");
+  options o =
+      harness_options(&h, "usage: test_random_mix [-i iterations] [-s seed] [-y percent]", argc, argv, "i:s:y:");
   for (int opt; (opt = options_next(&o)) != -1;) {
     if (opt == 'i') iterations = option_int(&o, 1, 1000000);
     else if (opt == 's') seed = option_unsigned(&o);
@@ -61,7 +61,11 @@ int main(int argc, char** argv) {
     int sorted[3] = {a, b, c};
     for (int x = 0; x < 3; x++) /* ascending: dfccl orders participants by rank */
       for (int y = x + 1; y < 3; y++)
-        if (sorted[y] < sorted[x]) { int t = sorted[x]; sorted[x] = sorted[y]; sorted[y] = t; }
+        if (sorted[y] < sorted[x]) {
+          int t = sorted[x];
+          sorted[x] = sorted[y];
+          sorted[y] = t;
+        }
     memcpy(members[ngroups], sorted, sizeof sorted);
     sizes[ngroups++] = 3;
     if (ngroups < MAX_GROUPS) {

@@ -23,12 +23,17 @@
 #define CQ_PER_BLOCK 50000
 
 static int failures;
-#define FAIL(...) do { fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); failures++; } while (0)
+#define FAIL(...)                 \
+  do {                            \
+    fprintf(stderr, __VA_ARGS__); \
+    fputc('\n', stderr);          \
+    failures++;                   \
+  } while (0)
 
 typedef struct {
   df_sq sq;
   int block;
-  uint64_t first;    /* where this block starts reading */
+  uint64_t first; /* where this block starts reading */
   uint64_t taken;
 } sq_reader;
 
@@ -122,10 +127,12 @@ static void test_sq(df_ctx* ctx) {
   dfcclResult_t r = df_sq_host_submit(&sq, 0, 3, NULL, NULL, 50);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-  if (r != dfcclTimeout || ms < 45) FAIL("full queue: %s after %.1f ms, expected a timeout after 50 ms", dfcclGetErrorString(r), ms);
+  if (r != dfcclTimeout || ms < 45)
+    FAIL("full queue: %s after %.1f ms, expected a timeout after 50 ms", dfcclGetErrorString(r), ms);
   df_sq_host_fini(ctx, &sq);
-  printf("sq: %d entries, grid grown from 2 to %d readers halfway, each taken once and in order; a full queue times out\n",
-         SQ_ENTRIES_TOTAL, BLOCKS);
+  printf(
+      "sq: %d entries, grid grown from 2 to %d readers halfway, each taken once and in order; a full queue times out\n",
+      SQ_ENTRIES_TOTAL, BLOCKS);
 }
 
 typedef struct {
@@ -143,7 +150,7 @@ static void* cq_writer_main(void* arg) {
 }
 
 typedef struct {
-  unsigned char* seen; /* [block * CQ_PER_BLOCK + i] */
+  unsigned char* seen;   /* [block * CQ_PER_BLOCK + i] */
   uint32_t next[BLOCKS]; /* each block's completions come in its order */
   uint64_t total;
 } cq_tally;

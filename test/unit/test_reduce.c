@@ -86,10 +86,11 @@ static unsigned round_to_table(const double* table, unsigned ncodes, double ax) 
   const double largest = table[ncodes - 1];
   const double half_ulp_of_largest = (largest - table[ncodes - 2]) / 2;
   if (ax >= largest + half_ulp_of_largest) return ncodes; /* the tie goes to the even: infinity */
-  unsigned lo = 0, hi = ncodes - 1; /* invariant: table[lo] <= ax */
+  unsigned lo = 0, hi = ncodes - 1;                       /* invariant: table[lo] <= ax */
   while (lo < hi) {
     const unsigned mid = (lo + hi + 1) / 2;
-    if (table[mid] <= ax) lo = mid; else hi = mid - 1;
+    if (table[mid] <= ax) lo = mid;
+    else hi = mid - 1;
   }
   if (table[lo] == ax || lo == ncodes - 1) return lo;
   const double below = ax - table[lo], above = table[lo + 1] - ax;
@@ -127,10 +128,26 @@ static double ref_decode_bf16(uint16_t h) {
 static bool f16_is_nan(uint16_t h) { return (h & 0x7fffu) > 0x7c00u; }
 static bool bf16_is_nan(uint16_t h) { return (h & 0x7fffu) > 0x7f80u; }
 
-static float float_of_bits(uint32_t bits) { float f; memcpy(&f, &bits, 4); return f; }
-static uint32_t bits_of_float(float f) { uint32_t b; memcpy(&b, &f, 4); return b; }
-static double double_of_bits(uint64_t bits) { double d; memcpy(&d, &bits, 8); return d; }
-static uint64_t bits_of_double(double d) { uint64_t b; memcpy(&b, &d, 8); return b; }
+static float float_of_bits(uint32_t bits) {
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+static uint32_t bits_of_float(float f) {
+  uint32_t b;
+  memcpy(&b, &f, 4);
+  return b;
+}
+static double double_of_bits(uint64_t bits) {
+  double d;
+  memcpy(&d, &bits, 8);
+  return d;
+}
+static uint64_t bits_of_double(double d) {
+  uint64_t b;
+  memcpy(&b, &d, 8);
+  return b;
+}
 
 /* ---------------------------------------------------------------- conversion tests */
 
@@ -206,16 +223,15 @@ typedef struct {
 } type_info;
 
 static const type_info g_types[] = {
-    {dfcclInt8, "int8", 1, KIND_SIGNED},     {dfcclUint8, "uint8", 1, KIND_UNSIGNED},
-    {dfcclInt16, "int16", 2, KIND_SIGNED},   {dfcclUint16, "uint16", 2, KIND_UNSIGNED},
-    {dfcclInt32, "int32", 4, KIND_SIGNED},   {dfcclUint32, "uint32", 4, KIND_UNSIGNED},
-    {dfcclInt64, "int64", 8, KIND_SIGNED},   {dfcclUint64, "uint64", 8, KIND_UNSIGNED},
-    {dfcclFloat16, "fp16", 2, KIND_F16},     {dfcclBfloat16, "bf16", 2, KIND_BF16},
-    {dfcclFloat32, "fp32", 4, KIND_F32},     {dfcclFloat64, "fp64", 8, KIND_F64},
+    {dfcclInt8, "int8", 1, KIND_SIGNED},   {dfcclUint8, "uint8", 1, KIND_UNSIGNED},
+    {dfcclInt16, "int16", 2, KIND_SIGNED}, {dfcclUint16, "uint16", 2, KIND_UNSIGNED},
+    {dfcclInt32, "int32", 4, KIND_SIGNED}, {dfcclUint32, "uint32", 4, KIND_UNSIGNED},
+    {dfcclInt64, "int64", 8, KIND_SIGNED}, {dfcclUint64, "uint64", 8, KIND_UNSIGNED},
+    {dfcclFloat16, "fp16", 2, KIND_F16},   {dfcclBfloat16, "bf16", 2, KIND_BF16},
+    {dfcclFloat32, "fp32", 4, KIND_F32},   {dfcclFloat64, "fp64", 8, KIND_F64},
 };
 #define NTYPES (sizeof g_types / sizeof g_types[0])
 _Static_assert(NTYPES == dfcclNumTypes, "every type");
-
 
 static bool is_integer(const type_info* t) { return t->kind == KIND_SIGNED || t->kind == KIND_UNSIGNED; }
 
@@ -240,8 +256,7 @@ static double ref_decode(const type_info* t, uint64_t bits) {
 
 static uint64_t ref_int_op(const type_info* t, dfcclRedOp_t op, uint64_t a, uint64_t b) {
   bool defined;
-  const uint64_t r =
-      reduce_reference_int(op, (unsigned)t->size, t->kind == KIND_SIGNED, a, b, &defined);
+  const uint64_t r = reduce_reference_int(op, (unsigned)t->size, t->kind == KIND_SIGNED, a, b, &defined);
   if (!defined) fail("ref_int_op: op %d", (int)op);
   return r;
 }
@@ -283,10 +298,18 @@ static uint64_t random_value(const type_info* t) {
   for (;;) {
     const uint64_t bits = rand64();
     switch (t->kind) {
-      case KIND_F16: if ((bits & 0x7c00u) != 0x7c00u) return bits & 0xffffu; break;
-      case KIND_BF16: if ((bits & 0x7f80u) != 0x7f80u) return bits & 0xffffu; break;
-      case KIND_F32: if (isfinite(float_of_bits((uint32_t)bits))) return bits & 0xffffffffu; break;
-      default: if (isfinite(double_of_bits(bits))) return bits; break;
+      case KIND_F16:
+        if ((bits & 0x7c00u) != 0x7c00u) return bits & 0xffffu;
+        break;
+      case KIND_BF16:
+        if ((bits & 0x7f80u) != 0x7f80u) return bits & 0xffffu;
+        break;
+      case KIND_F32:
+        if (isfinite(float_of_bits((uint32_t)bits))) return bits & 0xffffffffu;
+        break;
+      default:
+        if (isfinite(double_of_bits(bits))) return bits;
+        break;
     }
   }
 }
@@ -301,11 +324,11 @@ enum { S0, S1, D0, D1, NROLES };
 static const char* const g_role_names[] = {"src0", "src1", "dst0", "dst1"};
 
 typedef struct {
-  unsigned char region[NROLES][REGION];  /* buffers with guard bytes around them */
-  unsigned char before[NROLES][REGION];  /* their contents before the call */
-  unsigned char poison[NROLES][REGION];  /* destination contents before each thread's call */
+  unsigned char region[NROLES][REGION]; /* buffers with guard bytes around them */
+  unsigned char before[NROLES][REGION]; /* their contents before the call */
+  unsigned char poison[NROLES][REGION]; /* destination contents before each thread's call */
   uint64_t expected[MAX_COUNT];
-  int owner[2][MAX_COUNT * 8];           /* thread that wrote each dst0 / dst1 byte */
+  int owner[2][MAX_COUNT * 8]; /* thread that wrote each dst0 / dst1 byte */
 } buffers;
 
 static buffers g_buf;
@@ -318,9 +341,9 @@ typedef struct {
 } alias_mode;
 
 static const alias_mode g_aliases[] = {
-    {"separate", -1, -1, false, false},      {"dst0=src0", S0, -1, false, false},
-    {"dst0=src1", S1, -1, true, false},      {"dst1=src0", -1, S0, false, true},
-    {"dst1=src1", -1, S1, true, true},       {"dst0=src0,dst1=src1", S0, S1, true, true},
+    {"separate", -1, -1, false, false}, {"dst0=src0", S0, -1, false, false},
+    {"dst0=src1", S1, -1, true, false}, {"dst1=src0", -1, S0, false, true},
+    {"dst1=src1", -1, S1, true, true},  {"dst0=src0,dst1=src1", S0, S1, true, true},
 };
 #define NALIASES (sizeof g_aliases / sizeof g_aliases[0])
 
@@ -389,9 +412,8 @@ static void prepare(const test_case* tc) {
 
 static void call_thread(const test_case* tc, int tid) {
   const df_block block = {tid, tc->nthreads, 0, 1};
-  df_reduce_copy(&block, tc->type->dtype, tc->op, data_of(tc, S0),
-                 tc->has_src1 ? data_of(tc, S1) : NULL, data_of(tc, D0),
-                 tc->has_dst1 ? data_of(tc, D1) : NULL, tc->count);
+  df_reduce_copy(&block, tc->type->dtype, tc->op, data_of(tc, S0), tc->has_src1 ? data_of(tc, S1) : NULL,
+                 data_of(tc, D0), tc->has_dst1 ? data_of(tc, D1) : NULL, tc->count);
 }
 
 /* Everything outside the destinations' data must be as before the call. */
@@ -400,8 +422,7 @@ static void check_range_untouched(const test_case* tc, int r, size_t lo, size_t 
   for (size_t i = lo; i < hi; i++) {
     if (g_buf.region[r][i] != g_buf.before[r][i])
       fail("byte %ld relative to the start of region %s's data was modified (0x%02x -> 0x%02x)",
-           (long)i - GUARD - (long)tc->offset[r], g_role_names[r], g_buf.before[r][i],
-           g_buf.region[r][i]);
+           (long)i - GUARD - (long)tc->offset[r], g_role_names[r], g_buf.before[r][i], g_buf.region[r][i]);
   }
 }
 
@@ -446,13 +467,12 @@ static void run_separate(const test_case* tc) {
         if (now[j] == was[j]) continue;
         const size_t i = j / size, k = j % size;
         int* owner = &g_buf.owner[role - D0][j];
-        if (*owner >= 0)
-          fail("%s[%zu] byte %zu written by threads %d and %d", g_role_names[role], i, k, *owner, tid);
+        if (*owner >= 0) fail("%s[%zu] byte %zu written by threads %d and %d", g_role_names[role], i, k, *owner, tid);
         *owner = tid;
         const unsigned char want = (unsigned char)(g_buf.expected[i] >> (8 * k));
         if (now[j] != want)
-          fail("%s[%zu] byte %zu = 0x%02x, want 0x%02x (element 0x%llx)", g_role_names[role], i, k,
-               now[j], want, (unsigned long long)g_buf.expected[i]);
+          fail("%s[%zu] byte %zu = 0x%02x, want 0x%02x (element 0x%llx)", g_role_names[role], i, k, now[j], want,
+               (unsigned long long)g_buf.expected[i]);
       }
     }
     check_untouched(tc);
@@ -460,8 +480,7 @@ static void run_separate(const test_case* tc) {
   for (int role = D0; role <= D1; role++) {
     if (!role_used(tc, role)) continue;
     for (size_t j = 0; j < nbytes; j++)
-      if (g_buf.owner[role - D0][j] < 0)
-        fail("%s[%zu] byte %zu never written", g_role_names[role], j / size, j % size);
+      if (g_buf.owner[role - D0][j] < 0) fail("%s[%zu] byte %zu never written", g_role_names[role], j / size, j % size);
   }
 }
 
@@ -480,11 +499,11 @@ static void run_case(const test_case* tc) {
   snprintf(g_context, sizeof g_context,
            "%s %s src1=%s dst1=%s %s count=%zu offsets(src0,src1,dst0,dst1)=%u,%u,%u,%u "
            "threads=%d",
-           tc->type->name, df_op_name(tc->op), tc->has_src1 ? "yes" : "no",
-           tc->has_dst1 ? "yes" : "no", tc->alias->name, tc->count, tc->offset[S0],
-           tc->offset[S1], tc->offset[D0], tc->offset[D1], tc->nthreads);
+           tc->type->name, df_op_name(tc->op), tc->has_src1 ? "yes" : "no", tc->has_dst1 ? "yes" : "no",
+           tc->alias->name, tc->count, tc->offset[S0], tc->offset[S1], tc->offset[D0], tc->offset[D1], tc->nthreads);
   prepare(tc);
-  if (is_aliased(tc)) run_aliased(tc); else run_separate(tc);
+  if (is_aliased(tc)) run_aliased(tc);
+  else run_separate(tc);
 }
 
 /* ---------------------------------------------------------------- the sweep */
@@ -498,8 +517,7 @@ static void choose_offsets(test_case* tc, unsigned variant) {
   const unsigned elements_per_16 = (unsigned)(16 / tc->type->size);
   for (int role = 0; role < NROLES; role++) {
     if (variant < 16) tc->offset[role] = variant;
-    else if (variant < 24)
-      tc->offset[role] = (unsigned)tc->type->size * rand_below(elements_per_16);
+    else if (variant < 24) tc->offset[role] = (unsigned)tc->type->size * rand_below(elements_per_16);
     else tc->offset[role] = rand_below(16);
   }
   if (tc->alias->d0 >= 0) tc->offset[D0] = tc->offset[tc->alias->d0];
@@ -527,8 +545,8 @@ static unsigned long run_sweep(void) {
               const unsigned nvariants = g_counts[c] > 100 ? 8 : 32;
               for (unsigned v = 0; v < nvariants; v++) {
                 for (size_t n = 0; n < sizeof g_thread_counts / sizeof g_thread_counts[0]; n++) {
-                  test_case tc = {&g_types[t], (dfcclRedOp_t)op, has_src1, has_dst1, alias,
-                                  g_counts[c], {0, 0, 0, 0}, g_thread_counts[n]};
+                  test_case tc = {&g_types[t], (dfcclRedOp_t)op, has_src1,     has_dst1,
+                                  alias,       g_counts[c],      {0, 0, 0, 0}, g_thread_counts[n]};
                   /* Large counts: variants 0, 8 (equal), then element and byte offsets. */
                   const unsigned variant = g_counts[c] > 100 ? (v < 2 ? v * 8 : 14 + 2 * v) : v;
                   choose_offsets(&tc, variant);
@@ -551,8 +569,7 @@ static unsigned test_rule(void) {
   for (size_t t = 0; t < NTYPES; t++) {
     for (int op = 0; op < dfcclNumOps; op++) {
       bool is_arithmetic = false;
-      for (size_t k = 0; k < sizeof arithmetic / sizeof arithmetic[0]; k++)
-        is_arithmetic |= op == (int)arithmetic[k];
+      for (size_t k = 0; k < sizeof arithmetic / sizeof arithmetic[0]; k++) is_arithmetic |= op == (int)arithmetic[k];
       const bool want = is_arithmetic || is_integer(&g_types[t]);
       snprintf(g_context, sizeof g_context, "the rule for %s %s", g_types[t].name, df_op_name(op));
       if (df_op_defined_for((dfcclRedOp_t)op, g_types[t].dtype) != want)
@@ -580,9 +597,8 @@ static void test_examples(void) {
   enum { N = 40 }; /* two packs and a tail for 1-byte elements */
   for (size_t e = 0; e < sizeof reduce_examples / sizeof reduce_examples[0]; e++) {
     const type_info* t = type_of(reduce_examples[e].dtype);
-    snprintf(g_context, sizeof g_context, "example %s %s(0x%llx, 0x%llx)", t->name,
-             df_op_name(reduce_examples[e].op), (unsigned long long)reduce_examples[e].a,
-             (unsigned long long)reduce_examples[e].b);
+    snprintf(g_context, sizeof g_context, "example %s %s(0x%llx, 0x%llx)", t->name, df_op_name(reduce_examples[e].op),
+             (unsigned long long)reduce_examples[e].a, (unsigned long long)reduce_examples[e].b);
     const uint64_t ref = ref_op(t, reduce_examples[e].op, reduce_examples[e].a, reduce_examples[e].b);
     if (ref != reduce_examples[e].want)
       fail("the test's reference gives 0x%llx, want 0x%llx", (unsigned long long)ref,

@@ -13,11 +13,16 @@
 
 #include "internal.h"
 
-#define MAX_ID 6000   /* ids 0..MAX_ID-1: many collide in the 4096-slot map */
+#define MAX_ID 6000 /* ids 0..MAX_ID-1: many collide in the 4096-slot map */
 #define STEPS 200000
 
 static int failures;
-#define FAIL(...) do { fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); failures++; } while (0)
+#define FAIL(...)                 \
+  do {                            \
+    fprintf(stderr, __VA_ARGS__); \
+    fputc('\n', stderr);          \
+    failures++;                   \
+  } while (0)
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint32_t next_random(void) {
@@ -27,7 +32,7 @@ static uint32_t next_random(void) {
 
 static int index_of[MAX_ID]; /* the reference: id -> index, -1 when not registered */
 static int live;
-static long refused;         /* registrations beyond the limit */
+static long refused; /* registrations beyond the limit */
 
 static df_group* group_ref(df_ctx* ctx) {
   df_group* g;
@@ -117,8 +122,8 @@ int main(void) {
   if (ctx->groups) FAIL("the group outlived its collectives");
   check_all(ctx);
   if (refused == 0) FAIL("the registry never reached its limit: the test does not test it");
-  printf("registry: %ld registrations over %d steps (at most %d at once, %ld refused beyond), %s\n",
-         registrations, STEPS, DF_MAX_COLLS, refused, failures ? "FAILED" : "every lookup right");
+  printf("registry: %ld registrations over %d steps (at most %d at once, %ld refused beyond), %s\n", registrations,
+         STEPS, DF_MAX_COLLS, refused, failures ? "FAILED" : "every lookup right");
   df_registry_fini(ctx);
   free(ctx);
   return failures ? 1 : 0;

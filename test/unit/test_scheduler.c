@@ -19,14 +19,14 @@
 #include "kernel/scheduler.h"
 
 static int failures;
-#define CHECK(cond, ...)                                  \
-  do {                                                    \
-    if (!(cond)) {                                        \
+#define CHECK(cond, ...)                                   \
+  do {                                                     \
+    if (!(cond)) {                                         \
       fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                       \
-      fputc('\n', stderr);                                \
-      failures++;                                         \
-    }                                                     \
+      fprintf(stderr, __VA_ARGS__);                        \
+      fputc('\n', stderr);                                 \
+      failures++;                                          \
+    }                                                      \
   } while (0)
 
 /* The daemon's tables for one block, as the host runtime allocates them. */
@@ -56,8 +56,8 @@ static void fixture_init(daemon_fixture* f) {
   a->coll_counters = zeroed(DF_MAX_COLLS, sizeof *a->coll_counters);
   a->blocks = zeroed(1, sizeof *a->blocks);
   a->saved_tasks = zeroed(DF_MAX_COLLS, sizeof *a->saved_tasks);
-  a->spin = (df_spin_policy){.front = 1u << 20, .floor = 1000, .decay_shift = 2, .growth = 2, .ceiling = 1u << 24,
-                             .preemption = 1};
+  a->spin = (df_spin_policy){
+      .front = 1u << 20, .floor = 1000, .decay_shift = 2, .growth = 2, .ceiling = 1u << 24, .preemption = 1};
   f->block = (df_block){.tid = 0, .nthreads = 1, .bid = 0, .nblocks = 1};
   df_context_block_start(a, &f->block, &f->shared);
 }
@@ -80,13 +80,15 @@ static void test_task_queue(void) {
   for (uint16_t c = 0; c < 6; c++) df_task_queue_insert(&f.args, &f.shared, c);
   const uint16_t want[] = {3, 1, 4, 0, 2, 5}; /* priority 9, then 5s in arrival order, then 0s */
   CHECK(f.shared.ntasks == 6, "6 tasks queued, got %u", f.shared.ntasks);
-  for (int i = 0; i < 6; i++) CHECK(f.shared.tasks[i] == want[i], "queue[%d] = %u, want %u", i, f.shared.tasks[i], want[i]);
+  for (int i = 0; i < 6; i++)
+    CHECK(f.shared.tasks[i] == want[i], "queue[%d] = %u, want %u", i, f.shared.tasks[i], want[i]);
   f.shared.tasks[1] = 0xFFFFu; /* completed */
   f.shared.tasks[4] = 0xFFFFu;
   df_task_queue_compact(&f.shared);
   const uint16_t kept[] = {3, 4, 0, 5};
   CHECK(f.shared.ntasks == 4, "4 tasks after compaction, got %u", f.shared.ntasks);
-  for (int i = 0; i < 4; i++) CHECK(f.shared.tasks[i] == kept[i], "compacted[%d] = %u, want %u", i, f.shared.tasks[i], kept[i]);
+  for (int i = 0; i < 4; i++)
+    CHECK(f.shared.tasks[i] == kept[i], "compacted[%d] = %u, want %u", i, f.shared.tasks[i], kept[i]);
   fixture_fini(&f);
 }
 
@@ -170,8 +172,13 @@ static void test_whole_run(void) {
   df_daemon_args* a = &f.args;
   enum { N = 1000, RING = 8 };
   const uint32_t c = 3;
-  f.colls[c] = (df_coll_static){.kind = DF_COLL_ALL_REDUCE, .dtype = dfcclInt32, .op = dfcclSum, .nranks = 1,
-                                .rank = 0, .nchannels = 1, .count = N};
+  f.colls[c] = (df_coll_static){.kind = DF_COLL_ALL_REDUCE,
+                                .dtype = dfcclInt32,
+                                .op = dfcclSum,
+                                .nranks = 1,
+                                .rank = 0,
+                                .nchannels = 1,
+                                .count = N};
   /* The SQ: the host's ring and the daemon's mirror, which block 0 copies the ring into. */
   enum { SQ_ENTRIES = 16 };
   df_sqe* host_ring = zeroed(SQ_ENTRIES, sizeof *host_ring);
