@@ -130,6 +130,7 @@ typedef struct {
   double timeoutSec;       /* give up on a DFCCL run after this long */
   int colls[BENCH_NCOLLS]; /* colls[c]: run collective c */
   int root;                /* world rank: root of broadcast and reduce */
+  int viaComm;             /* -A comm: DFCCL through a communicator and descriptors, not registrations */
 } bench_opts;
 
 /* 0: run; 1: help was printed, exit 0.  A bad option ends the program with exit status 2 (rank 0

@@ -15,6 +15,9 @@
 
 struct bench_dfccl {
   dfcclRankCtx_t ctx;
+  dfcclComm_t comm;       /* -A comm: runs are descriptors submitted to it */
+  dfcclCollDesc_t* descs; /* -A comm: [collId], as registered           */
+  int ndescs;
   dfcclBootstrap_t bootstrap;
   double timeoutSec;
   uint64_t submitted;             /* runs submitted by the main thread  */
@@ -27,9 +30,8 @@ struct bench_dfccl {
 /* Runs on DFCCL's poller thread. */
 static void dfccl_done(int collId, dfcclResult_t status, void* arg) {
   bench_dfccl* d = arg;
-  int bad = status != dfcclSuccess                    ? (int)status
-            : collId != atomic_load(&d->expectedColl) ? (int)dfcclInternalError
-                                                      : 0;
+  int expected = atomic_load(&d->expectedColl); /* -1: a communicator's run, numbered by it */
+  int bad = status != dfcclSuccess ? (int)status : expected >= 0 && collId != expected ? (int)dfcclInternalError : 0;
   if (bad) {
     int none = dfcclSuccess;
     if (atomic_compare_exchange_strong(&d->failedStatus, &none, bad)) atomic_store(&d->failedColl, collId);
@@ -52,10 +54,13 @@ bench_dfccl* bench_dfccl_init(const bench_opts* o, int device) {
   if (dfccl_mpi_bootstrap_init(MPI_COMM_WORLD, &args.bootstrap) != 0) BENCH_DIE("dfccl_mpi_bootstrap_init failed");
   d->bootstrap = args.bootstrap;
   CHECK_DFCCL(dfcclInit(&d->ctx, &args));
+  if (o->viaComm) CHECK_DFCCL(dfcclCommCreate(d->ctx, NULL, 0, &d->comm));
   return d;
 }
 
 void bench_dfccl_fini(bench_dfccl* d) {
+  if (d->comm) CHECK_DFCCL(dfcclCommDestroy(d->comm));
+  free(d->descs);
   CHECK_DFCCL(dfcclDestroy(d->ctx));
   dfccl_mpi_bootstrap_fini(&d->bootstrap);
   free(d);
@@ -64,8 +69,31 @@ void bench_dfccl_fini(bench_dfccl* d) {
 dfcclRankCtx_t bench_dfccl_ctx(const bench_dfccl* d) { return d->ctx; }
 
 /* Over all ranks; all-gather and reduce-scatter take the per-rank count, all-to-all the per-pair one. */
+/* -A comm: what a registration would say, kept as the descriptor its runs submit. */
+static void keep_descriptor(bench_dfccl* d, bench_coll coll, size_t count, dfcclDataType_t dtype, dfcclRedOp_t op,
+                            int root, int collId) {
+  static const dfcclCollKind_t kinds[BENCH_NCOLLS] = {[BENCH_ALLREDUCE] = dfcclAllReduce,
+                                                      [BENCH_ALLGATHER] = dfcclAllGather,
+                                                      [BENCH_REDUCESCATTER] = dfcclReduceScatter,
+                                                      [BENCH_BROADCAST] = dfcclBroadcast,
+                                                      [BENCH_REDUCE] = dfcclReduce,
+                                                      [BENCH_ALLTOALL] = dfcclAllToAll};
+  if (collId >= d->ndescs) {
+    int n = collId + 64;
+    dfcclCollDesc_t* grown = realloc(d->descs, (size_t)n * sizeof *grown);
+    if (grown == NULL) BENCH_DIE("out of memory");
+    d->descs = grown;
+    d->ndescs = n;
+  }
+  d->descs[collId] = (dfcclCollDesc_t){kinds[coll], count, dtype, op, root};
+}
+
 void bench_dfccl_register(bench_dfccl* d, bench_coll coll, size_t count, dfcclDataType_t dtype, dfcclRedOp_t op,
                           int root, int collId) {
+  if (d->comm) {
+    keep_descriptor(d, coll, count, dtype, op, root, collId);
+    return;
+  }
   switch (coll) {
     case BENCH_ALLREDUCE: CHECK_DFCCL(dfcclRegisterAllReduce(d->ctx, count, dtype, op, collId, NULL, 0, 0)); break;
     case BENCH_ALLGATHER: CHECK_DFCCL(dfcclRegisterAllGather(d->ctx, count, dtype, collId, NULL, 0, 0)); break;
@@ -99,6 +127,10 @@ static void dfccl_wait(bench_dfccl* d, int collId) {
 }
 
 static void submit(bench_dfccl* d, bench_coll coll, int collId, const void* send, void* recv) {
+  if (d->comm) {
+    CHECK_DFCCL(dfcclSubmit(d->comm, &d->descs[collId], send, recv, dfccl_done, d));
+    return;
+  }
   switch (coll) {
     case BENCH_ALLREDUCE: CHECK_DFCCL(dfcclRunAllReduce(d->ctx, send, recv, collId, dfccl_done, d)); break;
     case BENCH_ALLGATHER: CHECK_DFCCL(dfcclRunAllGather(d->ctx, send, recv, collId, dfccl_done, d)); break;
@@ -111,7 +143,7 @@ static void submit(bench_dfccl* d, bench_coll coll, int collId, const void* send
 }
 
 void bench_dfccl_run(bench_dfccl* d, bench_coll coll, int collId, const void* send, void* recv, int times) {
-  atomic_store(&d->expectedColl, collId);
+  atomic_store(&d->expectedColl, d->comm ? -1 : collId);
   for (int i = 0; i < times; i++) {
     d->submitted++;
     submit(d, coll, collId, send, recv);

@@ -101,8 +101,8 @@ mps_stop() {
 
 # PART=1: data path and the deadlock programs at one rank per GPU; PART=2: oversubscribed runs,
 # the random mix and performance; unset: both (more than one 600 s device call).  PART=oversub
-# PART=explore, PART=component, PART=every, PART=a2a and PART=users (or users-pageable, users-osu,
-# users-cupy) are only run when named; PART may name several ("1 oversub").
+# PART=explore, PART=component, PART=every, PART=a2a, PART=comm and PART=users (or users-pageable,
+# users-osu, users-cupy) are only run when named; PART may name several ("1 oversub").
 part=${PART:-all}
 named() { case " $part " in *" $1 "*) return 0 ;; esac; return 1; }
 in_part() { [ "$part" = all ] || named "$1"; }
@@ -372,6 +372,25 @@ if named a2a; then
     LOG_DIR=/tmp/dfccl-osu-a2a bash test/gpu/osu.sh
   keep_output osu-a2a.txt
   summarize "^(FAIL|MISSING) |^np=|^osu:|routed"
+fi
+
+# PART=comm: communicators and descriptors (issue 13) -- test_comm (six kinds on overlapping
+# communicators, new shapes every iteration, random interleavings, runs waiting for their connector
+# sets, device synchronizations) x COMM_ITERS at 3 and 4 ranks, its twin without preemption, and
+# dfccl_bench through registrations and through a communicator in one session each, the same sizes.
+if named comm; then
+  for np in 3 4; do
+    step "comm-${np}ranks-sync" ${COMM_LIMIT:-200} $mpi $np test/mpi/test_comm -i "${COMM_ITERS:-200}" -y 5
+  done
+  step comm-twin-no-preemption 60 env DFCCL_PREEMPTION=0 TEST_WATCHDOG_S=10 sh -c \
+    'sh test/mpi/mpirun.sh 4 test/mpi/test_comm -i 20 2>&1 | tail -n 5; exit 0'
+  twin_verdict
+  for api in register comm; do
+    step "bench-$api" ${BENCH_LIMIT:-200} $mpi 2 benchmarks/dfccl_bench -A $api -C "${COMM_BENCH_COLLS:-allreduce}" -b 8 \
+      -e "${COMM_BENCH_MAX:-256M}" -f 8 -n 50 -w 10 -c 1 -N 0
+    keep_output "bench-$api.txt"
+    summarize "^ +[0-9]|Avg|Wrong"
+  done
 fi
 
 # PART=explore: what the knobs do, for tuning the defaults (not part of the acceptance runs).
