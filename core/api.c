@@ -535,9 +535,11 @@ dfcclResult_t df_check_run_buffers(df_ctx* ctx, uint32_t kind, const void* sendb
   return dfcclSuccess;
 }
 
-dfcclResult_t df_publish_run(df_ctx* ctx, uint32_t index, uint32_t epoch, const void* sendbuff, void* recvbuff) {
+dfcclResult_t df_publish_run(df_ctx* ctx, uint32_t index, uint32_t epoch, uint32_t nchannels, const void* sendbuff,
+                             void* recvbuff) {
   atomic_fetch_add(&ctx->outstanding, 1);
-  dfcclResult_t r = df_sq_host_submit(&ctx->sq, index, epoch, sendbuff, recvbuff, ctx->cfg.submit_timeout_ms);
+  dfcclResult_t r =
+      df_sq_host_submit(&ctx->sq, index, epoch, nchannels, sendbuff, recvbuff, ctx->cfg.submit_timeout_ms);
   if (r != dfcclSuccess) {
     atomic_fetch_sub(&ctx->outstanding, 1);
     return r;
@@ -612,7 +614,7 @@ static dfcclResult_t submit(df_ctx* ctx, df_coll_kind kind, const void* sendbuff
   uint32_t epoch = ++c->epoch;
   pthread_mutex_unlock(&ctx->lock);
 
-  dfcclResult_t r = df_publish_run(ctx, (uint32_t)index, epoch, sendbuff, recvbuff);
+  dfcclResult_t r = df_publish_run(ctx, (uint32_t)index, epoch, stat.nchannels, sendbuff, recvbuff);
   if (r != dfcclSuccess) {
     pthread_mutex_lock(&ctx->lock);
     c->in_flight = false;
@@ -856,7 +858,7 @@ static bool wait_outstanding(df_ctx* ctx) {
 /* The final-exit SQE: every block of the (re)launched daemon reads it and exits for good. */
 static dfcclResult_t final_exit(df_ctx* ctx) {
   if (atomic_load(&ctx->launches) == 0) return dfcclSuccess; /* never started */
-  DF_CHECK(df_sq_host_submit(&ctx->sq, DF_SQE_EXIT, 0, NULL, NULL, 1000));
+  DF_CHECK(df_sq_host_submit(&ctx->sq, DF_SQE_EXIT, 0, 0, NULL, NULL, 1000));
   atomic_fetch_add(&ctx->submitted, 1);
   uint64_t start = df_now_ms();
   for (;;) {

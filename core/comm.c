@@ -144,7 +144,7 @@ static dfcclResult_t run_context(const struct dfcclComm* c, const df_coll_static
 static dfcclResult_t start(df_ctx* ctx, int index, const df_coll_static* st, bool install, uint32_t epoch,
                            const void* sendbuff, void* recvbuff) {
   if (install) DF_CHECK(df_install_static(ctx, index, st));
-  return df_publish_run(ctx, (uint32_t)index, epoch, sendbuff, recvbuff);
+  return df_publish_run(ctx, (uint32_t)index, epoch, st->nchannels, sendbuff, recvbuff);
 }
 
 /* Caller holds ctx->lock: the record is idle; it is now in flight with this run's callback. */

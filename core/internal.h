@@ -232,7 +232,8 @@ dfcclResult_t df_check_run_buffers(df_ctx* ctx, uint32_t kind, const void* sendb
 dfcclResult_t df_install_static(df_ctx* ctx, int index, const df_coll_static* st);
 /* Writes the SQE of run `epoch` of index (its record already in flight), counted outstanding until
  * it completes.  On failure the caller takes the record out of flight again. */
-dfcclResult_t df_publish_run(df_ctx* ctx, uint32_t index, uint32_t epoch, const void* sendbuff, void* recvbuff);
+dfcclResult_t df_publish_run(df_ctx* ctx, uint32_t index, uint32_t epoch, uint32_t nchannels, const void* sendbuff,
+                             void* recvbuff);
 
 /* ---- communicators (comm.c) ---- */
 
@@ -268,8 +269,8 @@ typedef struct {
 dfcclResult_t df_sq_host_init(df_ctx* ctx, df_sq_host* sq, uint32_t entries);
 void df_sq_host_fini(df_ctx* ctx, df_sq_host* sq);
 /* Writes one entry; waits while the ring is full, up to timeout_ms (then dfcclTimeout). */
-dfcclResult_t df_sq_host_submit(df_sq_host* sq, uint32_t coll, uint32_t epoch, const void* sendbuff, void* recvbuff,
-                                uint64_t timeout_ms);
+dfcclResult_t df_sq_host_submit(df_sq_host* sq, uint32_t coll, uint32_t epoch, uint32_t nchannels, const void* sendbuff,
+                                void* recvbuff, uint64_t timeout_ms);
 /* From now on every entry is read by `readers` blocks; returns the sequence number of the first
  * such entry (where blocks that have not read the queue before must start). */
 uint64_t df_sq_host_set_readers(df_sq_host* sq, uint32_t readers);

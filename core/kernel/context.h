@@ -23,10 +23,6 @@ DF_FN df_coll_static df_static_context(const df_daemon_args* a, uint32_t coll) {
   return st;
 }
 
-DF_FN uint32_t df_static_nchannels(const df_daemon_args* a, uint32_t coll) {
-  return df_load_l2_u32(&a->colls[coll].nchannels);
-}
-
 DF_FN int32_t df_static_priority(const df_daemon_args* a, uint32_t coll) {
   return (int32_t)df_load_l2_u32((const uint32_t*)&a->colls[coll].priority);
 }

@@ -45,7 +45,7 @@ DF_FN uint32_t df_fetch_sqes(const df_daemon_args* a, const df_block* blk, df_bl
       bs->exited = 1;
       continue;
     }
-    if ((uint32_t)blk->bid >= df_static_nchannels(a, e.coll)) continue; /* no channel here */
+    if ((uint32_t)blk->bid >= e.nchannels) continue; /* no channel here */
     df_context_start_run(a, blk, sh, &e);
     df_task_queue_insert(a, sh, (uint16_t)e.coll);
     bs->counters.sqes_read++;

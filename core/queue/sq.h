@@ -37,7 +37,9 @@ typedef struct {
   uint32_t nreaders;     /* readers of this copy of the entry                       */
   uint32_t readers_done; /* readers that have copied it                             */
   uint32_t grid;         /* host ring: the grid when written = readers in the mirror */
-  uint32_t pad32;
+  uint32_t nchannels;    /* blocks that take part in this run: from the entry, not from the static
+                          * context, which a communicator's connector set rewrites between runs
+                          * (a block that reads the entry late must not take the next run's) */
   uint64_t pad[2];
 } df_sqe; /* 64 bytes: one entry per cache line                      */
 
@@ -58,6 +60,7 @@ DF_FN bool df_sq_read(df_sq sq, uint64_t* frontier, df_sqe* out) {
   out->sendbuff = e->sendbuff;
   out->recvbuff = e->recvbuff;
   out->nreaders = e->nreaders;
+  out->nchannels = e->nchannels;
   /* Block 0 reuses the slot after the last reader's increment: our copy is complete first. */
   df_fence_device();
   df_atomic_add_u32(&e->readers_done, 1);
@@ -79,6 +82,7 @@ DF_FN uint32_t df_sq_forward(df_sq host, df_sq mirror, uint64_t* forwarded) {
     to->sendbuff = from->sendbuff;
     to->recvbuff = from->recvbuff;
     to->nreaders = from->grid;
+    to->nchannels = from->nchannels;
     to->readers_done = 0;
     df_store_release_u64(&to->seq, *forwarded);
     /* The host may rewrite its slot after this: every load from it is done before.  Block 0 is the

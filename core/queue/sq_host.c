@@ -45,8 +45,8 @@ uint64_t df_sq_host_set_readers(df_sq_host* sq, uint32_t readers) {
   return tail;
 }
 
-dfcclResult_t df_sq_host_submit(df_sq_host* sq, uint32_t coll, uint32_t epoch, const void* sendbuff, void* recvbuff,
-                                uint64_t timeout_ms) {
+dfcclResult_t df_sq_host_submit(df_sq_host* sq, uint32_t coll, uint32_t epoch, uint32_t nchannels, const void* sendbuff,
+                                void* recvbuff, uint64_t timeout_ms) {
   pthread_mutex_lock(&sq->lock);
   df_sqe* e = &sq->host[sq->tail & (sq->entries - 1)];
   uint64_t start = 0;
@@ -65,6 +65,7 @@ dfcclResult_t df_sq_host_submit(df_sq_host* sq, uint32_t coll, uint32_t epoch, c
   e->epoch = epoch;
   e->sendbuff = sendbuff;
   e->recvbuff = recvbuff;
+  e->nchannels = nchannels;
   e->nreaders = 1; /* daemon block 0, which copies it into the daemon's mirror */
   e->grid = sq->readers;
   e->readers_done = 0;

@@ -197,6 +197,7 @@ static void test_whole_run(void) {
   /* What the host's submit writes: the entry, its reader count (one block), then its sequence number. */
   host_ring[0] = sqe_for(c, 1, send, recv);
   host_ring[0].grid = 1;
+  host_ring[0].nchannels = 1;
   host_ring[0].seq = 0;
   CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 1 && f.shared.ntasks == 1, "block 0 fetched the SQE");
   bool completed = false, timesliced = true;
