@@ -173,6 +173,7 @@ dfcclResult_t dfcclInit(dfcclRankCtx_t* out, const dfcclInitArgs_t* args) {
   if (r == dfcclSuccess) r = ctx->target->open(ctx, args->device);
   if (r == dfcclSuccess) calibrate(ctx);
   if (r == dfcclSuccess) r = alloc_tables(ctx);
+  if (r == dfcclSuccess) df_hang_report_init(ctx);
   if (r == dfcclSuccess) r = df_poller_start(ctx);
   if (r != dfcclSuccess) {
     char message[512];
@@ -611,6 +612,7 @@ static dfcclResult_t submit(df_ctx* ctx, df_coll_kind kind, const void* sendbuff
   c->callback = callback; /* recorded before the SQE exists: the completion may come at once */
   c->callback_arg = callbackArg;
   c->callback_id = collId;
+  c->submitted_us = df_now_us();
   uint32_t epoch = ++c->epoch;
   pthread_mutex_unlock(&ctx->lock);
 

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "internal.h"
 
 #define DF_COMM_MAGIC 0x64666363636f6d6dull
@@ -154,6 +155,7 @@ static uint32_t take_set(df_coll* set, const df_coll_static* st, dfcclCallback_t
   set->callback = callback;
   set->callback_arg = arg;
   set->callback_id = id;
+  set->submitted_us = df_now_us();
   *install = memcmp(&set->stat, st, sizeof *st) != 0;
   set->stat = *st;
   return ++set->epoch;

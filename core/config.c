@@ -98,6 +98,9 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   DF_CHECK(env_u32("DFCCL_SLOT_BYTES", 256, 64u << 20, &cfg->slot_bytes));
   DF_CHECK(env_u32("DFCCL_SQ_ENTRIES", 2, 1u << 20, &cfg->sq_entries));
   DF_CHECK(env_u32("DFCCL_COMM_SETS", 1, 16, &cfg->comm_sets));
+  DF_CHECK(env_u64("DFCCL_HANG_REPORT_S", 0, 86400ull * 365, &cfg->hang_report_s));
+  cfg->report_dir = getenv("DFCCL_REPORT_DIR");
+  if (cfg->report_dir && !*cfg->report_dir) cfg->report_dir = NULL;
   DF_CHECK(env_u32("DFCCL_COMM_SLOT_BYTES", 256, 64u << 20, &cfg->comm_slot_bytes));
   DF_CHECK(env_u32("DFCCL_CQ_SLOTS", 1, 1u << 16, &cfg->cq_slots));
   DF_CHECK(env_u64("DFCCL_SUBMIT_TIMEOUT_MS", 0, UINT64_MAX, &cfg->submit_timeout_ms));

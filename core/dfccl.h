@@ -265,6 +265,16 @@ dfcclResult_t dfcclSubmit(dfcclComm_t comm, const dfcclCollDesc_t* desc, const v
                           dfcclCallback_t callback, void* callbackArg);
 dfcclResult_t dfcclCommDestroy(dfcclComm_t comm);
 
+/*
+ * Hang report: every collective registered on this rank, and for each pending run how long it has
+ * waited, its preemptions and each channel's iteration and step (of how many).  Lines to stderr, or
+ * with DFCCL_REPORT_DIR=dir to dir/dfccl-hang-rank<R>.txt and .json, which tools/dfccl-hang-report
+ * merges to name the rank the others wait for.  Written by this call, by the poller when a run has
+ * been pending DFCCL_HANG_REPORT_S seconds (0, the default: never; then again every as many seconds
+ * while one is), and on SIGUSR1 when the program has no handler of its own for it.
+ */
+dfcclResult_t dfcclWriteHangReport(dfcclRankCtx_t ctx);
+
 /* Waits for every submitted run to complete, stops the daemon and frees everything.  Collective
  * over the participants of the collectives still registered: it deregisters them, one closing
  * exchange per group of participants (so call it on every rank that registered any, after all

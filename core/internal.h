@@ -35,6 +35,8 @@ typedef struct {
   uint64_t min_channel_bytes; /* a collective gets one channel per this many bytes   */
   uint32_t slot_bytes;        /* largest FIFO slot (small collectives get smaller)   */
   uint32_t sq_entries;
+  uint64_t hang_report_s;      /* a hang report when a run is pending this long (0: never) */
+  const char* report_dir;      /* DFCCL_REPORT_DIR: where reports go (NULL: stderr)        */
   uint32_t comm_sets;          /* connector sets per communicator (DFCCL_COMM_SETS)   */
   uint32_t comm_slot_bytes;    /* their FIFO slots (DFCCL_COMM_SLOT_BYTES)            */
   uint32_t cq_slots;           /* CQ entries per daemon block (DFCCL_CQ_SLOTS), a power of two */
@@ -178,8 +180,9 @@ typedef struct {
   int id;
   df_coll_state state;
   bool in_flight;
-  int callback_id; /* what the running run's callback is told: its collId, or its number on its communicator */
-  uint32_t epoch;  /* of the latest run submitted; runs count from 1 */
+  int callback_id;       /* what the running run's callback is told: its collId, or its number on its communicator */
+  uint64_t submitted_us; /* when the running run was submitted (df_now_us) */
+  uint32_t epoch;        /* of the latest run submitted; runs count from 1 */
   df_coll_static stat;
   df_group* group; /* holds a reference from JOINING to FREE          */
   df_coll_links links;
@@ -234,6 +237,14 @@ dfcclResult_t df_install_static(df_ctx* ctx, int index, const df_coll_static* st
  * it completes.  On failure the caller takes the record out of flight again. */
 dfcclResult_t df_publish_run(df_ctx* ctx, uint32_t index, uint32_t epoch, uint32_t nchannels, const void* sendbuff,
                              void* recvbuff);
+
+/* ---- hang reports (hang_report.c) ---- */
+
+/* dfcclInit: takes SIGUSR1 if the program has not. */
+void df_hang_report_init(df_ctx* ctx);
+/* The poller, every round: a report when SIGUSR1 came or a run has been pending too long. */
+void df_hang_report_poll(df_ctx* ctx);
+dfcclResult_t df_hang_report_write(df_ctx* ctx, const char* reason);
 
 /* ---- communicators (comm.c) ---- */
 
@@ -331,8 +342,11 @@ struct dfcclRankCtx {
   int* id_index; /* open-addressing map (linear probing): collId -> index, -1 empty */
   size_t id_slots;
   df_group* groups;
-  struct dfcclComm* comms;   /* the communicators, for dfcclDestroy                          */
-  uint32_t next_comm_serial; /* above every serial this rank's communicators agreed on      */
+  struct dfcclComm* comms; /* the communicators, for dfcclDestroy                          */
+  uint32_t next_comm_serial;
+  int report_signals_seen;    /* hang reports: SIGUSR1s answered, and when (df_now_us) the poller */
+  uint64_t report_checked_us; /* last looked for old runs and last wrote a report            */
+  uint64_t report_written_us; /* above every serial this rank's communicators agreed on      */
 
   /* the daemon's tables and its arguments */
   df_daemon_args args; /* host copy: pointers into daemon memory */

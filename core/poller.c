@@ -187,6 +187,7 @@ static void* poller_main(void* arg) {
       failed_outstanding = true; /* once: it says so on stderr */
     }
     bool needed = fatal == dfcclSuccess && manage_daemon(ctx, &watch);
+    df_hang_report_poll(ctx);
     if (watch.launched) idle = 0; /* its end is near when it yields: keep watching closely */
     if (n == 0) idle_wait(ctx, idle++, needed);
   }

@@ -385,6 +385,9 @@ if named comm; then
   step comm-twin-no-preemption 60 env DFCCL_PREEMPTION=0 TEST_WATCHDOG_S=10 sh -c \
     'sh test/mpi/mpirun.sh 4 test/mpi/test_comm -i 20 2>&1 | tail -n 5; exit 0'
   twin_verdict
+  # Hang reports on the GPU (issue 16): the daemon's tables read while it runs.
+  step hang-report 120 sh test/mpi/hang_report.sh
+  summarize "^rank|PASS|FAIL"
   for api in register comm; do
     step "bench-$api" ${BENCH_LIMIT:-200} $mpi 2 benchmarks/dfccl_bench -A $api -C "${COMM_BENCH_COLLS:-allreduce}" -b 8 \
       -e "${COMM_BENCH_MAX:-256M}" -f 8 -n 50 -w 10 -c 1 -N 0
