@@ -331,7 +331,7 @@ static df_coll_static static_context(const df_ctx* ctx, const df_group* g, df_co
   st.nranks = (uint32_t)g->nranks;
   st.rank = (uint32_t)g->position;
   uint64_t bytes = (uint64_t)count * dfcclTypeSize(dtype);
-  st.nchannels = channels_for(&ctx->cfg, traffic_bytes(kind, bytes, st.nranks));
+  st.nchannels = df_run_channels(&ctx->cfg, kind, bytes, st.nranks);
   st.root = root_position;
   st.priority = priority;
   st.count = count;
@@ -536,6 +536,20 @@ dfcclResult_t df_check_run_buffers(df_ctx* ctx, uint32_t kind, const void* sendb
   return dfcclSuccess;
 }
 
+uint32_t df_record_start(df_coll* c, dfcclCallback_t callback, void* callback_arg, int callback_id) {
+  c->in_flight = true;
+  c->callback = callback; /* recorded before the SQE exists: the completion may come at once */
+  c->callback_arg = callback_arg;
+  c->callback_id = callback_id;
+  c->submitted_us = df_now_us();
+  return ++c->epoch;
+}
+
+void df_record_cancel(df_coll* c) {
+  c->in_flight = false;
+  c->epoch--;
+}
+
 dfcclResult_t df_publish_run(df_ctx* ctx, uint32_t index, uint32_t epoch, uint32_t nchannels, const void* sendbuff,
                              void* recvbuff) {
   atomic_fetch_add(&ctx->outstanding, 1);
@@ -608,19 +622,13 @@ static dfcclResult_t submit(df_ctx* ctx, df_coll_kind kind, const void* sendbuff
     return df_error(dfcclInFlight, "collective id %d is still in flight (run %u); wait for its callback", collId,
                     running);
   }
-  c->in_flight = true;
-  c->callback = callback; /* recorded before the SQE exists: the completion may come at once */
-  c->callback_arg = callbackArg;
-  c->callback_id = collId;
-  c->submitted_us = df_now_us();
-  uint32_t epoch = ++c->epoch;
+  uint32_t epoch = df_record_start(c, callback, callbackArg, collId);
   pthread_mutex_unlock(&ctx->lock);
 
   dfcclResult_t r = df_publish_run(ctx, (uint32_t)index, epoch, stat.nchannels, sendbuff, recvbuff);
   if (r != dfcclSuccess) {
     pthread_mutex_lock(&ctx->lock);
-    c->in_flight = false;
-    c->epoch--;
+    df_record_cancel(c);
     pthread_mutex_unlock(&ctx->lock);
   }
   return r;

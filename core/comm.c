@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
 #include "internal.h"
 
 #define DF_COMM_MAGIC 0x64666363636f6d6dull
@@ -148,17 +147,18 @@ static dfcclResult_t start(df_ctx* ctx, int index, const df_coll_static* st, boo
   return df_publish_run(ctx, (uint32_t)index, epoch, st->nchannels, sendbuff, recvbuff);
 }
 
-/* Caller holds ctx->lock: the record is idle; it is now in flight with this run's callback. */
+/* Caller holds ctx->lock: the set is idle; it is now in flight with this run. */
 static uint32_t take_set(df_coll* set, const df_coll_static* st, dfcclCallback_t callback, void* arg, int id,
                          bool* install) {
-  set->in_flight = true;
-  set->callback = callback;
-  set->callback_arg = arg;
-  set->callback_id = id;
-  set->submitted_us = df_now_us();
   *install = memcmp(&set->stat, st, sizeof *st) != 0;
   set->stat = *st;
-  return ++set->epoch;
+  return df_record_start(set, callback, arg, id);
+}
+
+/* Caller holds ctx->lock: the run that took the set was never published. */
+static void give_back_set(df_coll* set) {
+  df_record_cancel(set);
+  set->stat.kind = DF_COLL_NUM_KINDS; /* installed or not: the next run installs its own */
 }
 
 dfcclResult_t dfcclSubmit(dfcclComm_t comm, const dfcclCollDesc_t* desc, const void* sendbuff, void* recvbuff,
@@ -212,9 +212,7 @@ dfcclResult_t dfcclSubmit(dfcclComm_t comm, const dfcclCollDesc_t* desc, const v
   dfcclResult_t r = start(ctx, index, &st, install, epoch, sendbuff, recvbuff);
   if (r != dfcclSuccess) { /* nothing was published: the run never happened */
     pthread_mutex_lock(&ctx->lock);
-    set->in_flight = false;
-    set->epoch--;
-    set->stat.kind = DF_COLL_NUM_KINDS; /* installed or not: the next run installs its own */
+    give_back_set(set);
     comm->runs--;
     pthread_mutex_unlock(&ctx->lock);
   }
@@ -244,8 +242,7 @@ bool df_comm_start_queued(df_ctx* ctx, int index) {
     }
     if (epoch != 0) { /* it could not start: it ends with the error, and the next one is tried */
       pthread_mutex_lock(&ctx->lock);
-      set->in_flight = false;
-      set->stat.kind = DF_COLL_NUM_KINDS;
+      give_back_set(set);
       pthread_mutex_unlock(&ctx->lock);
     }
     if (q->callback) q->callback(q->callback_id, r, q->callback_arg);

@@ -233,6 +233,10 @@ dfcclResult_t df_check_run_buffers(df_ctx* ctx, uint32_t kind, const void* sendb
                                    const void* recvbuff, size_t recv_bytes, int id);
 /* The daemon's static context of `index`, written while no run of it is in flight. */
 dfcclResult_t df_install_static(df_ctx* ctx, int index, const df_coll_static* st);
+/* Caller holds ctx->lock, the record is idle: it is now in flight with this run's callback;
+ * returns the run's epoch.  df_record_cancel: the run was never published after all. */
+uint32_t df_record_start(df_coll* c, dfcclCallback_t callback, void* callback_arg, int callback_id);
+void df_record_cancel(df_coll* c);
 /* Writes the SQE of run `epoch` of index (its record already in flight), counted outstanding until
  * it completes.  On failure the caller takes the record out of flight again. */
 dfcclResult_t df_publish_run(df_ctx* ctx, uint32_t index, uint32_t epoch, uint32_t nchannels, const void* sendbuff,

@@ -17,6 +17,26 @@ static bool is_signed(dfcclDataType_t t) {
   return t != dfcclUint8 && t != dfcclUint16 && t != dfcclUint32 && t != dfcclUint64;
 }
 
+int overlapping_groups(int nranks, int members[][8], int* sizes, int max) {
+  int n = 0;
+  sizes[n] = nranks < 8 ? nranks : 8;
+  for (int i = 0; i < sizes[n]; i++) members[n][i] = i;
+  n++;
+  for (int start = 0; start < nranks && n < max; start += 2) {
+    int a = start, b = (start + 1) % nranks, c = (start + 2) % nranks;
+    int lo = a < b ? a : b, hi = a < b ? b : a;
+    members[n][0] = lo < c ? lo : c; /* ascending: DFCCL orders participants by rank */
+    members[n][2] = hi > c ? hi : c;
+    members[n][1] = a + b + c - members[n][0] - members[n][2];
+    sizes[n++] = 3;
+    if (n < max) {
+      members[n][0] = lo, members[n][1] = hi;
+      sizes[n++] = 2;
+    }
+  }
+  return n;
+}
+
 bool reduces(kind k) { return k == ALL_REDUCE || k == REDUCE_SCATTER || k == REDUCE || k == REDUCE_SCATTER_V; }
 bool runs_in_place(kind k) { return k != ALL_TO_ALL; }
 

@@ -44,6 +44,10 @@ typedef struct {
   char *send, *recv; /* the buffers passed to dfcclRun* */
 } test_case;
 
+/* Groups of ranks whose waits chain into each other, alike on every rank: all ranks (at most 8),
+ * then from every second rank a window of 3 consecutive ranks (mod n) and the pair of its first two,
+ * each in ascending order; at most max groups.  Returns how many. */
+int overlapping_groups(int nranks, int members[][8], int* sizes, int max);
 bool reduces(kind k);
 bool runs_in_place(kind k); /* all-to-all does not */
 void register_case(harness* h, const test_case* c);

@@ -37,25 +37,13 @@ typedef struct {
   test_case runs[RUNS];
 } group_t;
 
-/* The groups, alike on every rank: all ranks (at most 8), then triples and pairs that overlap. */
+/* The groups (cases.h's overlapping ones), and this rank's place in each. */
 static int make_groups(const harness* h, group_t* g) {
-  int n = 0;
-  g[n].nranks = h->nranks < 8 ? h->nranks : 8;
-  for (int i = 0; i < g[n].nranks; i++) g[n].ranks[i] = i;
-  n++;
-  for (int start = 0; start < h->nranks && n < MAX_GROUPS; start += 2) {
-    int a = start, b = (start + 1) % h->nranks, c = (start + 2) % h->nranks;
-    int lo = a < b ? a : b, hi = a < b ? b : a;
-    int three[3] = {lo < c ? lo : c, 0, hi > c ? hi : c};
-    three[1] = a + b + c - three[0] - three[2];
-    memcpy(g[n].ranks, three, sizeof three);
-    g[n++].nranks = 3;
-    if (n < MAX_GROUPS) {
-      g[n].ranks[0] = lo, g[n].ranks[1] = hi;
-      g[n++].nranks = 2;
-    }
-  }
+  int members[MAX_GROUPS][8], sizes[MAX_GROUPS];
+  int n = overlapping_groups(h->nranks, members, sizes, MAX_GROUPS);
   for (int k = 0; k < n; k++) {
+    memcpy(g[k].ranks, members[k], sizeof members[k]);
+    g[k].nranks = sizes[k];
     g[k].position = -1;
     for (int i = 0; i < g[k].nranks; i++)
       if (g[k].ranks[i] == h->rank) g[k].position = i;

@@ -52,28 +52,7 @@ int main(int argc, char** argv) {
 
   /* Groups: everyone; every window of 3 consecutive ranks (mod n); every pair of neighbours. */
   static int members[MAX_GROUPS][8];
-  int sizes[MAX_GROUPS], ngroups = 0;
-  sizes[ngroups] = h.nranks < 8 ? h.nranks : 8;
-  for (int i = 0; i < sizes[ngroups]; i++) members[ngroups][i] = i;
-  ngroups++;
-  for (int start = 0; start < h.nranks && ngroups < MAX_GROUPS; start += 2) {
-    int a = start, b = (start + 1) % h.nranks, c = (start + 2) % h.nranks;
-    int sorted[3] = {a, b, c};
-    for (int x = 0; x < 3; x++) /* ascending: dfccl orders participants by rank */
-      for (int y = x + 1; y < 3; y++)
-        if (sorted[y] < sorted[x]) {
-          int t = sorted[x];
-          sorted[x] = sorted[y];
-          sorted[y] = t;
-        }
-    memcpy(members[ngroups], sorted, sizeof sorted);
-    sizes[ngroups++] = 3;
-    if (ngroups < MAX_GROUPS) {
-      members[ngroups][0] = a < b ? a : b;
-      members[ngroups][1] = a < b ? b : a;
-      sizes[ngroups++] = 2;
-    }
-  }
+  int sizes[MAX_GROUPS], ngroups = overlapping_groups(h.nranks, members, sizes, MAX_GROUPS);
 
   /* Every group runs each of the eight collectives (a few sizes and types, roots spread out). */
   test_case cases[MAX_CASES];
