@@ -123,6 +123,8 @@ static void release(df_ctx* ctx) {
     df_group_free_all(ctx);
     free_tables(ctx);
   }
+  df_net_close(ctx); /* after the links: their proxy is gone with it */
+  free(ctx->announced);
   if (ctx->target) ctx->target->close(ctx);
   df_registry_fini(ctx);
   pthread_mutex_destroy(&ctx->lock);
@@ -160,6 +162,8 @@ dfcclResult_t dfcclInit(dfcclRankCtx_t* out, const dfcclInitArgs_t* args) {
   ctx->nranks = bs->nranks;
   ctx->bootstrap = *bs;
   ctx->device = args->device;
+  ctx->host_id = df_host_identity();
+  ctx->announced = calloc((size_t)bs->nranks, 1);
   pthread_mutex_init(&ctx->lock, NULL);
   pthread_mutex_init(&ctx->tables_lock, NULL);
   pthread_mutex_init(&ctx->wake_lock, NULL);
@@ -173,6 +177,7 @@ dfcclResult_t dfcclInit(dfcclRankCtx_t* out, const dfcclInitArgs_t* args) {
   if (r == dfcclSuccess) r = ctx->target->open(ctx, args->device);
   if (r == dfcclSuccess) calibrate(ctx);
   if (r == dfcclSuccess) r = alloc_tables(ctx);
+  if (r == dfcclSuccess) r = df_net_open(ctx);
   if (r == dfcclSuccess) df_hang_report_init(ctx);
   if (r == dfcclSuccess) r = df_poller_start(ctx);
   if (r != dfcclSuccess) {
@@ -561,6 +566,7 @@ dfcclResult_t df_publish_run(df_ctx* ctx, uint32_t index, uint32_t epoch, uint32
   }
   atomic_fetch_add(&ctx->submitted, 1);
   df_poller_notify(ctx);
+  df_net_notify(ctx);
   return dfcclSuccess;
 }
 

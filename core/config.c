@@ -117,6 +117,9 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   DF_CHECK(env_u32("DFCCL_PREEMPTION", 0, 1, &preemption));
   DF_CHECK(env_u32("DFCCL_DEBUG", 0, 9, &debug));
   DF_CHECK(df_env_stream_order(&cfg->stream_order));
+  DF_CHECK(df_config_transport(&cfg->transport));
+  uint32_t show_transport = 0;
+  DF_CHECK(env_u32("DFCCL_SHOW_TRANSPORT", 0, 1, &show_transport));
   uint32_t timeslice_yield = 1;
   uint64_t timeslice_idle_us = 30;
   DF_CHECK(env_u32("DFCCL_TIMESLICE_YIELD", 0, 1, &timeslice_yield));
@@ -126,6 +129,7 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   cfg->spin.quit_period_ns = quit_us * 1000;
   cfg->spin.preemption = preemption;
   cfg->debug = (int)debug;
+  cfg->show_transport = show_transport || debug;
 
   if (cfg->slot_bytes % 16)
     return df_error(dfcclInvalidArgument, "DFCCL_SLOT_BYTES=%u: must be a multiple of 16", cfg->slot_bytes);

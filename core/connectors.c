@@ -5,7 +5,9 @@
  *   send region: per channel a df_send_ctrl -- written by the ring successor;
  * then all participants exchange the handles (with the collective's signature, so that a rank
  * that registered something else is told so) and each maps its successor's recv region and its
- * predecessor's send region.  At deregistration the participants meet once more (df_links_close)
+ * predecessor's send region.  A neighbour on another host (or any, with DFCCL_TRANSPORT=ucx) is
+ * reached over the network instead: the regions on both ends are local mapped memory, and the
+ * network proxy (net_ucx.c) carries slots one way and credits the other.  At deregistration the participants meet once more (df_links_close)
  * before anyone frees what the others write into.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
@@ -30,6 +32,11 @@ typedef struct {
   uint32_t failed;      /* this rank cannot register it: everyone gives up together */
   uint32_t timesliced;  /* its GPU time-slices between processes (see uuid) */
   uint8_t uuid[16];     /* its daemon's GPU (zero on the host target)       */
+  /* how to reach it: peers of another host (or all, with DFCCL_TRANSPORT=ucx) over the network */
+  uint64_t host_id;
+  uint32_t transport;     /* df_transport */
+  uint32_t address_bytes; /* of its network worker's address (0: no network transport) */
+  uint8_t address[DF_NET_ADDRESS_MAX];
 } registration_card;
 
 static dfcclResult_t allgather(df_ctx* ctx, const df_group* g, const void* send, void* recv, size_t bytes) {
@@ -62,6 +69,10 @@ static dfcclResult_t check_card(const df_ctx* ctx, const df_group* g, int i, con
                     "set DFCCL_* alike on all ranks",
                     ctx->rank, g->ranks[i], mine->nchannels, c->nchannels, mine->slot_bytes, c->slot_bytes,
                     mine->target, c->target);
+  if (c->transport != mine->transport)
+    return df_error(dfcclInvalidArgument,
+                    "rank %d has DFCCL_TRANSPORT=%s and rank %d has DFCCL_TRANSPORT=%s: set it alike", ctx->rank,
+                    df_transport_name(mine->transport), g->ranks[i], df_transport_name(c->transport));
   return dfcclSuccess;
 }
 
@@ -70,6 +81,39 @@ static bool shares_gpu_timesliced(const registration_card* mine, const registrat
   static const uint8_t none[16];
   return mine->timesliced && peer->timesliced && memcmp(mine->uuid, none, sizeof none) != 0 &&
          memcmp(mine->uuid, peer->uuid, sizeof mine->uuid) == 0;
+}
+
+/* Over the network or through a peer mapping: both ends decide alike from the same two cards. */
+static bool over_network(const registration_card* a, const registration_card* b) {
+  return a->transport == DF_TRANSPORT_UCX || a->host_id != b->host_id;
+}
+
+/* Memory for a region: shared with a peer, or local and mapped for a network proxy. */
+static dfcclResult_t region_alloc(df_ctx* ctx, size_t bytes, bool network, df_region* r, df_mem_handle* handle) {
+  r->mapped = network;
+  if (network) return ctx->target->alloc_mapped(ctx, bytes, &r->host, &r->daemon);
+  DF_CHECK(ctx->target->alloc_shared(ctx, bytes, &r->host, handle));
+  r->daemon = r->host;
+  return dfcclSuccess;
+}
+
+/* A peer's region: mapped, or over the network a local copy of it. */
+static dfcclResult_t region_of_peer(df_ctx* ctx, const df_mem_handle* handle, size_t bytes, bool network,
+                                    df_region* r) {
+  r->mapped = network;
+  if (network) return ctx->target->alloc_mapped(ctx, bytes, &r->host, &r->daemon);
+  DF_CHECK(ctx->target->map_peer(ctx, handle, bytes, &r->host));
+  r->daemon = r->host;
+  return dfcclSuccess;
+}
+
+static void region_free(df_ctx* ctx, df_region* r, size_t bytes, bool own) {
+  const df_target_ops* t = ctx->target;
+  if (!r->host) return;
+  if (r->mapped) t->free_mapped(ctx, r->host);
+  else if (own) t->free_shared(ctx, r->host, bytes);
+  else t->unmap_peer(ctx, r->host, bytes);
+  memset(r, 0, sizeof *r);
 }
 
 /* Connector tables as this rank's daemon sees them, copied to daemon memory. */
@@ -81,20 +125,21 @@ static dfcclResult_t build_device_view(df_ctx* ctx, df_coll_links* cl, uint32_t 
   cl->dev = mem; /* zeroed: step counters start at 0 */
   df_connector* conns = calloc(2 * nchannels, sizeof *conns);
   if (!conns) return df_error(dfcclOutOfResources, "out of memory");
-  char* fifo_mine = (char*)cl->recv_region + nchannels * sizeof(df_recv_ctrl);
-  char* fifo_next = (char*)cl->next_recv_region + nchannels * sizeof(df_recv_ctrl);
+  char* fifo_mine = (char*)cl->recv.daemon + nchannels * sizeof(df_recv_ctrl);
+  char* fifo_next = (char*)cl->next_recv.daemon + nchannels * sizeof(df_recv_ctrl);
   size_t fifo_bytes = (size_t)DF_FIFO_STEPS * slot_bytes;
   for (uint32_t c = 0; c < nchannels; c++) {
-    conns[c].recv_ctrl = (df_recv_ctrl*)cl->next_recv_region + c;
-    conns[c].send_ctrl = (df_send_ctrl*)cl->send_region + c;
+    conns[c].recv_ctrl = (df_recv_ctrl*)cl->next_recv.daemon + c;
+    conns[c].send_ctrl = (df_send_ctrl*)cl->send.daemon + c;
     conns[c].fifo = fifo_next + c * fifo_bytes;
-    conns[nchannels + c].recv_ctrl = (df_recv_ctrl*)cl->recv_region + c;
-    conns[nchannels + c].send_ctrl = (df_send_ctrl*)cl->prev_send_region + c;
+    conns[nchannels + c].recv_ctrl = (df_recv_ctrl*)cl->recv.daemon + c;
+    conns[nchannels + c].send_ctrl = (df_send_ctrl*)cl->prev_send.daemon + c;
     conns[nchannels + c].fifo = fifo_mine + c * fifo_bytes;
   }
   char* base = mem;
   df_links links = {.nchannels = nchannels,
                     .slot_bytes = slot_bytes,
+                    .slot_sizes = cl->to_next != NULL,
                     .to_next = (df_connector*)(base + sizeof(df_links)),
                     .from_prev = (df_connector*)(base + sizeof(df_links) + table),
                     .sent = (uint64_t*)(base + sizeof(df_links) + 2 * table),
@@ -103,6 +148,36 @@ static dfcclResult_t build_device_view(df_ctx* ctx, df_coll_links* cl, uint32_t 
   free(conns);
   DF_CHECK(r);
   return ctx->target->copy_in(ctx, mem, &links, sizeof links);
+}
+
+/* The first connection to and from each peer says how it goes (DFCCL_SHOW_TRANSPORT, DFCCL_DEBUG,
+ * coll_dfccl_verbose): "rank 0 -> 1: ucx (tcp)". */
+static void announce(df_ctx* ctx, int peer, bool to, const struct df_net_link* net) {
+  if (!ctx->cfg.show_transport) return;
+  pthread_mutex_lock(&ctx->lock);
+  bool first = ctx->announced && !(ctx->announced[peer] & (to ? 1 : 2));
+  if (first) ctx->announced[peer] |= to ? 1 : 2;
+  pthread_mutex_unlock(&ctx->lock);
+  if (!first) return;
+  char how[96];
+  if (net) snprintf(how, sizeof how, "ucx (%s)%s", df_net_link_describe(net), to ? ", FIFOs in host memory" : "");
+  else snprintf(how, sizeof how, "p2p (%s)", ctx->cfg.target == dfcclTargetCuda ? "CUDA IPC" : "shared memory");
+  fprintf(stderr, "dfccl: rank %d %s %d: %s\n", ctx->rank, to ? "->" : "<-", peer, how);
+}
+
+static dfcclResult_t open_net_link(df_ctx* ctx, bool sending, int peer, const registration_card* card, int id,
+                                   uint32_t nchannels, uint32_t slot_bytes, void* fifo_region, void* ctrl_region,
+                                   struct df_net_link** out) {
+  df_net_link_args a = {.sending = sending,
+                        .peer = peer,
+                        .peer_address = card->address,
+                        .peer_address_bytes = card->address_bytes,
+                        .id = id,
+                        .nchannels = nchannels,
+                        .slot_bytes = slot_bytes,
+                        .fifo_region = fifo_region,
+                        .ctrl_region = ctrl_region};
+  return df_net_link_open(ctx, &a, out);
 }
 
 dfcclResult_t df_links_create(df_ctx* ctx, const df_group* g, int id, const df_coll_static* st, uint64_t layout_hash,
@@ -115,51 +190,93 @@ dfcclResult_t df_links_create(df_ctx* ctx, const df_group* g, int id, const df_c
   cl->recv_bytes = nch * (sizeof(df_recv_ctrl) + (size_t)DF_FIFO_STEPS * slot_bytes);
   cl->send_bytes = nch * sizeof(df_send_ctrl);
 
-  registration_card mine;
-  memset(&mine, 0, sizeof mine);
-  /* A rank that cannot register (bad arguments, no memory) still takes part in the exchanges, so
-   * that no peer waits for it forever and every participant returns an error. */
-  dfcclResult_t local = prior;
-  if (local == dfcclSuccess) local = ctx->target->alloc_shared(ctx, cl->recv_bytes, &cl->recv_region, &mine.recv);
-  if (local == dfcclSuccess) local = ctx->target->alloc_shared(ctx, cl->send_bytes, &cl->send_region, &mine.send);
-  mine.failed = local != dfcclSuccess;
-  mine.recv_bytes = cl->recv_bytes;
-  mine.send_bytes = cl->send_bytes;
-  mine.id = id;
-  mine.kind = st->kind;
-  mine.dtype = st->dtype;
-  mine.op = st->op;
-  mine.root = st->root;
-  mine.count = st->count;
-  mine.layout_hash = layout_hash;
-  mine.nchannels = nch;
-  mine.slot_bytes = slot_bytes;
-  mine.target = (uint32_t)ctx->cfg.target;
-  mine.timesliced = ctx->timesliced;
-  memcpy(mine.uuid, ctx->device_uuid, sizeof mine.uuid);
-
+  registration_card* mine = calloc(1, sizeof *mine);
   registration_card* cards = calloc((size_t)g->nranks, sizeof *cards);
-  if (!cards) return df_error(dfcclOutOfResources, "out of memory");
-  dfcclResult_t r = allgather(ctx, g, &mine, cards, sizeof mine);
+  if (!mine || !cards) {
+    free(mine);
+    free(cards);
+    return df_error(dfcclOutOfResources, "out of memory");
+  }
+  /* Regions that peers map; with DFCCL_TRANSPORT=ucx every link goes over the network and they are
+   * local from the start.  A rank that cannot register (bad arguments, no memory) still takes part
+   * in the exchanges, so that no peer waits for it forever and every participant returns an error. */
+  bool all_network = ctx->cfg.transport == DF_TRANSPORT_UCX;
+  dfcclResult_t local = prior;
+  if (local == dfcclSuccess) local = region_alloc(ctx, cl->recv_bytes, all_network, &cl->recv, &mine->recv);
+  if (local == dfcclSuccess) local = region_alloc(ctx, cl->send_bytes, all_network, &cl->send, &mine->send);
+  mine->failed = local != dfcclSuccess;
+  mine->recv_bytes = cl->recv_bytes;
+  mine->send_bytes = cl->send_bytes;
+  mine->id = id;
+  mine->kind = st->kind;
+  mine->dtype = st->dtype;
+  mine->op = st->op;
+  mine->root = st->root;
+  mine->count = st->count;
+  mine->layout_hash = layout_hash;
+  mine->nchannels = nch;
+  mine->slot_bytes = slot_bytes;
+  mine->target = (uint32_t)ctx->cfg.target;
+  mine->timesliced = ctx->timesliced;
+  memcpy(mine->uuid, ctx->device_uuid, sizeof mine->uuid);
+  mine->host_id = ctx->host_id;
+  mine->transport = ctx->cfg.transport;
+  mine->address_bytes = (uint32_t)df_net_address(ctx, mine->address, sizeof mine->address);
+
+  dfcclResult_t r = allgather(ctx, g, mine, cards, sizeof *mine);
   if (r == dfcclSuccess && local != dfcclSuccess) r = local;
-  for (int i = 0; r == dfcclSuccess && i < g->nranks; i++) r = check_card(ctx, g, i, &mine, &cards[i]);
+  for (int i = 0; r == dfcclSuccess && i < g->nranks; i++) r = check_card(ctx, g, i, mine, &cards[i]);
   int next = (g->position + 1) % g->nranks, prev = (g->position + g->nranks - 1) % g->nranks;
-  if (r == dfcclSuccess)
-    cl->timesliced_peer = shares_gpu_timesliced(&mine, &cards[next]) || shares_gpu_timesliced(&mine, &cards[prev]);
-  if (r == dfcclSuccess)
-    r = ctx->target->map_peer(ctx, &cards[next].recv, cards[next].recv_bytes, &cl->next_recv_region);
-  if (r == dfcclSuccess)
-    r = ctx->target->map_peer(ctx, &cards[prev].send, cards[prev].send_bytes, &cl->prev_send_region);
+  bool next_net = r == dfcclSuccess && over_network(mine, &cards[next]);
+  bool prev_net = r == dfcclSuccess && over_network(mine, &cards[prev]);
+  /* A neighbour across the network never maps what we made for it: local memory instead. */
+  df_region unused_recv = {0}, unused_send = {0};
+  if (r == dfcclSuccess && prev_net && !cl->recv.mapped) {
+    unused_recv = cl->recv;
+    r = region_alloc(ctx, cl->recv_bytes, true, &cl->recv, NULL);
+  }
+  if (r == dfcclSuccess && next_net && !cl->send.mapped) {
+    unused_send = cl->send;
+    r = region_alloc(ctx, cl->send_bytes, true, &cl->send, NULL);
+  }
+  if (r == dfcclSuccess) {
+    cl->timesliced_peer = (!next_net && shares_gpu_timesliced(mine, &cards[next])) ||
+                          (!prev_net && shares_gpu_timesliced(mine, &cards[prev]));
+    r = region_of_peer(ctx, &cards[next].recv, cards[next].recv_bytes, next_net, &cl->next_recv);
+  }
+  if (r == dfcclSuccess) r = region_of_peer(ctx, &cards[prev].send, cards[prev].send_bytes, prev_net, &cl->prev_send);
+  if (r == dfcclSuccess && next_net)
+    r = open_net_link(ctx, true, g->ranks[next], &cards[next], id, nch, slot_bytes, cl->next_recv.host, cl->send.host,
+                      &cl->to_next);
+  if (r == dfcclSuccess && prev_net)
+    r = open_net_link(ctx, false, g->ranks[prev], &cards[prev], id, nch, slot_bytes, cl->recv.host, cl->prev_send.host,
+                      &cl->from_prev);
+  if (r == dfcclSuccess) {
+    announce(ctx, g->ranks[next], true, cl->to_next);
+    announce(ctx, g->ranks[prev], false, cl->from_prev);
+  }
   free(cards);
   /* Everyone has mapped what it needs before the memory's names may go away. */
   int token = r != dfcclSuccess, *tokens = calloc((size_t)g->nranks, sizeof(int));
-  if (!tokens) return df_error(dfcclOutOfResources, "out of memory");
+  if (!tokens) {
+    free(mine);
+    return df_error(dfcclOutOfResources, "out of memory");
+  }
   dfcclResult_t rb = allgather(ctx, g, &token, tokens, sizeof token);
   for (int i = 0; rb == dfcclSuccess && r == dfcclSuccess && i < g->nranks; i++)
     if (tokens[i]) r = df_error(dfcclSystemError, "rank %d could not map its peers' connectors", g->ranks[i]);
   free(tokens);
-  if (cl->recv_region) ctx->target->shared_setup_done(ctx, &mine.recv);
-  if (cl->send_region) ctx->target->shared_setup_done(ctx, &mine.send);
+  if (cl->recv.host && !cl->recv.mapped) ctx->target->shared_setup_done(ctx, &mine->recv);
+  if (cl->send.host && !cl->send.mapped) ctx->target->shared_setup_done(ctx, &mine->send);
+  if (unused_recv.host) {
+    ctx->target->shared_setup_done(ctx, &mine->recv);
+    region_free(ctx, &unused_recv, cl->recv_bytes, true);
+  }
+  if (unused_send.host) {
+    ctx->target->shared_setup_done(ctx, &mine->send);
+    region_free(ctx, &unused_send, cl->send_bytes, true);
+  }
+  free(mine);
   if (r == dfcclSuccess) r = rb;
   if (r == dfcclSuccess) r = build_device_view(ctx, cl, nch, slot_bytes);
   if (prior != dfcclSuccess) return df_error(prior, "%s", prior_message);
@@ -230,10 +347,12 @@ dfcclResult_t df_links_close(df_ctx* ctx, const df_group* g, const int* ids, int
 }
 
 void df_links_unmap_peers(df_ctx* ctx, df_coll_links* cl) {
-  const df_target_ops* t = ctx->target;
-  if (cl->next_recv_region) t->unmap_peer(ctx, cl->next_recv_region, cl->recv_bytes);
-  if (cl->prev_send_region) t->unmap_peer(ctx, cl->prev_send_region, cl->send_bytes);
-  cl->next_recv_region = cl->prev_send_region = NULL;
+  /* Network links first: their proxy reads and writes the local copies until it lets go. */
+  df_net_link_close(ctx, cl->to_next);
+  df_net_link_close(ctx, cl->from_prev);
+  cl->to_next = cl->from_prev = NULL;
+  region_free(ctx, &cl->next_recv, cl->recv_bytes, false);
+  region_free(ctx, &cl->prev_send, cl->send_bytes, false);
 }
 
 dfcclResult_t df_links_allgather(df_ctx* ctx, const df_group* g, const void* send, void* recv, size_t bytes) {
@@ -250,10 +369,9 @@ dfcclResult_t df_links_barrier(df_ctx* ctx, const df_group* g) {
 }
 
 void df_links_free(df_ctx* ctx, df_coll_links* cl) {
-  const df_target_ops* t = ctx->target;
   df_links_unmap_peers(ctx, cl);
-  if (cl->recv_region) t->free_shared(ctx, cl->recv_region, cl->recv_bytes);
-  if (cl->send_region) t->free_shared(ctx, cl->send_region, cl->send_bytes);
-  if (cl->dev) t->free(ctx, cl->dev);
+  region_free(ctx, &cl->recv, cl->recv_bytes, true);
+  region_free(ctx, &cl->send, cl->send_bytes, true);
+  if (cl->dev) ctx->target->free(ctx, cl->dev);
   memset(cl, 0, sizeof *cl);
 }

@@ -21,12 +21,12 @@ dfcclResult_t df_error(dfcclResult_t result, const char* fmt, ...) {
 
 void df_debug(const df_ctx* ctx, const char* fmt, ...) {
   if (!ctx || !ctx->cfg.debug) return;
+  char line[1024];
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "[dfccl rank %d] ", ctx->rank);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  vsnprintf(line, sizeof line, fmt, ap);
   va_end(ap);
+  fprintf(stderr, "[dfccl rank %d] %s\n", ctx->rank, line); /* one write: ranks' lines do not mix */
 }
 
 const char* dfcclGetLastErrorMessage(void) { return last_error; }

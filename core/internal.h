@@ -47,10 +47,20 @@ typedef struct {
   uint64_t poller_spin_rounds; /* idle poller rounds that only yield, before sleeping   */
   df_spin_policy spin;
   bool spin_set[3];     /* front, floor, ceiling came from the environment       */
+  uint32_t transport;   /* df_transport: how connectors reach peers (DFCCL_TRANSPORT)     */
+  bool show_transport;  /* say how each peer is reached (DFCCL_SHOW_TRANSPORT, DFCCL_DEBUG)  */
   bool stream_order;    /* runs wait for the caller's default streams (DFCCL_STREAM_ORDER) */
   bool timeslice_yield; /* yield the GPU to daemons that time-slice with ours (DFCCL_TIMESLICE_YIELD) */
   int debug;
 } df_config;
+
+/* DFCCL_TRANSPORT: auto (CUDA IPC or shared memory within a host, the network across hosts), p2p
+ * (never the network), ucx (always the network, even within a host). */
+typedef enum { DF_TRANSPORT_AUTO = 0, DF_TRANSPORT_P2P, DF_TRANSPORT_UCX } df_transport;
+const char* df_transport_name(uint32_t transport);
+dfcclResult_t df_config_transport(uint32_t* transport);
+/* This process's host: boot id, host name and network namespace hashed, or DFCCL_HOST_ID. */
+uint64_t df_host_identity(void);
 
 /* The execution target that `requested` means (dfcclTargetDefault: DFCCL_TARGET, else cuda). */
 dfcclResult_t df_config_target(dfcclTarget_t requested, dfcclTarget_t* target);
@@ -139,14 +149,27 @@ void df_group_free_all(df_ctx* ctx);
 
 /* ---- a collective's connectors (connectors.c) ---- */
 
+struct df_net_link;
+
+/* One of a collective's regions: the host's pointer and the daemon's (the same but for memory
+ * mapped into a GPU), and whether it is shared with a peer (alloc_shared / map_peer) or local
+ * mapped memory that a network proxy serves (alloc_mapped). */
+typedef struct {
+  void* host;
+  void* daemon;
+  bool mapped;
+} df_region;
+
 typedef struct {
   size_t recv_bytes, send_bytes;
-  void* recv_region;      /* ours: FIFOs and tails, written by the predecessor */
-  void* send_region;      /* ours: heads, written by the successor            */
-  void* next_recv_region; /* the successor's, mapped                          */
-  void* prev_send_region; /* the predecessor's, mapped                        */
-  df_links* dev;          /* the daemon's view, in daemon memory              */
-  bool timesliced_peer;   /* a ring neighbour's daemon time-slices our GPU with ours */
+  df_region recv;                /* ours: FIFOs and tails, written by the predecessor (or our proxy)    */
+  df_region send;                /* ours: heads, written by the successor (or our proxy)                */
+  df_region next_recv;           /* the successor's, mapped; over the network a local copy our proxy sends */
+  df_region prev_send;           /* the predecessor's, mapped; over the network a local copy our proxy reads */
+  struct df_net_link* to_next;   /* the network link to the successor, or NULL (a peer mapping) */
+  struct df_net_link* from_prev; /* the network link from the predecessor, or NULL              */
+  df_links* dev;                 /* the daemon's view, in daemon memory              */
+  bool timesliced_peer;          /* a ring neighbour's daemon time-slices our GPU with ours */
 } df_coll_links;
 
 /* Collective over the group: allocates, exchanges (with the signature; layout_hash: all-gather-v's
@@ -166,6 +189,43 @@ dfcclResult_t df_links_barrier(df_ctx* ctx, const df_group* g);
 /* Collective over the group: the bootstrap's allgather of `bytes` from each, in ring order. */
 dfcclResult_t df_links_allgather(df_ctx* ctx, const df_group* g, const void* send, void* recv, size_t bytes);
 void df_links_free(df_ctx* ctx, df_coll_links* links);
+
+/* ---- the network transport (net_ucx.c; without UCX, net_none.c) ---- */
+
+#define DF_NET_ADDRESS_MAX 2048 /* bytes of a worker address that a registration card carries */
+
+/* dfcclInit: starts the transport (a UCX worker and its proxy thread) unless cfg.transport is p2p;
+ * without UCX in the build, auto goes on without it and ucx is an error. */
+dfcclResult_t df_net_open(df_ctx* ctx);
+void df_net_close(df_ctx* ctx);
+/* This rank's worker address (0 bytes when there is no network transport). */
+size_t df_net_address(const df_ctx* ctx, void* buf, size_t max);
+/* Wakes the proxy: a run was submitted. */
+void df_net_notify(df_ctx* ctx);
+
+/* A connector set's network half, per direction.  The sending link reads the slots the daemon
+ * posts in `fifo_region` (a local copy of the successor's recv region) and sends them to `peer`;
+ * the peer's credits come back as heads in `ctrl_region` (our send region).  The receiving link
+ * posts receives into the slots of `fifo_region` (our recv region), publishes their tails once the
+ * data has landed, and returns as credits the heads the daemon writes into `ctrl_region` (a local
+ * copy of the predecessor's send region).  Both regions are host views. */
+typedef struct {
+  bool sending;
+  int peer; /* world rank */
+  const void* peer_address;
+  size_t peer_address_bytes;
+  int id; /* the collective (or connector set): with the channel and step, the messages' tags */
+  uint32_t nchannels, slot_bytes;
+  void* fifo_region;
+  void* ctrl_region;
+} df_net_link_args;
+
+dfcclResult_t df_net_link_open(df_ctx* ctx, const df_net_link_args* args, struct df_net_link** out);
+/* Waits (bounded) until everything handed to the network has completed and the last credits have
+ * been exchanged, so that nothing stale reaches a later collective with the same id; then frees. */
+void df_net_link_close(df_ctx* ctx, struct df_net_link* link);
+/* "tcp", "rc_mlx5,ud" ...: what the network uses to reach the link's peer (debug output). */
+const char* df_net_link_describe(const struct df_net_link* link);
 
 /* ---- collectives (registry.c) ---- */
 
@@ -330,8 +390,11 @@ struct dfcclRankCtx {
   const df_target_ops* target;
   void* target_state;
   int device;
-  uint8_t device_uuid[16]; /* the GPU's (cuda target), to tell which peers share it   */
-  bool timesliced;         /* the GPU time-slices between processes (no MPS)           */
+  uint64_t host_id;         /* which host (and network namespace) this process runs on  */
+  struct df_net* net;       /* the network transport, or NULL                            */
+  unsigned char* announced; /* [nranks]: links to (1) and from (2) that rank were told of (debug) */
+  uint8_t device_uuid[16];  /* the GPU's (cuda target), to tell which peers share it   */
+  bool timesliced;          /* the GPU time-slices between processes (no MPS)           */
   int rank, nranks;
   dfcclBootstrap_t bootstrap;
 

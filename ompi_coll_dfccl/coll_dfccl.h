@@ -105,10 +105,19 @@ typedef enum {
   DFCCL_HOST_TARGET_SIMULATED = 2 /* only the host target's device memory (dfcclMemAlloc): a GPU machine's decisions */
 } dfccl_host_target_t;
 
+/* coll_dfccl_transport: DFCCL_TRANSPORT's twin. */
+typedef enum {
+  DFCCL_TRANSPORT_ENV = 0, /* DFCCL_TRANSPORT decides (unset: auto) */
+  DFCCL_TRANSPORT_AUTO,
+  DFCCL_TRANSPORT_P2P,
+  DFCCL_TRANSPORT_UCX
+} dfccl_transport_t;
+
 typedef struct {
   mca_coll_base_component_2_0_0_t super;
   int priority;
   int verbose;
+  int transport;       /* dfccl_transport_t: coll_dfccl_transport */
   int output;          /* opal_output stream                                         */
   int max_colls;       /* signatures registered per communicator at most             */
   int concurrent_runs; /* DFCCL collectives registered per signature (the pool)      */

@@ -46,6 +46,7 @@ mca_coll_dfccl_component_t mca_coll_dfccl_component = {
     .max_colls = 128,
     .concurrent_runs = 2,
     .host_target = DFCCL_HOST_TARGET_OFF,
+    .transport = DFCCL_TRANSPORT_ENV,
     .agree_routes = true,
 #define DFCCL_ENABLE_DEFAULT(name, mpi, fn) .name##_enable = true,
     DFCCL_ENTRIES(DFCCL_ENABLE_DEFAULT)
@@ -154,6 +155,30 @@ static bool register_host_target(void) {
       "previous component, as on a GPU machine",
       MCA_BASE_VAR_TYPE_INT, values, "0|off, 1|host or 2|simulated", &mca_coll_dfccl_component.host_target);
   OBJ_RELEASE(values); /* the variable holds its own reference */
+  return ok;
+}
+
+/* coll_dfccl_transport, the twin of DFCCL_TRANSPORT: "environment" (the default) leaves the core to
+ * read DFCCL_TRANSPORT; another value is handed to it through that variable before dfcclInit. */
+static bool register_transport(void) {
+  static const mca_base_var_enum_value_t modes[] = {{DFCCL_TRANSPORT_ENV, "environment"},
+                                                    {DFCCL_TRANSPORT_AUTO, "auto"},
+                                                    {DFCCL_TRANSPORT_P2P, "p2p"},
+                                                    {DFCCL_TRANSPORT_UCX, "ucx"},
+                                                    {0, NULL}};
+  mca_base_var_enum_t* values = NULL;
+  if (mca_base_var_enum_create("coll_dfccl_transport", modes, &values) != OPAL_SUCCESS) {
+    opal_output(0, "coll:dfccl: coll_dfccl_transport could not be registered: %s", without_dfccl);
+    return false;
+  }
+  bool ok = register_checked(
+      "transport",
+      "How DFCCL connects ranks (the same on every rank). environment (default): as DFCCL_TRANSPORT says (unset: "
+      "auto). auto: CUDA IPC (shared memory on the host target) within a host, UCX across hosts. p2p: never the "
+      "network. ucx: always UCX, even within a host. With coll_dfccl_verbose >= 1 each rank says which transport "
+      "each connection uses",
+      MCA_BASE_VAR_TYPE_INT, values, "environment, auto, p2p or ucx", &mca_coll_dfccl_component.transport);
+  OBJ_RELEASE(values);
   return ok;
 }
 
@@ -281,6 +306,7 @@ static void report_counters(void) {
 static int dfccl_register(void) {
   bool ints = register_ints();
   bool host_target = register_host_target();
+  bool transport = register_transport();
   bool enables = register_enables();
   bool agree = register_checked(
       "agree_routes",
@@ -288,7 +314,7 @@ static int dfccl_register(void) {
       "false decides on each rank's own buffers, which hangs as soon as ranks pass different kinds of memory: only "
       "for the test that shows what the agreement prevents",
       MCA_BASE_VAR_TYPE_BOOL, NULL, "a boolean", &mca_coll_dfccl_component.agree_routes);
-  if (!(ints && host_target && enables && agree)) return OMPI_ERR_BAD_PARAM;
+  if (!(ints && host_target && transport && enables && agree)) return OMPI_ERR_BAD_PARAM;
   register_counters();
   return OMPI_SUCCESS;
 }

@@ -349,6 +349,11 @@ dfcclRankCtx_t mca_coll_dfccl_process_context(dfcclTarget_t target, int device) 
                             .device = device,
                             .bootstrap = {ompi_comm_rank(&ompi_mpi_comm_world.comm),
                                           ompi_comm_size(&ompi_mpi_comm_world.comm), boot_allgather, NULL}};
+    /* The MCA parameters the core reads from its environment. */
+    static const char* const transports[] = {NULL, "auto", "p2p", "ucx"};
+    const char* transport = transports[mca_coll_dfccl_component.transport];
+    if (transport != NULL) setenv("DFCCL_TRANSPORT", transport, 1);
+    if (mca_coll_dfccl_component.verbose >= 1) setenv("DFCCL_SHOW_TRANSPORT", "1", 0);
     dfcclResult_t r = dfcclInit(&ctx, &args);
     if (r != dfcclSuccess) {
       opal_output(0, "coll:dfccl: dfcclInit (%s target, device %d): %s (%s)",

@@ -30,7 +30,10 @@
 
 typedef struct {
   volatile uint64_t tail; /* written by the sender: slots posted since the connector was made */
-  uint64_t pad[15];
+  /* Bytes in each slot, written before the tail when the links say so (df_links.slot_sizes): a
+   * network proxy sends only what the slot holds. */
+  uint32_t bytes[DF_FIFO_STEPS];
+  uint64_t pad[15 - DF_FIFO_STEPS / 2];
 } df_recv_ctrl; /* in the receiver's memory                                         */
 
 typedef struct {
@@ -49,7 +52,10 @@ typedef struct {
 /* A collective's connectors, as this rank's daemon sees them. */
 typedef struct {
   uint32_t nchannels;
-  uint32_t slot_bytes;     /* bytes per FIFO slot (a multiple of 16)                   */
+  uint32_t slot_bytes; /* bytes per FIFO slot (a multiple of 16)                   */
+  uint32_t slot_sizes; /* 1: the successor is reached through a network proxy, which
+                            * needs each slot's size (df_recv_ctrl.bytes)               */
+  uint32_t pad;
   df_connector* to_next;   /* [channel]: this rank sends to its ring successor         */
   df_connector* from_prev; /* [channel]: this rank receives from its predecessor       */
   uint64_t* sent;          /* [channel]: slots this rank has posted to its successor   */

@@ -58,11 +58,13 @@ DF_FN char* df_slot_address(const df_connector* c, uint64_t step, uint32_t slot_
   return c->fifo + (size_t)(step % DF_FIFO_STEPS) * slot_bytes;
 }
 
-/* Leader, after the data moved: advance the step counters and tell the peers. */
-DF_FN void df_post(const df_run* run, unsigned flags) {
+/* Leader, after the data moved: advance the step counters and tell the peers (`bytes`: what the
+ * sent slot holds). */
+DF_FN void df_post(const df_run* run, unsigned flags, size_t bytes) {
   const df_links* l = run->ctx->stat.links;
   int c = run->blk->bid;
   if (flags & DF_SEND) {
+    if (l->slot_sizes) l->to_next[c].recv_ctrl->bytes[l->sent[c] % DF_FIFO_STEPS] = (uint32_t)bytes;
     l->sent[c]++;
     /* A system-scope release after the block barrier covers every thread's data stores (the
      * barrier orders them before it, and release is cumulative): no separate fence needed. */
@@ -100,7 +102,7 @@ DF_FN df_prim_result df_prim(df_run* run, unsigned flags, const void* user_src, 
   df_block_sync();
 
   if (df_is_leader(run->blk)) {
-    df_post(run, flags);
+    df_post(run, flags, nelem * df_dtype_bytes((dfcclDataType_t)st->dtype));
     /* A received slot shows that the predecessor is running this collective now: stay with it
      * longer (paper §4.3).  A send proves nothing -- it only needed a free slot. */
     if ((flags & DF_RECV) && !run->timesliced) {

@@ -3,8 +3,11 @@
  */
 #include "harness.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/mount.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +97,28 @@ bool harness_environment(const char* program) {
   return gpu;
 }
 
+/* Two "hosts" on one machine (test/mpi/ucx_netns.sh): after MPI has started (its own sockets stay
+ * where they were made), ranks below TEST_NETNS_SPLIT move this thread -- and so DFCCL's network
+ * transport, whose sockets and threads it creates -- into the network namespace TEST_NETNS_A, the
+ * others into TEST_NETNS_B.  The namespaces are joined by a veth pair only. */
+static void enter_test_netns(int rank) {
+  const char* split = getenv("TEST_NETNS_SPLIT");
+  if (!split) return;
+  const char* name = getenv(rank < atoi(split) ? "TEST_NETNS_A" : "TEST_NETNS_B");
+  char path[256];
+  snprintf(path, sizeof path, "/var/run/netns/%s", name ? name : "");
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* As `ip netns exec` does: /sys shows the interfaces of the namespace that mounted it, and UCX
+   * looks for its devices there, so this thread gets a mount namespace with a sysfs of its own. */
+  if (fd < 0 || setns(fd, CLONE_NEWNET) != 0 || unshare(CLONE_NEWNS) != 0 ||
+      mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0 || umount2("/sys", MNT_DETACH) != 0 ||
+      mount(name, "/sys", "sysfs", 0, NULL) != 0) {
+    fprintf(stderr, "rank %d: cannot enter the network namespace %s: %s\n", rank, path, strerror(errno));
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  close(fd);
+}
+
 void harness_init(harness* h, int* argc, char*** argv, const char* program) {
   memset(h, 0, sizeof *h);
   h->program = program;
@@ -101,6 +126,7 @@ void harness_init(harness* h, int* argc, char*** argv, const char* program) {
   MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &h->rank);
   MPI_Comm_size(MPI_COMM_WORLD, &h->nranks);
+  enter_test_netns(h->rank);
   h->gpu = harness_environment(program);
   if (dfccl_mpi_bootstrap_init(MPI_COMM_WORLD, &h->init.bootstrap) != 0) MPI_Abort(MPI_COMM_WORLD, 1);
   h->init.target = dfcclTargetDefault;

@@ -52,6 +52,17 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 2 | t
 nvidia-smi topo -m >> "$log" 2>&1
 
 # ---- build ----
+# The network transport needs UCX's headers, which the GPU machine lacks (it has the runtime): a
+# copy carried in .ucx/include (test/gpu/ucx_headers.sh makes it) builds against the runtime there.
+if [ -d "$repo/.ucx/include" ] && ! ls /usr/include/ucp/api/ucp.h >/dev/null 2>&1; then
+  mkdir -p "$repo/.ucx/lib"
+  for l in ucp ucs; do
+    so=$(ldconfig -p | awk -v l="lib$l.so.0" '$1 == l {print $NF; exit}')
+    [ -n "$so" ] && ln -sf "$so" "$repo/.ucx/lib/lib$l.so"
+  done
+  CONFIGURE_ARGS="${CONFIGURE_ARGS:-} --with-ucx=$repo/.ucx"
+fi
+
 # A warm machine keeps /tmp between calls: reuse the build of the same commit (PART=2 after PART=1).
 tarball=$(ls .dist/dfccl-*.tar.gz 2>/dev/null | head -n 1)
 if [ -n "$tarball" ]; then
@@ -101,7 +112,7 @@ mps_stop() {
 
 # PART=1: data path and the deadlock programs at one rank per GPU; PART=2: oversubscribed runs,
 # the random mix and performance; unset: both (more than one 600 s device call).  PART=oversub
-# PART=explore, PART=component, PART=every, PART=a2a, PART=comm and PART=users (or users-pageable,
+# PART=explore, PART=component, PART=every, PART=a2a, PART=comm, PART=ucx and PART=users (or users-pageable,
 # users-osu, users-cupy) are only run when named; PART may name several ("1 oversub").
 part=${PART:-all}
 named() { case " $part " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -392,6 +403,33 @@ if named comm; then
     step "bench-$api" ${BENCH_LIMIT:-200} $mpi 2 benchmarks/dfccl_bench -A $api -C "${COMM_BENCH_COLLS:-allreduce}" -b 8 \
       -e "${COMM_BENCH_MAX:-256M}" -f 8 -n 50 -w 10 -c 1 -N 0
     keep_output "bench-$api.txt"
+    summarize "^ +[0-9]|Avg|Wrong"
+  done
+fi
+
+# PART=ucx: the network transport (issue 14) with the GPU daemon -- every connector forced onto
+# UCX (FIFOs in pinned host memory, the proxy between): the all-reduce matrix and the random mix,
+# the random-order program x UCX_ITERS and the device-synchronization program x UCX_SYNC_ITERS at 2
+# ranks, its twin without preemption, 4 ranks with ranks 0-1 and 2-3 on two "hosts" (auto: CUDA IPC
+# within, UCX across, in one ring), and dfccl_bench over UCX beside the same run over CUDA IPC.
+if named ucx; then
+  export UCX_TLS="${UCX_TLS:-tcp,self}" UCX_WARN_UNUSED_ENV_VARS=n
+  step ucx-random-order-2ranks ${UCX_LIMIT:-200} env DFCCL_TRANSPORT=ucx DFCCL_SHOW_TRANSPORT=1 \
+    $mpi 2 test/mpi/test_random_order -i "${UCX_ITERS:-1000}"
+  summarize "^dfccl: rank|exact"
+  step ucx-sync-2ranks ${UCX_LIMIT:-200} env DFCCL_TRANSPORT=ucx $mpi 2 test/mpi/test_sync_between -i "${UCX_SYNC_ITERS:-200}"
+  step ucx-collectives-2ranks ${UCX_LIMIT:-200} env DFCCL_TRANSPORT=ucx $mpi 2 test/mpi/test_collectives -k allreduce -q
+  step ucx-random-mix-3ranks ${UCX_LIMIT:-200} env DFCCL_TRANSPORT=ucx $mpi 3 test/mpi/test_random_mix -i 100
+  step ucx-twin-no-preemption 60 env DFCCL_TRANSPORT=ucx DFCCL_PREEMPTION=0 TEST_WATCHDOG_S=10 sh -c \
+    'sh test/mpi/mpirun.sh 2 test/mpi/test_random_order -i 20 2>&1 | tail -n 5; exit 0'
+  twin_verdict
+  step ucx-mixed-4ranks ${UCX_LIMIT:-200} env DFCCL_SHOW_TRANSPORT=1 $mpi 4 sh -c \
+    'DFCCL_HOST_ID=host$((OMPI_COMM_WORLD_RANK / 2)) exec test/mpi/test_random_order -i 200'
+  summarize "^dfccl: rank|exact"
+  for transport in p2p ucx; do
+    step "bench-$transport" ${BENCH_LIMIT:-200} env DFCCL_TRANSPORT=$transport $mpi 2 benchmarks/dfccl_bench \
+      -C allreduce -b 8 -e "${UCX_BENCH_MAX:-64M}" -f 8 -n 30 -w 5 -c 1 -N 0
+    keep_output "bench-$transport.txt"
     summarize "^ +[0-9]|Avg|Wrong"
   done
 fi

@@ -1,0 +1,631 @@
+/*
+ * The network transport: connectors between hosts, carried by UCX through a CPU proxy thread.
+ *
+ * The daemon does not know the network exists.  Over a network link, both ends of a connector are
+ * local memory (host memory mapped into the GPU): the sending daemon fills FIFO slots and publishes
+ * tails (and slot sizes) in a local copy of its successor's recv region, exactly as it would write
+ * the successor's own memory over CUDA IPC; the receiving daemon reads its own recv region and
+ * publishes heads into a local copy of its predecessor's send region.  The proxy in between:
+ *
+ *   sender:   daemon tail > posted  -> tagged send of slot `posted` (only the bytes it holds);
+ *             send completed and the receiver's credit back -> head for the daemon;
+ *   receiver: receives are posted for the DF_FIFO_STEPS slots the daemon has freed; a landed slot
+ *             (in order) -> tail for the daemon, published with release after the data; the
+ *             daemon's head -> a credit message (the count consumed) back to the sender.
+ *
+ * Tags name the collective (its id), the channel, data or credit, and the step, so that every
+ * message matches exactly one receive.  Every connector's state lives in its link, which is what
+ * preemption needs: a preempted collective's slots already handed to UCX complete in the
+ * background, and at most DF_FIFO_STEPS sends, DF_FIFO_STEPS receives and one credit each way are
+ * ever outstanding per channel -- a collective that a peer never joins holds its own FIFO and
+ * nothing that others need.  Tag matching was chosen over RMA: it needs no memory registration or
+ * remote keys, works on every UCX transport (TCP included) with one code path, and the receiver
+ * learns of each slot's arrival from the completion itself (docs/design.md).
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <ucp/api/ucp.h>
+
+#include "clock.h"
+#include "internal.h"
+
+enum { TAG_DATA = 0, TAG_CREDIT = 1 };
+#define TAG_STEP_BITS 23
+#define TAG_EXACT (~(ucp_tag_t)0)
+#define TAG_ANY_STEP (~(ucp_tag_t)0 << TAG_STEP_BITS)
+#define CLOSE_TIMEOUT_MS 10000
+
+static ucp_tag_t make_tag(int id, uint32_t channel, unsigned type, uint64_t step) {
+  return ((ucp_tag_t)(uint32_t)id << 32) | ((ucp_tag_t)(channel & 0xff) << 24) | ((ucp_tag_t)type << TAG_STEP_BITS) |
+         (step & ((1u << TAG_STEP_BITS) - 1));
+}
+
+/* One channel of a link: a connector's network state. */
+typedef struct {
+  /* sending link */
+  uint64_t posted;               /* slots handed to UCX                                 */
+  uint64_t completed;            /* of those, sends completed (their slot may be reused) */
+  uint64_t credits;              /* slots the receiver has consumed, as it last told us */
+  uint64_t head;                 /* published to the daemon: min(credits, completed)    */
+  void* send_req[DF_FIFO_STEPS]; /* by slot; NULL: completed at once                    */
+  void* credit_recv;             /* the posted receive of the next credit               */
+  uint64_t credit_in;
+  /* receiving link */
+  uint64_t recv_posted;          /* receives posted for steps < recv_posted             */
+  uint64_t arrived;              /* steps landed, published as the daemon's tail       */
+  uint64_t credited;             /* consumed count last sent back                       */
+  void* recv_req[DF_FIFO_STEPS]; /* by slot; NULL: landed at once (or none posted)     */
+  bool recv_done[DF_FIFO_STEPS];
+  void* credit_send;
+  uint64_t credit_out;
+} net_channel;
+
+struct df_net_link {
+  struct df_net_link* next;
+  df_net_link_args a; /* peer_address is not kept */
+  ucp_ep_h ep;
+  bool closing, closed;
+  bool failed; /* reported once; its runs end with an error */
+  uint64_t close_deadline_ms;
+  char describe[64];
+  net_channel ch[];
+};
+
+struct df_net {
+  ucp_context_h context;
+  ucp_worker_h worker;
+  ucp_address_t* address;
+  size_t address_bytes;
+  ucp_ep_h* eps; /* [nranks], made on first use */
+  char (*ep_describe)[64];
+  pthread_mutex_t lock;  /* the worker, the endpoints and the links; the proxy holds it while it works */
+  pthread_cond_t wake;   /* the proxy sleeps on it while nothing is outstanding */
+  pthread_cond_t closed; /* a closing link has been drained */
+  pthread_t proxy;
+  bool proxy_started;
+  bool stop;
+  atomic_bool sleeping;
+  atomic_int waiters; /* threads waiting for the lock: the proxy steps aside for them */
+  struct df_net_link* links;
+};
+
+static dfcclResult_t ucx_error(ucs_status_t s, const char* what) {
+  return df_error(dfcclSystemError, "UCX: %s failed: %s", what, ucs_status_string(s));
+}
+
+/* ---- endpoints -------------------------------------------------------------------------------- */
+
+/* The transports an endpoint's lanes use, from UCX's own description ("tcp", "rc_mlx5,ud_mlx5"). */
+static void describe_ep(ucp_ep_h ep, char* out, size_t max) {
+  snprintf(out, max, "ucx");
+  char* text = NULL;
+  size_t len = 0;
+  FILE* f = open_memstream(&text, &len);
+  if (!f) return;
+  ucp_ep_print_info(ep, f);
+  fclose(f);
+  size_t used = 0;
+  out[0] = 0;
+  for (char* line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+    char* lane = strstr(line, "lane[");
+    char* colon = lane ? strchr(lane, ':') : NULL;
+    if (!colon) continue;
+    char* tl = colon + 1;
+    while (*tl == ' ' || (*tl >= '0' && *tl <= '9')) tl++;
+    if (*tl == ':') tl++;
+    size_t n = strcspn(tl, "/ ");
+    if (n == 0 || n > 24) continue;
+    char name[32];
+    memcpy(name, tl, n);
+    name[n] = 0;
+    if (strstr(out, name)) continue;
+    int w = snprintf(out + used, max - used, "%s%s", used ? "," : "", name);
+    if (w < 0 || (size_t)w >= max - used) break;
+    used += (size_t)w;
+  }
+  if (!out[0]) snprintf(out, max, "ucx");
+  free(text);
+}
+
+static void peer_failed(void* arg, ucp_ep_h ep, ucs_status_t status) {
+  df_ctx* ctx = arg;
+  (void)ep;
+  /* Its requests fail too, and their links report it; this says why. */
+  if (!atomic_load(&ctx->destroying))
+    fprintf(stderr, "dfccl: rank %d: the network connection to a peer failed: %s\n", ctx->rank,
+            ucs_status_string(status));
+}
+
+static dfcclResult_t endpoint_to(df_ctx* ctx, int peer, const void* address, size_t bytes, ucp_ep_h* ep) {
+  struct df_net* net = ctx->net;
+  if (net->eps[peer]) {
+    *ep = net->eps[peer];
+    return dfcclSuccess;
+  }
+  if (bytes == 0)
+    return df_error(dfcclInvalidArgument,
+                    "rank %d must reach rank %d over the network, but rank %d has no network transport (a build "
+                    "without UCX, or DFCCL_TRANSPORT=p2p there)",
+                    ctx->rank, peer, peer);
+  /* Peer error handling: a peer that dies fails our requests instead of hanging them, and the
+   * endpoint may be closed without the peer's confirmation when we are done. */
+  ucp_ep_params_t p = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                                     UCP_EP_PARAM_FIELD_ERR_HANDLER,
+                       .address = (const ucp_address_t*)address,
+                       .err_mode = UCP_ERR_HANDLING_MODE_PEER,
+                       .err_handler = {.cb = peer_failed, .arg = ctx}};
+  ucs_status_t s = ucp_ep_create(net->worker, &p, &net->eps[peer]);
+  if (s != UCS_OK) return ucx_error(s, "ucp_ep_create");
+  describe_ep(net->eps[peer], net->ep_describe[peer], sizeof net->ep_describe[peer]);
+  *ep = net->eps[peer];
+  return dfcclSuccess;
+}
+
+/* ---- one link's work, done by the proxy ---------------------------------------------------------- */
+
+/* The request's outcome: 1 done, 0 still in progress, -1 failed (reported).  NULL is done. */
+static int finished(void** req, const char* what, const struct df_net_link* l) {
+  if (!*req) return 1;
+  ucs_status_t s = ucp_request_check_status(*req);
+  if (s == UCS_INPROGRESS) return 0;
+  ucp_request_free(*req);
+  *req = NULL;
+  if (s == UCS_OK || s == UCS_ERR_CANCELED) return 1;
+  fprintf(stderr, "dfccl: collective %d, rank %d: a network %s failed: %s\n", l->a.id, l->a.peer, what,
+          ucs_status_string(s));
+  return -1;
+}
+
+static void* posted_or_null(ucs_status_ptr_t p) { return UCS_PTR_IS_PTR(p) ? p : NULL; }
+
+static ucp_request_param_t host_memory_param(void) {
+  return (ucp_request_param_t){.op_attr_mask = UCP_OP_ATTR_FIELD_MEMORY_TYPE, .memory_type = UCS_MEMORY_TYPE_HOST};
+}
+
+static char* slot_of(const struct df_net_link* l, uint32_t c, uint64_t step) {
+  char* fifos = (char*)l->a.fifo_region + l->a.nchannels * sizeof(df_recv_ctrl);
+  return fifos + ((size_t)c * DF_FIFO_STEPS + step % DF_FIFO_STEPS) * l->a.slot_bytes;
+}
+
+static df_recv_ctrl* tails_of(const struct df_net_link* l, uint32_t c) { return (df_recv_ctrl*)l->a.fifo_region + c; }
+static df_send_ctrl* heads_of(const struct df_net_link* l, uint32_t c) { return (df_send_ctrl*)l->a.ctrl_region + c; }
+
+/* Posts the receive of the next credit; credits already waiting in UCX are taken at once. */
+static int post_credit_recv(struct df_net* net, struct df_net_link* l, uint32_t c) {
+  net_channel* ch = &l->ch[c];
+  for (;;) {
+    ucp_request_param_t p = host_memory_param();
+    ucs_status_ptr_t r = ucp_tag_recv_nbx(net->worker, &ch->credit_in, sizeof ch->credit_in,
+                                          make_tag(l->a.id, c, TAG_CREDIT, 0), TAG_ANY_STEP, &p);
+    if (UCS_PTR_IS_ERR(r)) return -1;
+    ch->credit_recv = posted_or_null(r);
+    if (ch->credit_recv) return 0;
+    if (ch->credit_in > ch->credits) ch->credits = ch->credit_in;
+  }
+}
+
+/* Sending channel: new slots out, completions and credits in, the head out to the daemon.
+ * Returns whether anything moved; *busy: something is still on its way. */
+static int poll_sending(struct df_net* net, struct df_net_link* l, uint32_t c, bool* busy) {
+  net_channel* ch = &l->ch[c];
+  int moved = 0;
+  df_recv_ctrl* tails = tails_of(l, c);
+  uint64_t tail = __atomic_load_n(&tails->tail, __ATOMIC_ACQUIRE);
+  while (ch->posted < tail) {
+    uint32_t slot = (uint32_t)(ch->posted % DF_FIFO_STEPS);
+    uint32_t bytes = tails->bytes[slot];
+    if (bytes > l->a.slot_bytes) bytes = l->a.slot_bytes; /* never more than a slot, whatever is there */
+    ucp_request_param_t p = host_memory_param();
+    ucs_status_ptr_t r =
+        ucp_tag_send_nbx(l->ep, slot_of(l, c, ch->posted), bytes, make_tag(l->a.id, c, TAG_DATA, ch->posted), &p);
+    if (UCS_PTR_IS_ERR(r)) {
+      fprintf(stderr, "dfccl: collective %d: a network send to rank %d failed: %s\n", l->a.id, l->a.peer,
+              ucs_status_string(UCS_PTR_STATUS(r)));
+      return -1;
+    }
+    ch->send_req[slot] = posted_or_null(r);
+    ch->posted++;
+    moved = 1;
+  }
+  while (ch->completed < ch->posted) {
+    int f = finished(&ch->send_req[ch->completed % DF_FIFO_STEPS], "send", l);
+    if (f < 0) return -1;
+    if (f == 0) break;
+    ch->completed++;
+    moved = 1;
+  }
+  while (ch->credit_recv) {
+    int f = finished(&ch->credit_recv, "credit receive", l);
+    if (f < 0) return -1;
+    if (f == 0) break;
+    if (ch->credit_in > ch->credits) ch->credits = ch->credit_in;
+    moved = 1;
+    if (!l->closing && post_credit_recv(net, l, c) != 0) return -1;
+  }
+  uint64_t head = ch->credits < ch->completed ? ch->credits : ch->completed;
+  if (head > ch->head) {
+    ch->head = head;
+    __atomic_store_n(&heads_of(l, c)->head, head, __ATOMIC_RELEASE);
+    moved = 1;
+  }
+  if (ch->completed < ch->posted || ch->credits < ch->posted) *busy = true;
+  return moved;
+}
+
+static int post_data_recv(struct df_net* net, struct df_net_link* l, uint32_t c) {
+  net_channel* ch = &l->ch[c];
+  uint32_t slot = (uint32_t)(ch->recv_posted % DF_FIFO_STEPS);
+  ucp_request_param_t p = host_memory_param();
+  ucs_status_ptr_t r = ucp_tag_recv_nbx(net->worker, slot_of(l, c, ch->recv_posted), l->a.slot_bytes,
+                                        make_tag(l->a.id, c, TAG_DATA, ch->recv_posted), TAG_EXACT, &p);
+  if (UCS_PTR_IS_ERR(r)) {
+    fprintf(stderr, "dfccl: collective %d: a network receive from rank %d failed: %s\n", l->a.id, l->a.peer,
+            ucs_status_string(UCS_PTR_STATUS(r)));
+    return -1;
+  }
+  ch->recv_req[slot] = posted_or_null(r);
+  ch->recv_done[slot] = ch->recv_req[slot] == NULL;
+  ch->recv_posted++;
+  return 0;
+}
+
+/* Receiving channel: landed slots become tails (in order), freed slots get new receives, the
+ * daemon's head goes back as a credit. */
+static int poll_receiving(struct df_net* net, struct df_net_link* l, uint32_t c, bool* busy) {
+  net_channel* ch = &l->ch[c];
+  int moved = 0;
+  while (ch->arrived < ch->recv_posted) {
+    uint32_t slot = (uint32_t)(ch->arrived % DF_FIFO_STEPS);
+    if (!ch->recv_done[slot]) {
+      int f = finished(&ch->recv_req[slot], "receive", l);
+      if (f < 0) return -1;
+      if (f == 0) break;
+    }
+    ch->recv_done[slot] = false;
+    ch->arrived++;
+    moved = 1;
+  }
+  df_recv_ctrl* tails = tails_of(l, c);
+  if (moved) __atomic_store_n(&tails->tail, ch->arrived, __ATOMIC_RELEASE); /* after the data (UCX wrote it) */
+  uint64_t consumed = __atomic_load_n(&heads_of(l, c)->head, __ATOMIC_ACQUIRE);
+  /* A slot the daemon has consumed may take the step DF_FIFO_STEPS later, before the credit that
+   * lets the sender send it goes out. */
+  while (!l->closing && ch->recv_posted < consumed + DF_FIFO_STEPS) {
+    if (post_data_recv(net, l, c) != 0) return -1;
+    moved = 1;
+  }
+  int f = finished(&ch->credit_send, "credit send", l);
+  if (f < 0) return -1;
+  if (f == 1 && consumed > ch->credited) {
+    ch->credit_out = consumed;
+    ucp_request_param_t p = host_memory_param();
+    ucs_status_ptr_t r =
+        ucp_tag_send_nbx(l->ep, &ch->credit_out, sizeof ch->credit_out, make_tag(l->a.id, c, TAG_CREDIT, 0), &p);
+    if (UCS_PTR_IS_ERR(r)) return -1;
+    ch->credit_send = posted_or_null(r);
+    ch->credited = consumed;
+    moved = 1;
+  }
+  if (ch->credit_send || consumed > ch->credited) *busy = true;
+  return moved;
+}
+
+/* Has everything of a closing link reached its peer? */
+static bool drained(const struct df_net_link* l) {
+  for (uint32_t c = 0; c < l->a.nchannels; c++) {
+    const net_channel* ch = &l->ch[c];
+    if (l->a.sending) {
+      uint64_t tail = __atomic_load_n(&tails_of(l, c)->tail, __ATOMIC_ACQUIRE);
+      if (ch->posted < tail || ch->completed < ch->posted || ch->credits < ch->posted) return false;
+    } else {
+      uint64_t consumed = __atomic_load_n(&heads_of(l, c)->head, __ATOMIC_ACQUIRE);
+      if (ch->credit_send || ch->credited < consumed) return false;
+    }
+  }
+  return true;
+}
+
+/* Cancels what is still posted (receives for steps that will never come) and waits for UCX to
+ * let go of it. */
+static void cancel_and_release(struct df_net* net, void** req) {
+  if (!*req) return;
+  ucp_request_cancel(net->worker, *req);
+  uint64_t start = df_now_ms();
+  while (ucp_request_check_status(*req) == UCS_INPROGRESS && df_now_ms() - start < 1000)
+    ucp_worker_progress(net->worker);
+  ucp_request_free(*req);
+  *req = NULL;
+}
+
+static void release_requests(struct df_net* net, struct df_net_link* l) {
+  for (uint32_t c = 0; c < l->a.nchannels; c++) {
+    net_channel* ch = &l->ch[c];
+    cancel_and_release(net, &ch->credit_recv);
+    cancel_and_release(net, &ch->credit_send);
+    for (int s = 0; s < DF_FIFO_STEPS; s++) {
+      cancel_and_release(net, &ch->send_req[s]);
+      cancel_and_release(net, &ch->recv_req[s]);
+    }
+  }
+}
+
+static int poll_link(struct df_net* net, struct df_net_link* l, bool* busy) {
+  int moved = 0;
+  for (uint32_t c = 0; c < l->a.nchannels; c++) {
+    int m = l->a.sending ? poll_sending(net, l, c, busy) : poll_receiving(net, l, c, busy);
+    if (m < 0) return -1;
+    moved |= m;
+  }
+  return moved;
+}
+
+/* ---- the proxy thread ------------------------------------------------------------------------- */
+
+static void* proxy_main(void* arg) {
+  df_ctx* ctx = arg;
+  struct df_net* net = ctx->net;
+  bool gpu = ctx->cfg.target == dfcclTargetCuda;
+  uint64_t idle = 0;
+  pthread_mutex_lock(&net->lock);
+  while (!net->stop) {
+    int moved = (int)ucp_worker_progress(net->worker);
+    bool busy = false;
+    for (struct df_net_link** at = &net->links; *at;) {
+      struct df_net_link* l = *at;
+      int m = l->failed ? 0 : poll_link(net, l, &busy);
+      if (m < 0) {
+        l->failed = true;
+        /* The run cannot complete: end the outstanding runs with the error rather than hang. */
+        df_error(dfcclSystemError, "the network link of collective %d with rank %d failed", l->a.id, l->a.peer);
+        atomic_store(&ctx->fatal, dfcclSystemError);
+        df_poller_notify(ctx);
+        m = 0;
+      }
+      moved |= m;
+      if (l->closing && (drained(l) || l->failed || df_now_ms() > l->close_deadline_ms)) {
+        if (!drained(l))
+          fprintf(stderr,
+                  "dfccl: rank %d: collective %d's network link with rank %d closed before its peer "
+                  "acknowledged everything (peer gone?)\n",
+                  ctx->rank, l->a.id, l->a.peer);
+        release_requests(net, l);
+        *at = l->next;
+        l->closed = true;
+        pthread_cond_broadcast(&net->closed);
+        moved = 1;
+        continue;
+      }
+      if (l->closing) busy = true;
+      at = &l->next;
+    }
+    if (moved) {
+      idle = 0;
+      if (atomic_load(&net->waiters) > 0) {
+        pthread_mutex_unlock(&net->lock);
+        sched_yield();
+        pthread_mutex_lock(&net->lock);
+      }
+      continue;
+    }
+    idle++;
+    if (busy || atomic_load(&ctx->outstanding) > 0) {
+      /* Something is on its way: stay close, but give the CPU to the daemon's threads (host target)
+       * and to the application. */
+      pthread_mutex_unlock(&net->lock);
+      if (idle < (gpu ? 4096u : 64u)) {
+        sched_yield();
+      } else {
+        struct timespec pause = {0, 20000};
+        nanosleep(&pause, NULL);
+      }
+      pthread_mutex_lock(&net->lock);
+    } else {
+      /* Nothing outstanding here: a submission wakes us (df_net_notify); a peer's early data waits
+       * at most a millisecond in the network. */
+      struct timespec until;
+      clock_gettime(CLOCK_REALTIME, &until);
+      until.tv_nsec += 1000000;
+      if (until.tv_nsec >= 1000000000) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000;
+      }
+      atomic_store(&net->sleeping, true);
+      pthread_cond_timedwait(&net->wake, &net->lock, &until);
+      atomic_store(&net->sleeping, false);
+    }
+  }
+  pthread_mutex_unlock(&net->lock);
+  return NULL;
+}
+
+void df_net_notify(df_ctx* ctx) {
+  struct df_net* net = ctx->net;
+  if (!net || !atomic_load_explicit(&net->sleeping, memory_order_relaxed)) return;
+  pthread_mutex_lock(&net->lock);
+  pthread_cond_signal(&net->wake);
+  pthread_mutex_unlock(&net->lock);
+}
+
+/* ---- links ------------------------------------------------------------------------------------- */
+
+/* The lock, for a thread other than the proxy, which holds it most of the time. */
+static void lock_beside_proxy(struct df_net* net) {
+  atomic_fetch_add(&net->waiters, 1);
+  pthread_mutex_lock(&net->lock);
+  atomic_fetch_sub(&net->waiters, 1);
+}
+
+dfcclResult_t df_net_link_open(df_ctx* ctx, const df_net_link_args* args, struct df_net_link** out) {
+  struct df_net* net = ctx->net;
+  *out = NULL;
+  if (!net)
+    return df_error(dfcclUnsupported,
+                    "rank %d must reach rank %d over the network, but its network transport did not start (see above)",
+                    ctx->rank, args->peer);
+  struct df_net_link* l = calloc(1, sizeof *l + args->nchannels * sizeof(net_channel));
+  if (!l) return df_error(dfcclOutOfResources, "out of memory");
+  l->a = *args;
+  l->a.peer_address = NULL;
+  lock_beside_proxy(net);
+  dfcclResult_t r = endpoint_to(ctx, args->peer, args->peer_address, args->peer_address_bytes, &l->ep);
+  if (r == dfcclSuccess) snprintf(l->describe, sizeof l->describe, "%s", net->ep_describe[args->peer]);
+  for (uint32_t c = 0; r == dfcclSuccess && c < args->nchannels; c++) {
+    if (args->sending) {
+      if (post_credit_recv(net, l, c) != 0) r = df_error(dfcclSystemError, "UCX: posting a credit receive failed");
+    } else {
+      for (int s = 0; r == dfcclSuccess && s < DF_FIFO_STEPS; s++)
+        if (post_data_recv(net, l, c) != 0) r = df_error(dfcclSystemError, "UCX: posting a receive failed");
+    }
+  }
+  if (r != dfcclSuccess) {
+    release_requests(net, l);
+    pthread_mutex_unlock(&net->lock);
+    free(l);
+    return r;
+  }
+  l->next = net->links;
+  net->links = l;
+  pthread_cond_signal(&net->wake);
+  pthread_mutex_unlock(&net->lock);
+  *out = l;
+  return dfcclSuccess;
+}
+
+void df_net_link_close(df_ctx* ctx, struct df_net_link* l) {
+  struct df_net* net = ctx->net;
+  if (!l) return;
+  lock_beside_proxy(net);
+  l->closing = true;
+  l->close_deadline_ms = df_now_ms() + CLOSE_TIMEOUT_MS;
+  pthread_cond_signal(&net->wake);
+  while (!l->closed) pthread_cond_wait(&net->closed, &net->lock);
+  pthread_mutex_unlock(&net->lock);
+  free(l);
+}
+
+const char* df_net_link_describe(const struct df_net_link* l) { return l->describe; }
+
+/* ---- the transport ------------------------------------------------------------------------------ */
+
+size_t df_net_address(const df_ctx* ctx, void* buf, size_t max) {
+  const struct df_net* net = ctx->net;
+  if (!net || net->address_bytes > max) return 0;
+  memcpy(buf, net->address, net->address_bytes);
+  return net->address_bytes;
+}
+
+static dfcclResult_t open_worker(df_ctx* ctx, struct df_net* net) {
+  ucp_config_t* config;
+  ucs_status_t s = ucp_config_read(NULL, NULL, &config);
+  if (s != UCS_OK) return ucx_error(s, "ucp_config_read");
+  ucp_params_t params = {.field_mask = UCP_PARAM_FIELD_FEATURES, .features = UCP_FEATURE_TAG};
+  s = ucp_init(&params, config, &net->context);
+  ucp_config_release(config);
+  if (s != UCS_OK) return ucx_error(s, "ucp_init");
+  /* One thread at a time (net->lock) uses the worker. */
+  ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+                            .thread_mode = UCS_THREAD_MODE_SERIALIZED};
+  s = ucp_worker_create(net->context, &wp, &net->worker);
+  if (s != UCS_OK) return ucx_error(s, "ucp_worker_create");
+  /* The network's part of the address only: peers on other hosts reach us through it, and so do
+   * peers on this host when DFCCL_TRANSPORT=ucx asks for the network. */
+  ucp_worker_attr_t wa = {.field_mask = UCP_WORKER_ATTR_FIELD_ADDRESS | UCP_WORKER_ATTR_FIELD_ADDRESS_FLAGS,
+                          .address_flags = UCP_WORKER_ADDRESS_FLAG_NET_ONLY};
+  s = ucp_worker_query(net->worker, &wa);
+  if (s != UCS_OK) return ucx_error(s, "ucp_worker_query");
+  net->address = wa.address;
+  net->address_bytes = wa.address_length;
+  if (net->address_bytes > DF_NET_ADDRESS_MAX)
+    return df_error(dfcclUnsupported,
+                    "UCX: the worker address takes %zu bytes, more than the %d a registration carries",
+                    net->address_bytes, DF_NET_ADDRESS_MAX);
+  (void)ctx;
+  return dfcclSuccess;
+}
+
+dfcclResult_t df_net_open(df_ctx* ctx) {
+  if (ctx->cfg.transport == DF_TRANSPORT_P2P || ctx->nranks == 1) return dfcclSuccess;
+  struct df_net* net = calloc(1, sizeof *net);
+  if (!net) return df_error(dfcclOutOfResources, "out of memory");
+  net->eps = calloc((size_t)ctx->nranks, sizeof *net->eps);
+  net->ep_describe = calloc((size_t)ctx->nranks, sizeof *net->ep_describe);
+  pthread_mutex_init(&net->lock, NULL);
+  pthread_cond_init(&net->wake, NULL);
+  pthread_cond_init(&net->closed, NULL);
+  ctx->net = net;
+  dfcclResult_t r =
+      net->eps && net->ep_describe ? open_worker(ctx, net) : df_error(dfcclOutOfResources, "out of memory");
+  if (r == dfcclSuccess) {
+    int e = pthread_create(&net->proxy, NULL, proxy_main, ctx);
+    if (e != 0) r = df_error(dfcclSystemError, "starting the network proxy thread failed: %s", strerror(e));
+    net->proxy_started = e == 0;
+  }
+  if (r != dfcclSuccess) {
+    if (ctx->cfg.transport == DF_TRANSPORT_AUTO) {
+      /* auto may go on without the network: a peer on another host will be told why it fails */
+      fprintf(stderr, "dfccl: rank %d: %s; going on without the network transport\n", ctx->rank,
+              dfcclGetLastErrorMessage());
+      df_net_close(ctx);
+      return dfcclSuccess;
+    }
+    char message[512];
+    snprintf(message, sizeof message, "%s", dfcclGetLastErrorMessage());
+    df_net_close(ctx);
+    return df_error(r, "DFCCL_TRANSPORT=ucx: %s", message);
+  }
+  df_debug(ctx, "network transport: UCX %s, worker address %zu bytes, proxy thread started", ucp_get_version_string(),
+           net->address_bytes);
+  return dfcclSuccess;
+}
+
+static void close_endpoints(df_ctx* ctx, struct df_net* net) {
+  void** closing = calloc((size_t)ctx->nranks, sizeof *closing);
+  for (int p = 0; p < ctx->nranks; p++) {
+    if (!net->eps[p]) continue;
+    /* Every link is drained (or given up): nothing is left to flush, and a peer may have gone. */
+    ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_EP_CLOSE_FLAG_FORCE};
+    ucs_status_ptr_t r = ucp_ep_close_nbx(net->eps[p], &param);
+    if (closing && UCS_PTR_IS_PTR(r)) closing[p] = r;
+  }
+  uint64_t start = df_now_ms();
+  for (int p = 0; closing && p < ctx->nranks; p++) {
+    if (!closing[p]) continue;
+    while (ucp_request_check_status(closing[p]) == UCS_INPROGRESS && df_now_ms() - start < 2000)
+      ucp_worker_progress(net->worker);
+    if (ucp_request_check_status(closing[p]) == UCS_INPROGRESS) ucp_request_cancel(net->worker, closing[p]);
+    ucp_request_free(closing[p]);
+  }
+  free(closing);
+}
+
+void df_net_close(df_ctx* ctx) {
+  struct df_net* net = ctx->net;
+  if (!net) return;
+  if (net->proxy_started) {
+    pthread_mutex_lock(&net->lock);
+    net->stop = true;
+    pthread_cond_signal(&net->wake);
+    pthread_mutex_unlock(&net->lock);
+    pthread_join(net->proxy, NULL);
+  }
+  if (net->worker) {
+    if (net->eps) close_endpoints(ctx, net);
+    if (net->address) ucp_worker_release_address(net->worker, net->address);
+    ucp_worker_destroy(net->worker);
+  }
+  if (net->context) ucp_cleanup(net->context);
+  pthread_cond_destroy(&net->closed);
+  pthread_cond_destroy(&net->wake);
+  pthread_mutex_destroy(&net->lock);
+  free(net->ep_describe);
+  free(net->eps);
+  free(net);
+  ctx->net = NULL;
+}

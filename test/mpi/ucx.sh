@@ -1,0 +1,26 @@
+#!/bin/sh
+# The network transport end to end (DFCCL_TRANSPORT=ucx: every connector over UCX/TCP through the
+# CPU proxy, even between ranks of this machine): the collectives matrix, the random-order program,
+# the eight kinds in random order on overlapping groups, the device-synchronization program and the
+# communicators, at 2, 3 and 4 processes -- all exact.  Twin: ucx_twin.sh.
+. "${top_srcdir:-.}/test/mpi/common.sh"
+. "${top_srcdir:-.}/test/mpi/ucx_common.sh"
+require_ucx
+export DFCCL_TRANSPORT=ucx
+status=0
+# Each connection says how it goes: over UCX, through TCP.
+out=$(DFCCL_SHOW_TRANSPORT=1 run_mpi 2 test/mpi/test_random_order -i "${ITERATIONS:-200}" 2>&1)
+rc=$?
+printf '%s\n' "$out" | tail -n 3
+if [ $rc -ne 0 ] || ! printf '%s\n' "$out" | grep -q "rank 0 -> 1: ucx (tcp)"; then
+  echo "FAIL: 2 ranks over UCX (rc $rc), or no \"rank 0 -> 1: ucx (tcp)\" line"
+  status=1
+fi
+run_mpi 4 test/mpi/test_random_order -i "${ITERATIONS:-200}" || status=1
+DFCCL_MIN_CHANNEL_BYTES=4096 DFCCL_SLOT_BYTES=4096 DFCCL_MAX_CHANNELS=2 run_mpi 4 test/mpi/test_collectives -k allreduce -q ||
+  status=1
+DFCCL_MIN_CHANNEL_BYTES=4096 DFCCL_SLOT_BYTES=4096 DFCCL_MAX_CHANNELS=2 run_mpi 3 test/mpi/test_collectives -q || status=1
+run_mpi 3 test/mpi/test_random_mix -i 50 || status=1
+run_mpi 4 test/mpi/test_sync_between -i 50 || status=1
+run_mpi 4 test/mpi/test_comm -i 20 || status=1
+exit $status
