@@ -14,7 +14,7 @@ if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq build-essential autoconf automake libtool pkg-config \
-    libopenmpi-dev openmpi-bin libjansson-dev
+    libopenmpi-dev openmpi-bin libjansson-dev libucx-dev
 fi
 
 if [ ! -f Makefile ]; then

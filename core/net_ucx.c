@@ -427,8 +427,8 @@ static void* proxy_main(void* arg) {
       }
       pthread_mutex_lock(&net->lock);
     } else {
-      /* Nothing outstanding here: a submission wakes us (df_net_notify); a peer's early data waits
-       * at most a millisecond in the network. */
+      /* Nothing outstanding here: a submission (df_net_notify) or a new link wakes us; a peer's
+       * early data waits at most a millisecond in the network. */
       struct timespec until;
       clock_gettime(CLOCK_REALTIME, &until);
       until.tv_nsec += 1000000;
@@ -437,7 +437,8 @@ static void* proxy_main(void* arg) {
         until.tv_nsec -= 1000000000;
       }
       atomic_store(&net->sleeping, true);
-      pthread_cond_timedwait(&net->wake, &net->lock, &until);
+      if (net->links) pthread_cond_timedwait(&net->wake, &net->lock, &until);
+      else pthread_cond_wait(&net->wake, &net->lock); /* no network links (yet): nothing to progress */
       atomic_store(&net->sleeping, false);
     }
   }
@@ -580,8 +581,15 @@ dfcclResult_t df_net_open(df_ctx* ctx) {
     df_net_close(ctx);
     return df_error(r, "DFCCL_TRANSPORT=ucx: %s", message);
   }
-  df_debug(ctx, "network transport: UCX %s, worker address %zu bytes, proxy thread started", ucp_get_version_string(),
-           net->address_bytes);
+  /* GPU memory could go to the network directly only with a CUDA-capable UCX (and GPUDirect RDMA);
+   * the FIFOs stay in pinned host memory either way for now -- say which this UCX is. */
+  ucp_context_attr_t attr = {.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES};
+  bool cuda_memory =
+      ucp_context_query(net->context, &attr) == UCS_OK && (attr.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) != 0;
+  df_debug(ctx,
+           "network transport: UCX %s (%s CUDA memory), worker address %zu bytes, proxy thread started; network "
+           "FIFOs in pinned host memory",
+           ucp_get_version_string(), cuda_memory ? "with" : "without", net->address_bytes);
   return dfcclSuccess;
 }
 

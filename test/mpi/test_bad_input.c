@@ -50,6 +50,10 @@ int main(int argc, char** argv) {
   setenv("DFCCL_SPIN_FRONT", "lots", 1);
   expect(dfcclInit(&unused, &h.init), dfcclInvalidArgument, "dfcclInit with DFCCL_SPIN_FRONT=lots", h.rank);
   unsetenv("DFCCL_SPIN_FRONT");
+  setenv("DFCCL_TRANSPORT", "carrier-pigeon", 1);
+  expect(dfcclInit(&unused, &h.init), dfcclInvalidArgument, "dfcclInit with DFCCL_TRANSPORT=carrier-pigeon", h.rank);
+  expect_message("DFCCL_TRANSPORT", "carrier-pigeon", h.rank);
+  unsetenv("DFCCL_TRANSPORT");
 
   /* Registration */
   expect(dfcclRegisterAllReduce(ctx, 8, dfcclInt32, dfcclSum, -1, NULL, 0, 0), dfcclInvalidArgument, "negative id",
