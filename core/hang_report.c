@@ -100,6 +100,7 @@ static void write_view(df_ctx* ctx, const coll_view* v, const df_coll_counters* 
   const char* dtype = df_dtype_name((dfcclDataType_t)st->dtype);
   const char* op = df_op_name((dfcclRedOp_t)st->op);
   bool rooted = st->kind == DF_COLL_BROADCAST || st->kind == DF_COLL_REDUCE;
+  bool reduces = st->kind == DF_COLL_ALL_REDUCE || st->kind == DF_COLL_REDUCE_SCATTER || st->kind == DF_COLL_REDUCE;
   int root = rooted && v->ranks && st->root >= 0 && st->root < v->nranks ? v->ranks[st->root] : -1; /* world rank */
   if (json) {
     fprintf(json,
@@ -115,8 +116,8 @@ static void write_view(df_ctx* ctx, const coll_view* v, const df_coll_counters* 
             (unsigned long long)v->waiting_ms, counters[v->index].preemptions);
   }
   if (text && r->in_flight) {
-    fprintf(text, "dfccl-hang rank %d: collective %d (%s %llu x %s %s", ctx->rank, r->id, kind,
-            (unsigned long long)st->count, dtype, op);
+    fprintf(text, "dfccl-hang rank %d: collective %d (%s %llu x %s%s%s", ctx->rank, r->id, kind,
+            (unsigned long long)st->count, dtype, reduces ? " " : "", reduces ? op : "");
     if (rooted) fprintf(text, ", root %d", root);
     fprintf(text, ") on ranks");
     for (int i = 0; i < v->nranks; i++) fprintf(text, "%s%d", i ? "," : " ", v->ranks[i]);

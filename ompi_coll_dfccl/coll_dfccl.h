@@ -118,6 +118,7 @@ typedef struct {
   int priority;
   int verbose;
   int transport;       /* dfccl_transport_t: coll_dfccl_transport */
+  int hang_report;     /* coll_dfccl_hang_report: seconds, 0 = DFCCL_HANG_REPORT_S decides */
   int output;          /* opal_output stream                                         */
   int max_colls;       /* signatures registered per communicator at most             */
   int concurrent_runs; /* DFCCL collectives registered per signature (the pool)      */

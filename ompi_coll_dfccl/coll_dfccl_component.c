@@ -199,6 +199,12 @@ static bool register_ints(void) {
        "(coll_dfccl_concurrent_runs once a nonblocking call or a persistent init used it), each with shared-memory "
        "or device connectors sized to it. A DFCCL context holds 2048 collectives at most",
        &mca_coll_dfccl_component.max_colls, 1, DFCCL_MAX_COLLS_PER_COMM, "a DFCCL context holds 2048 collectives"},
+      {"hang_report",
+       "Seconds a DFCCL collective may stay pending before each rank writes a hang report (every pending "
+       "collective, what it waits for; docs/reliability.md), and again every as many while one is: an integer in "
+       "[0, 31536000] (default 0: never, unless DFCCL_HANG_REPORT_S is set). Reports go to stderr, or to "
+       "DFCCL_REPORT_DIR, which dfccl-hang-report reads",
+       &mca_coll_dfccl_component.hang_report, 0, 31536000, "a year"},
       {"concurrent_runs",
        "DFCCL collectives registered per signature once a nonblocking call or a persistent init used it: an "
        "integer in [1, 16] (default 2; the same on every rank): that many calls or starts of one signature on a "
