@@ -113,7 +113,8 @@ static void describe_ep(ucp_ep_h ep, char* out, size_t max) {
   fclose(f);
   size_t used = 0;
   out[0] = 0;
-  for (char* line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+  char* rest = NULL;
+  for (char* line = strtok_r(text, "\n", &rest); line; line = strtok_r(NULL, "\n", &rest)) {
     char* lane = strstr(line, "lane[");
     char* colon = lane ? strchr(lane, ':') : NULL;
     if (!colon) continue;
