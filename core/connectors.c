@@ -88,22 +88,22 @@ static bool over_network(const registration_card* a, const registration_card* b)
   return a->transport == DF_TRANSPORT_UCX || a->host_id != b->host_id;
 }
 
-/* Memory for a region: shared with a peer, or local and mapped for a network proxy. */
-static dfcclResult_t region_alloc(df_ctx* ctx, size_t bytes, bool network, df_region* r, df_mem_handle* handle) {
+/* Memory for a region: local and mapped for a network proxy, else shared with peers -- our own
+ * (its name goes to `handle`) or, given `peer`, a peer's mapped.  On failure r stays empty, so
+ * that region_free never frees what r held before (the caller may still hold it elsewhere). */
+static dfcclResult_t region_get(df_ctx* ctx, size_t bytes, bool network, df_mem_handle* handle,
+                                const df_mem_handle* peer, df_region* r) {
+  memset(r, 0, sizeof *r);
+  dfcclResult_t result;
+  if (network) result = ctx->target->alloc_mapped(ctx, bytes, &r->host, &r->daemon);
+  else if (peer) result = ctx->target->map_peer(ctx, peer, bytes, &r->host);
+  else result = ctx->target->alloc_shared(ctx, bytes, &r->host, handle);
+  if (result != dfcclSuccess) {
+    memset(r, 0, sizeof *r);
+    return result;
+  }
   r->mapped = network;
-  if (network) return ctx->target->alloc_mapped(ctx, bytes, &r->host, &r->daemon);
-  DF_CHECK(ctx->target->alloc_shared(ctx, bytes, &r->host, handle));
-  r->daemon = r->host;
-  return dfcclSuccess;
-}
-
-/* A peer's region: mapped, or over the network a local copy of it. */
-static dfcclResult_t region_of_peer(df_ctx* ctx, const df_mem_handle* handle, size_t bytes, bool network,
-                                    df_region* r) {
-  r->mapped = network;
-  if (network) return ctx->target->alloc_mapped(ctx, bytes, &r->host, &r->daemon);
-  DF_CHECK(ctx->target->map_peer(ctx, handle, bytes, &r->host));
-  r->daemon = r->host;
+  if (!network) r->daemon = r->host;
   return dfcclSuccess;
 }
 
@@ -202,8 +202,8 @@ dfcclResult_t df_links_create(df_ctx* ctx, const df_group* g, int id, const df_c
    * in the exchanges, so that no peer waits for it forever and every participant returns an error. */
   bool all_network = ctx->cfg.transport == DF_TRANSPORT_UCX;
   dfcclResult_t local = prior;
-  if (local == dfcclSuccess) local = region_alloc(ctx, cl->recv_bytes, all_network, &cl->recv, &mine->recv);
-  if (local == dfcclSuccess) local = region_alloc(ctx, cl->send_bytes, all_network, &cl->send, &mine->send);
+  if (local == dfcclSuccess) local = region_get(ctx, cl->recv_bytes, all_network, &mine->recv, NULL, &cl->recv);
+  if (local == dfcclSuccess) local = region_get(ctx, cl->send_bytes, all_network, &mine->send, NULL, &cl->send);
   mine->failed = local != dfcclSuccess;
   mine->recv_bytes = cl->recv_bytes;
   mine->send_bytes = cl->send_bytes;
@@ -233,18 +233,18 @@ dfcclResult_t df_links_create(df_ctx* ctx, const df_group* g, int id, const df_c
   df_region unused_recv = {0}, unused_send = {0};
   if (r == dfcclSuccess && prev_net && !cl->recv.mapped) {
     unused_recv = cl->recv;
-    r = region_alloc(ctx, cl->recv_bytes, true, &cl->recv, NULL);
+    r = region_get(ctx, cl->recv_bytes, true, NULL, NULL, &cl->recv);
   }
   if (r == dfcclSuccess && next_net && !cl->send.mapped) {
     unused_send = cl->send;
-    r = region_alloc(ctx, cl->send_bytes, true, &cl->send, NULL);
+    r = region_get(ctx, cl->send_bytes, true, NULL, NULL, &cl->send);
   }
   if (r == dfcclSuccess) {
     cl->timesliced_peer = (!next_net && shares_gpu_timesliced(mine, &cards[next])) ||
                           (!prev_net && shares_gpu_timesliced(mine, &cards[prev]));
-    r = region_of_peer(ctx, &cards[next].recv, cards[next].recv_bytes, next_net, &cl->next_recv);
+    r = region_get(ctx, cards[next].recv_bytes, next_net, NULL, &cards[next].recv, &cl->next_recv);
   }
-  if (r == dfcclSuccess) r = region_of_peer(ctx, &cards[prev].send, cards[prev].send_bytes, prev_net, &cl->prev_send);
+  if (r == dfcclSuccess) r = region_get(ctx, cards[prev].send_bytes, prev_net, NULL, &cards[prev].send, &cl->prev_send);
   if (r == dfcclSuccess && next_net)
     r = open_net_link(ctx, true, g->ranks[next], &cards[next], id, nch, slot_bytes, cl->next_recv.host, cl->send.host,
                       &cl->to_next);
