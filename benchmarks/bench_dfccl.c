@@ -85,7 +85,7 @@ static void keep_descriptor(bench_dfccl* d, bench_coll coll, size_t count, dfccl
     d->descs = grown;
     d->ndescs = n;
   }
-  d->descs[collId] = (dfcclCollDesc_t){kinds[coll], count, dtype, op, root};
+  d->descs[collId] = (dfcclCollDesc_t){.kind = kinds[coll], .count = count, .dtype = dtype, .op = op, .root = root};
 }
 
 void bench_dfccl_register(bench_dfccl* d, bench_coll coll, size_t count, dfcclDataType_t dtype, dfcclRedOp_t op,

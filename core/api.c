@@ -251,70 +251,11 @@ dfcclResult_t df_check_signature(size_t count, dfcclDataType_t dtype, dfcclRedOp
   return dfcclSuccess;
 }
 
-/* The v collectives' blocks as the daemon reads them (DF_BLOCK_COUNT, DF_BLOCK_DISPL per ring
- * position), with what registration and runs need of them. */
-typedef struct {
-  uint64_t* host;      /* malloc'd table; NULL: not a v collective */
-  uint64_t largest;    /* elements of the largest block: the collective's count */
-  uint64_t send_elems; /* what a run reads from sendbuff on this rank ... */
-  uint64_t recv_elems; /* ... and writes to recvbuff */
-  uint64_t hash;       /* of the table, for the participants to compare */
-} df_blocks;
-
-/* counts and displs per participant (displs NULL: packed, block i after blocks 0..i-1). */
-static dfcclResult_t blocks_table(const df_group* g, df_coll_kind kind, const size_t* counts, const size_t* displs,
-                                  dfcclDataType_t dtype, df_blocks* b) {
-  memset(b, 0, sizeof *b);
-  const char* name = kind == DF_COLL_ALL_GATHER ? "all-gather-v" : "reduce-scatter-v";
-  if (!counts || (!displs && kind == DF_COLL_ALL_GATHER))
-    return df_error(dfcclInvalidArgument, "%s: NULL %s", name, counts ? "displs" : "recvcounts");
-  if ((unsigned)dtype >= dfcclNumTypes) return df_error(dfcclInvalidArgument, "unknown data type %d", (int)dtype);
-  uint64_t limit = ((uint64_t)1 << 56) / dfcclTypeSize(dtype);
-  b->host = malloc(2 * (size_t)g->nranks * sizeof *b->host);
-  if (!b->host) return df_error(dfcclOutOfResources, "out of memory");
-  b->hash = 14695981039346656037ull; /* FNV-1a */
-  uint64_t packed = 0, extent = 0;
-  for (int i = 0; i < g->nranks; i++) {
-    uint64_t displ = displs ? displs[i] : packed;
-    if (counts[i] > limit || displ > limit - counts[i]) {
-      dfcclResult_t r = df_error(dfcclInvalidArgument, "%s: block %d (%zu elements at %llu) overflows", name, i,
-                                 counts[i], (unsigned long long)displ);
-      free(b->host);
-      b->host = NULL;
-      return r;
-    }
-    DF_BLOCK_COUNT(b->host, i) = counts[i];
-    DF_BLOCK_DISPL(b->host, i) = displ;
-    packed += counts[i];
-    if (counts[i] > b->largest) b->largest = counts[i];
-    if (counts[i] > 0 && displ + counts[i] > extent) extent = displ + counts[i];
-    for (int k = 0; k < 2; k++) {
-      b->hash ^= b->host[2 * i + k];
-      b->hash *= 1099511628211ull;
-    }
-  }
-  /* All-gather-v reads this rank's block and writes every block; reduce-scatter-v the reverse. */
-  b->send_elems = kind == DF_COLL_ALL_GATHER ? counts[g->position] : extent;
-  b->recv_elems = kind == DF_COLL_ALL_GATHER ? extent : counts[g->position];
-  return dfcclSuccess;
-}
-
-/* The daemon's copy of the blocks table: in st->blocks. */
-static dfcclResult_t install_blocks(df_ctx* ctx, const df_blocks* b, df_coll_static* st) {
-  size_t bytes = 2 * (size_t)st->nranks * sizeof *b->host;
-  void* dev = NULL;
-  DF_CHECK(ctx->target->alloc(ctx, bytes, &dev));
-  dfcclResult_t r = ctx->target->copy_in(ctx, dev, b->host, bytes);
-  if (r != dfcclSuccess) {
-    ctx->target->free(ctx, dev);
-    return r;
-  }
-  st->blocks = dev;
-  return dfcclSuccess;
-}
-
+/* A registered v collective's table.  A communicator's connector set names its last run's table in
+ * stat.blocks too, but the communicator owns that one (comm.c): no host copy here. */
 static void free_blocks(df_ctx* ctx, df_coll* c) {
-  if (c->stat.blocks) ctx->target->free(ctx, (void*)c->stat.blocks);
+  if (!c->blocks) return;
+  ctx->target->free(ctx, (void*)c->stat.blocks);
   free(c->blocks);
   c->stat.blocks = NULL;
   c->blocks = NULL;
@@ -381,7 +322,10 @@ static dfcclResult_t register_collective(df_ctx* ctx, df_coll_kind kind, size_t 
   df_blocks blocks = {0};
   dfcclResult_t prior = dfcclSuccess;
   if (v) {
-    prior = blocks_table(g, kind, v->counts, v->displs, dtype, &blocks);
+    const char* name = kind == DF_COLL_ALL_GATHER ? "all-gather-v" : "reduce-scatter-v";
+    if (!v->counts || (!v->displs && kind == DF_COLL_ALL_GATHER))
+      prior = df_error(dfcclInvalidArgument, "%s: NULL %s", name, v->counts ? "displs" : "recvcounts");
+    else prior = df_blocks_table(g->nranks, g->position, kind, v->counts, v->displs, dtype, &blocks);
     count = blocks.largest;
   }
   /* A communicator's connector sets have internal ids (< 0); users' ids are >= 0. */
@@ -404,7 +348,7 @@ static dfcclResult_t register_collective(df_ctx* ctx, df_coll_kind kind, size_t 
   }
   df_coll_static st = static_context(ctx, g, kind, count, dtype, op, root_position, priority);
   if (shape) st.nchannels = shape->nchannels;
-  if (prior == dfcclSuccess && blocks.host) prior = install_blocks(ctx, &blocks, &st);
+  if (prior == dfcclSuccess && blocks.host) prior = df_blocks_install(ctx, &blocks, st.nranks, &st.blocks);
   uint64_t bytes = (uint64_t)count * dfcclTypeSize(dtype);
   uint32_t slot = shape ? shape->slot_bytes : slot_for(&ctx->cfg, kind, bytes, st.nchannels, st.nranks);
   df_coll_links links;

@@ -12,6 +12,13 @@
  * step.  Each run installs its own static context (kind, count, type, op, root, channels) in the
  * daemon's table before its SQE exists, when it differs from what the set ran last.
  *
+ * The v kinds' static context also names a blocks table in daemon memory.  The communicator interns
+ * the tables by content: a run whose layout it has seen takes a reference to that table, so a loop
+ * of one layout copies nothing and its static context stays equal.  A run holds its reference from
+ * dfcclSubmit, through its wait in a set's queue, until its record leaves flight (poller) or it is
+ * failed; past DF_COMM_MAX_TABLES tables the least recently used one that no run holds is rewritten
+ * for the new layout.  Only the content matters to the daemon, so each rank decides that alone.
+ *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
 #include <limits.h>
@@ -22,11 +29,21 @@
 
 #define DF_COMM_MAGIC 0x64666363636f6d6dull
 #define DF_COMM_MAX_SETS 16
+#define DF_COMM_MAX_TABLES 64 /* blocks tables a communicator keeps (dfccl.h says so) */
 
 _Static_assert((int)dfcclAllReduce == DF_COLL_ALL_REDUCE && (int)dfcclAllGather == DF_COLL_ALL_GATHER &&
                    (int)dfcclReduceScatter == DF_COLL_REDUCE_SCATTER && (int)dfcclBroadcast == DF_COLL_BROADCAST &&
                    (int)dfcclReduce == DF_COLL_REDUCE && (int)dfcclAllToAll == DF_COLL_ALL_TO_ALL,
                "dfcclCollKind_t names the daemon's kinds");
+
+/* A v run's blocks table, shared by the communicator's runs of one layout. */
+struct df_comm_table {
+  struct df_comm_table* next; /* the communicator's, most recently used first */
+  uint64_t* host;             /* as the daemon's copy: DF_BLOCK_COUNT, DF_BLOCK_DISPL */
+  const uint64_t* dev;        /* the daemon's copy: the runs' st.blocks */
+  uint64_t hash;
+  int users; /* runs that hold it: submitted and not ended (ctx->lock) */
+};
 
 struct dfcclComm {
   uint64_t magic;
@@ -38,7 +55,9 @@ struct dfcclComm {
   int nsets;
   int set_ids[DF_COMM_MAX_SETS];
   int set_index[DF_COMM_MAX_SETS];
-  uint64_t runs; /* submitted: the next run's number                             */
+  uint64_t runs;                /* submitted: the next run's number                             */
+  struct df_comm_table* tables; /* ctx->lock */
+  int ntables;
 };
 
 static dfcclResult_t comm_check(const struct dfcclComm* comm) {
@@ -114,28 +133,128 @@ dfcclResult_t dfcclCommCreate(dfcclRankCtx_t ctx, const int* ranks, int nranks, 
 }
 
 /* The run's static context: the set's (participants, connectors, flags) with the descriptor's
- * collective in it. */
+ * collective in it.  A v kind's blocks table comes in *b (st->blocks is set once it is interned). */
 static dfcclResult_t run_context(const struct dfcclComm* c, const df_coll_static* set, const dfcclCollDesc_t* d,
-                                 df_coll_static* st) {
+                                 df_coll_static* st, df_blocks* b) {
+  memset(b, 0, sizeof *b);
   if (d == NULL) return df_error(dfcclInvalidArgument, "dfcclSubmit: NULL descriptor");
   if ((unsigned)d->kind >= dfcclNumCollKinds)
     return df_error(dfcclInvalidArgument, "dfcclSubmit: unknown collective kind %d", (int)d->kind);
-  bool reduces = d->kind == dfcclAllReduce || d->kind == dfcclReduceScatter || d->kind == dfcclReduce;
+  bool variable = d->kind == dfcclAllGatherV || d->kind == dfcclReduceScatterV;
+  bool reduces = d->kind == dfcclAllReduce || d->kind == dfcclReduceScatter || d->kind == dfcclReduce ||
+                 d->kind == dfcclReduceScatterV;
   bool rooted = d->kind == dfcclBroadcast || d->kind == dfcclReduce;
+  uint32_t kind = d->kind == dfcclAllGatherV       ? DF_COLL_ALL_GATHER
+                  : d->kind == dfcclReduceScatterV ? DF_COLL_REDUCE_SCATTER
+                                                   : (uint32_t)d->kind;
   dfcclRedOp_t op = reduces ? d->op : dfcclSum;
-  DF_CHECK(df_check_signature(d->count, d->dtype, op));
+  size_t count = variable ? 0 : d->count;
+  DF_CHECK(df_check_signature(count, d->dtype, op));
   if (rooted && (d->root < 0 || d->root >= c->nranks))
     return df_error(dfcclInvalidArgument, "dfcclSubmit: root %d is not a rank of the communicator of %d", d->root,
                     c->nranks);
+  if (variable) {
+    const char* name = kind == DF_COLL_ALL_GATHER ? "all-gather-v" : "reduce-scatter-v";
+    if (d->counts == NULL) return df_error(dfcclInvalidArgument, "dfcclSubmit: %s with NULL desc->counts", name);
+    /* Reduce-scatter-v's input is packed: its displs are not asked for. */
+    DF_CHECK(df_blocks_table(c->nranks, c->position, kind, d->counts, kind == DF_COLL_ALL_GATHER ? d->displs : NULL,
+                             d->dtype, b));
+    if (b->largest == 0) { /* the largest block is the run's count: nothing to move, nothing to cut */
+      free(b->host);
+      b->host = NULL;
+      return df_error(dfcclInvalidArgument, "dfcclSubmit: %s with desc->counts all 0 (every block empty)", name);
+    }
+    count = b->largest;
+  }
   *st = *set;
-  st->kind = (uint32_t)d->kind;
+  st->kind = kind;
   st->dtype = (uint32_t)d->dtype;
   st->op = (uint32_t)op;
-  st->count = d->count;
+  st->count = count;
   st->root = rooted ? d->root : 0;
   st->priority = 0;
-  uint32_t channels = df_run_channels(&c->ctx->cfg, st->kind, (uint64_t)d->count * dfcclTypeSize(d->dtype), st->nranks);
+  st->blocks = NULL; /* the set's last run may have had one */
+  uint32_t channels = df_run_channels(&c->ctx->cfg, kind, (uint64_t)count * dfcclTypeSize(d->dtype), st->nranks);
   st->nchannels = channels < c->shape.nchannels ? channels : c->shape.nchannels;
+  return dfcclSuccess;
+}
+
+static void free_table(df_ctx* ctx, struct df_comm_table* t) {
+  if (t == NULL) return;
+  ctx->target->free(ctx, (void*)t->dev);
+  free(t->host);
+  free(t);
+}
+
+static void free_tables(df_ctx* ctx, struct df_comm_table* list) {
+  while (list != NULL) {
+    struct df_comm_table* t = list;
+    list = t->next;
+    free_table(ctx, t);
+  }
+}
+
+/* Caller holds ctx->lock. */
+static void put_table(struct df_comm_table* t) {
+  if (t != NULL) t->users--;
+}
+
+/* The communicator's table equal to b's, with a reference for the run.  b->host is taken (kept by
+ * the table, or freed).  Past the cap, the least recently used table that no run holds is recycled:
+ * the daemon reads it no more, and all of a communicator's tables have one size, so its daemon
+ * memory is rewritten in place -- no cudaFree on the submit path (it would wait for the daemon). */
+static dfcclResult_t intern_table(struct dfcclComm* c, df_blocks* b, struct df_comm_table** out) {
+  df_ctx* ctx = c->ctx;
+  size_t bytes = 2 * (size_t)c->nranks * sizeof *b->host;
+  struct df_comm_table *t, **idle = NULL;
+  pthread_mutex_lock(&ctx->lock);
+  for (struct df_comm_table** p = &c->tables; (t = *p) != NULL; p = &t->next) {
+    if (t->hash == b->hash && memcmp(t->host, b->host, bytes) == 0) {
+      *p = t->next; /* to the front */
+      t->next = c->tables;
+      c->tables = t;
+      t->users++;
+      pthread_mutex_unlock(&ctx->lock);
+      free(b->host);
+      b->host = NULL;
+      *out = t;
+      return dfcclSuccess;
+    }
+    if (t->users == 0) idle = p; /* the last one seen is the least recently used */
+  }
+  bool full = c->ntables >= DF_COMM_MAX_TABLES;
+  if (full && idle != NULL) {
+    t = *idle;
+    *idle = t->next;
+    c->ntables--;
+  }
+  pthread_mutex_unlock(&ctx->lock);
+  dfcclResult_t r = dfcclSuccess;
+  if (full && t == NULL)
+    r = df_error(dfcclOutOfResources,
+                 "dfcclSubmit: a new blocks layout, but the communicator's %d blocks tables are all held by runs in "
+                 "flight or queued; wait for some of them to complete",
+                 DF_COMM_MAX_TABLES);
+  else if (t == NULL && (t = calloc(1, sizeof *t)) == NULL) r = df_error(dfcclOutOfResources, "out of memory");
+  else if (t->dev == NULL) r = df_blocks_install(ctx, b, (uint32_t)c->nranks, &t->dev);
+  else r = ctx->target->copy_in(ctx, (void*)t->dev, b->host, bytes);
+  if (r != dfcclSuccess) {
+    free_table(ctx, t);
+    free(b->host);
+    b->host = NULL;
+    return r;
+  }
+  free(t->host);
+  t->host = b->host;
+  b->host = NULL;
+  t->hash = b->hash;
+  t->users = 1;
+  pthread_mutex_lock(&ctx->lock);
+  t->next = c->tables;
+  c->tables = t;
+  c->ntables++;
+  pthread_mutex_unlock(&ctx->lock);
+  *out = t;
   return dfcclSuccess;
 }
 
@@ -147,18 +266,26 @@ static dfcclResult_t start(df_ctx* ctx, int index, const df_coll_static* st, boo
   return df_publish_run(ctx, (uint32_t)index, epoch, st->nchannels, sendbuff, recvbuff);
 }
 
-/* Caller holds ctx->lock: the set is idle; it is now in flight with this run. */
-static uint32_t take_set(df_coll* set, const df_coll_static* st, dfcclCallback_t callback, void* arg, int id,
-                         bool* install) {
+/* Caller holds ctx->lock: the set is idle; it is now in flight with this run, which hands its
+ * table reference (if any) to the set's record. */
+static uint32_t take_set(df_coll* set, const df_coll_static* st, struct df_comm_table* table, dfcclCallback_t callback,
+                         void* arg, int id, bool* install) {
   *install = memcmp(&set->stat, st, sizeof *st) != 0;
   set->stat = *st;
+  set->table = table;
   return df_record_start(set, callback, arg, id);
 }
 
 /* Caller holds ctx->lock: the run that took the set was never published. */
 static void give_back_set(df_coll* set) {
   df_record_cancel(set);
+  df_comm_run_ended(set);
   set->stat.kind = DF_COLL_NUM_KINDS; /* installed or not: the next run installs its own */
+}
+
+void df_comm_run_ended(df_coll* c) {
+  put_table(c->table);
+  c->table = NULL;
 }
 
 dfcclResult_t dfcclSubmit(dfcclComm_t comm, const dfcclCollDesc_t* desc, const void* sendbuff, void* recvbuff,
@@ -175,15 +302,26 @@ dfcclResult_t dfcclSubmit(dfcclComm_t comm, const dfcclCollDesc_t* desc, const v
   df_coll_static set_stat = ctx->colls[index].stat;
   pthread_mutex_unlock(&ctx->lock);
   df_coll_static st;
-  DF_CHECK(run_context(comm, &set_stat, desc, &st));
-  size_t send_bytes, recv_bytes;
+  df_blocks blocks;
+  DF_CHECK(run_context(comm, &set_stat, desc, &st, &blocks));
+  size_t send_bytes, recv_bytes, esize = dfcclTypeSize((dfcclDataType_t)st.dtype);
   df_run_bytes(&st, &send_bytes, &recv_bytes);
+  if (blocks.host) { /* a v kind: its own blocks */
+    send_bytes = blocks.send_elems * esize;
+    recv_bytes = blocks.recv_elems * esize;
+  }
   int id = (int)(number & INT_MAX);
-  DF_CHECK(df_check_run_buffers(ctx, st.kind, sendbuff, send_bytes, recvbuff, recv_bytes, id));
+  dfcclResult_t r = df_check_run_buffers(ctx, st.kind, sendbuff, send_bytes, recvbuff, recv_bytes, id);
+  struct df_comm_table* table = NULL; /* the run's reference, from here until its record ends */
+  if (r == dfcclSuccess && blocks.host) r = intern_table(comm, &blocks, &table);
+  free(blocks.host); /* NULL once interned */
+  if (r != dfcclSuccess) return r;
+  if (table) st.blocks = table->dev;
 
   pthread_mutex_lock(&ctx->lock);
   df_coll* set = &ctx->colls[index];
   if (comm->runs != number || set->state != DF_COLL_READY) {
+    put_table(table);
     pthread_mutex_unlock(&ctx->lock);
     return df_error(dfcclInvalidArgument, "dfcclSubmit: the communicator %s while run %llu was submitted",
                     set->state != DF_COLL_READY ? "was destroyed"
@@ -194,10 +332,11 @@ dfcclResult_t dfcclSubmit(dfcclComm_t comm, const dfcclCollDesc_t* desc, const v
   if (set->in_flight || set->queued) { /* its set is busy: the run waits in line */
     df_comm_run* q = malloc(sizeof *q);
     if (q == NULL) {
+      put_table(table);
       pthread_mutex_unlock(&ctx->lock);
       return df_error(dfcclOutOfResources, "out of memory");
     }
-    *q = (df_comm_run){NULL, st, sendbuff, recvbuff, callback, callbackArg, id};
+    *q = (df_comm_run){NULL, st, sendbuff, recvbuff, callback, callbackArg, id, table};
     if (set->queued_last) set->queued_last->next = q;
     else set->queued = q;
     set->queued_last = q;
@@ -206,10 +345,10 @@ dfcclResult_t dfcclSubmit(dfcclComm_t comm, const dfcclCollDesc_t* desc, const v
     return dfcclSuccess;
   }
   bool install;
-  uint32_t epoch = take_set(set, &st, callback, callbackArg, id, &install);
+  uint32_t epoch = take_set(set, &st, table, callback, callbackArg, id, &install);
   comm->runs++;
   pthread_mutex_unlock(&ctx->lock);
-  dfcclResult_t r = start(ctx, index, &st, install, epoch, sendbuff, recvbuff);
+  r = start(ctx, index, &st, install, epoch, sendbuff, recvbuff);
   if (r != dfcclSuccess) { /* nothing was published: the run never happened */
     pthread_mutex_lock(&ctx->lock);
     give_back_set(set);
@@ -232,19 +371,20 @@ bool df_comm_start_queued(df_ctx* ctx, int index) {
     if (set->queued == NULL) set->queued_last = NULL;
     dfcclResult_t r = (dfcclResult_t)atomic_load(&ctx->fatal);
     bool install = false;
-    uint32_t epoch =
-        r == dfcclSuccess ? take_set(set, &q->stat, q->callback, q->callback_arg, q->callback_id, &install) : 0;
+    uint32_t epoch = r == dfcclSuccess
+                         ? take_set(set, &q->stat, q->table, q->callback, q->callback_arg, q->callback_id, &install)
+                         : 0;
     pthread_mutex_unlock(&ctx->lock);
     if (r == dfcclSuccess) r = start(ctx, index, &q->stat, install, epoch, q->sendbuff, q->recvbuff);
     if (r == dfcclSuccess) {
       free(q);
       return true;
     }
-    if (epoch != 0) { /* it could not start: it ends with the error, and the next one is tried */
-      pthread_mutex_lock(&ctx->lock);
-      give_back_set(set);
-      pthread_mutex_unlock(&ctx->lock);
-    }
+    /* It could not start: it ends with the error (its table let go), and the next one is tried. */
+    pthread_mutex_lock(&ctx->lock);
+    if (epoch != 0) give_back_set(set);
+    else put_table(q->table);
+    pthread_mutex_unlock(&ctx->lock);
     if (q->callback) q->callback(q->callback_id, r, q->callback_arg);
     free(q);
   }
@@ -256,10 +396,15 @@ dfcclResult_t dfcclCommDestroy(dfcclComm_t comm) {
   /* Collective, like a deregistration: a run still in flight (or queued) anywhere fails it
    * everywhere, and the communicator stays usable. */
   DF_CHECK(dfcclDeregister(ctx, comm->set_ids, comm->nsets));
-  /* Its memory stays until dfcclDestroy, so that a later use of the handle is told, not undefined. */
+  /* Its memory stays until dfcclDestroy, so that a later use of the handle is told, not undefined.
+   * Its tables go now: no run holds them any more. */
   pthread_mutex_lock(&ctx->lock);
   comm->magic = 0;
+  struct df_comm_table* tables = comm->tables;
+  comm->tables = NULL;
+  comm->ntables = 0;
   pthread_mutex_unlock(&ctx->lock);
+  free_tables(ctx, tables);
   return dfcclSuccess;
 }
 
@@ -269,6 +414,7 @@ void df_comm_free_all(df_ctx* ctx, dfcclResult_t error) {
     while (set->queued) {
       df_comm_run* q = set->queued;
       set->queued = q->next;
+      put_table(q->table);
       if (q->callback) q->callback(q->callback_id, error, q->callback_arg);
       free(q);
     }
@@ -278,6 +424,7 @@ void df_comm_free_all(df_ctx* ctx, dfcclResult_t error) {
     struct dfcclComm* c = ctx->comms;
     ctx->comms = c->next;
     c->magic = 0;
+    free_tables(ctx, c->tables); /* the daemon has exited: held ones too */
     free(c);
   }
 }

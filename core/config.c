@@ -66,11 +66,13 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   cfg->min_channel_bytes = gpu ? 64 << 10 : 1 << 20;
   cfg->slot_bytes = gpu ? 512 << 10 : 128 << 10;
   cfg->sq_entries = 4096; /* > DF_MAX_COLLS: in-flight runs alone never fill it */
-  /* A communicator's connector sets are made before anyone knows its collectives' sizes: four runs
-   * in flight at once, and slots of 128 KiB (32 channels x 8 slots: 32 MiB of FIFOs per set and
-   * direction on a GPU, where registered collectives size theirs to the collective). */
-  cfg->comm_sets = 4;
-  cfg->comm_slot_bytes = 128 << 10;
+  /* A communicator's connector sets are made before anyone knows its collectives' sizes, so they
+   * take the largest slots a registration would: with 128 KiB slots a 128 MiB all-reduce reached
+   * 250 GB/s where 512 KiB gave 283 (one H100, docs/performance.md).  On a GPU that is 32 channels
+   * x 8 slots x 512 KiB = 128 MiB of FIFOs per set, so two sets (two runs in flight at once, about
+   * what NCCL holds per communicator); the host target's sets are small, and four. */
+  cfg->comm_sets = gpu ? 2 : 4;
+  cfg->comm_slot_bytes = gpu ? 512 << 10 : 128 << 10;
   cfg->cq_slots = 256;
   cfg->submit_timeout_ms = 30000;
   cfg->destroy_timeout_ms = 60000;

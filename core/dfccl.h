@@ -145,8 +145,8 @@ dfcclResult_t dfcclRegisterAllGather(dfcclRankCtx_t ctx, size_t sendcount, dfccl
 /* All-gather-v: participant i (in ring order) contributes recvcounts[i] elements, which land at
  * recvbuff + displs[i] elements on every participant; a participant's sendbuff holds its own
  * recvcounts[i] elements (sendbuff == recvbuff + displs[i] runs in place).  Blocks may be empty;
- * they must not overlap.  Every participant passes the same arrays: a mismatch is
- * dfcclInvalidArgument on every participant.  Runs with dfcclRunAllGatherV. */
+ * non-empty ones must not overlap (dfcclInvalidArgument).  Every participant passes the same
+ * arrays: a mismatch is dfcclInvalidArgument on every participant.  Runs with dfcclRunAllGatherV. */
 dfcclResult_t dfcclRegisterAllGatherV(dfcclRankCtx_t ctx, const size_t* recvcounts, const size_t* displs,
                                       dfcclDataType_t dtype, int collId, const int* participants, int nparticipants,
                                       int priority);
@@ -222,8 +222,9 @@ dfcclResult_t dfcclRunReduce(dfcclRankCtx_t ctx, const void* sendbuff, void* rec
  *
  * dfcclCommCreate is collective over `ranks` (world ranks in ring order, the caller among them;
  * NULL with nranks 0: all ranks), like creating an MPI or NCCL communicator: the only exchange.  It
- * sets up DFCCL_COMM_SETS (default 4) connector sets of DFCCL_MAX_CHANNELS channels with
- * DFCCL_COMM_SLOT_BYTES (default 128 KiB) FIFO slots.
+ * sets up DFCCL_COMM_SETS connector sets of DFCCL_MAX_CHANNELS channels with DFCCL_COMM_SLOT_BYTES
+ * FIFO slots (defaults: 2 sets of 512 KiB slots on a GPU, 128 MiB of FIFOs each; 4 of 128 KiB on
+ * the host target).
  *
  * dfcclSubmit runs the collective that `desc` describes, with no exchange.  Every participant
  * submits the same descriptors to a communicator in the same order (MPI's rule for one
@@ -234,6 +235,14 @@ dfcclResult_t dfcclRunReduce(dfcclRankCtx_t ctx, const void* sendbuff, void* rec
  * (no dfcclInFlight).  Buffers are as for dfcclRun* of the same collective (in place likewise; not
  * all-to-all); the run sees them as the calling thread does when it calls (dfcclRunAllReduce says
  * how).  The callback's collId is the run's number on the communicator (0, 1, ..., modulo 2^31).
+ *
+ * The v kinds take their blocks from `counts` and `displs` (read during the call only), as
+ * dfcclRegisterAllGatherV and dfcclRegisterReduceScatterV do, and every participant passes the same
+ * arrays -- unlike a registration nothing compares them, so different arrays are the caller's error
+ * (as different counts are).  The communicator keeps each distinct blocks table in daemon memory
+ * while runs in flight or queued use it, and up to 64 of them after: a layout used again costs no
+ * copy.  A run with a new layout while 64 tables are all in use is dfcclOutOfResources (wait for
+ * some runs to complete).
  *
  * dfcclCommDestroy is collective, once every run's callback has run (else dfcclInFlight on every
  * participant, and the communicator stays); a later use of the handle is dfcclInvalidArgument until
@@ -248,16 +257,30 @@ typedef enum {
   dfcclBroadcast,
   dfcclReduce,
   dfcclAllToAll,
+  dfcclAllGatherV,     /* blocks of their own sizes: desc.counts, desc.displs */
+  dfcclReduceScatterV, /* blocks of their own sizes: desc.counts               */
   dfcclNumCollKinds
 } dfcclCollKind_t;
 
+/* Members after `root` were added later: initialize descriptors with designated initializers (or
+ * zero them), so that the members a kind ignores are NULL. */
 typedef struct {
   dfcclCollKind_t kind;
   size_t count; /* as dfcclRegister* counts: per rank for all-gather and reduce-scatter, per
-                          * pair of ranks for all-to-all, else the whole buffer */
+                          * pair of ranks for all-to-all, else the whole buffer; ignored by the v kinds */
   dfcclDataType_t dtype;
-  dfcclRedOp_t op; /* all-reduce, reduce-scatter, reduce; ignored by the others */
+  dfcclRedOp_t op; /* all-reduce, reduce-scatter(-v), reduce; ignored by the others */
   int root;        /* broadcast, reduce: the root's index in the communicator's ranks */
+  /* The v kinds only; the others ignore both.  counts: the elements of each position's block (one
+   * per rank of the communicator, in its order; blocks may be empty, not all of them).  displs
+   * (all-gather-v only; NULL: packed, block i right after blocks 0..i-1): where each block lies in
+   * recvbuff, in elements; non-empty blocks must not overlap.  All-gather-v's sendbuff holds this
+   * rank's block (counts[position]; in place: sendbuff == recvbuff + displs[position]).
+   * Reduce-scatter-v's sendbuff holds every block packed, and recvbuff gets this rank's
+   * counts[position] reduced elements (in place: recvbuff == sendbuff + the elements of the blocks
+   * before it). */
+  const size_t* counts;
+  const size_t* displs;
 } dfcclCollDesc_t;
 
 dfcclResult_t dfcclCommCreate(dfcclRankCtx_t ctx, const int* ranks, int nranks, dfcclComm_t* comm);

@@ -249,10 +249,11 @@ typedef struct {
   dfcclCallback_t callback;
   void* callback_arg;
   uint64_t runs;                   /* completed */
-  uint64_t* blocks;                /* all-gather-v: the host's copy of stat.blocks (malloc), else NULL */
-  uint64_t send_elems, recv_elems; /* all-gather-v: what a run reads and writes on this rank */
+  uint64_t* blocks;                /* a registered v collective: the host's copy of stat.blocks (malloc), else NULL */
+  uint64_t send_elems, recv_elems; /* a registered v collective: what a run reads and writes on this rank */
   struct df_comm_run* queued;      /* a communicator's connector set: runs waiting for it (FIFO) */
   struct df_comm_run* queued_last;
+  struct df_comm_table* table; /* a communicator's v run in flight: the blocks table it holds (comm.c) */
 } df_coll;
 
 /* All of the registry's functions but init and fini are called with ctx->lock held. */
@@ -302,6 +303,26 @@ void df_record_cancel(df_coll* c);
 dfcclResult_t df_publish_run(df_ctx* ctx, uint32_t index, uint32_t epoch, uint32_t nchannels, const void* sendbuff,
                              void* recvbuff);
 
+/* ---- the v collectives' blocks tables (blocks.c) ---- */
+
+/* A blocks table as the daemon reads it (DF_BLOCK_COUNT, DF_BLOCK_DISPL per ring position), with
+ * what registrations and runs need of it. */
+typedef struct {
+  uint64_t* host;      /* malloc'd table; NULL: not a v collective */
+  uint64_t largest;    /* elements of the largest block: the collective's count */
+  uint64_t send_elems; /* what a run reads from sendbuff on this rank ... */
+  uint64_t recv_elems; /* ... and writes to recvbuff */
+  uint64_t hash;       /* of the table: the participants compare it, communicators intern by it */
+} df_blocks;
+
+/* All-gather-v's or reduce-scatter-v's (kind) table for the rank at `position` of nranks, from
+ * counts (not NULL) and displs (NULL: packed, block i after blocks 0..i-1).  dfcclInvalidArgument
+ * when a block overflows or two non-empty blocks overlap. */
+dfcclResult_t df_blocks_table(int nranks, int position, df_coll_kind kind, const size_t* counts, const size_t* displs,
+                              dfcclDataType_t dtype, df_blocks* b);
+/* The daemon's copy of b's table (target memory, freed with ctx->target->free), for st.blocks. */
+dfcclResult_t df_blocks_install(df_ctx* ctx, const df_blocks* b, uint32_t nranks, const uint64_t** dev);
+
 /* ---- hang reports (hang_report.c) ---- */
 
 /* dfcclInit: takes SIGUSR1 if the program has not. */
@@ -321,11 +342,15 @@ typedef struct df_comm_run {
   dfcclCallback_t callback;
   void* callback_arg;
   int callback_id;
+  struct df_comm_table* table; /* a v run: the blocks table it holds, else NULL */
 } df_comm_run;
 
 /* Poller, after a completion of index: starts the run queued next on it, if any (the record is not
  * in flight).  True when one was started. */
 bool df_comm_start_queued(df_ctx* ctx, int index);
+/* Caller holds ctx->lock: the run of record c left flight (completed or failed); a communicator's
+ * v run lets go of its blocks table. */
+void df_comm_run_ended(df_coll* c);
 /* dfcclDestroy: frees the communicators' memory (their sets are deregistered with the rest); runs
  * still queued end with `error`. */
 void df_comm_free_all(df_ctx* ctx, dfcclResult_t error);

@@ -29,6 +29,7 @@ static void on_completion(void* arg, uint64_t cqe) {
     return;
   }
   c->in_flight = false; /* before the callback, which may well submit the next run */
+  df_comm_run_ended(c);
   c->runs++;
   dfcclCallback_t callback = c->callback;
   void* callback_arg = c->callback_arg;
@@ -58,6 +59,7 @@ void df_poller_fail_outstanding(df_ctx* ctx, dfcclResult_t error) {
     df_coll* c = &ctx->colls[i];
     bool was = c->in_flight;
     c->in_flight = false;
+    if (was) df_comm_run_ended(c);
     dfcclCallback_t callback = c->callback;
     void* callback_arg = c->callback_arg;
     int id = c->callback_id;

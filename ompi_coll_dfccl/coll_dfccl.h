@@ -9,8 +9,8 @@
  *                                      created on first use, gone on free/finalize
  * buffers   (coll_dfccl_buffers.c)    where a call's buffers are, and scratch copies in the route's
  *                                      memory for a rank whose buffers are elsewhere
- * requests  (coll_dfccl_request.c)    runs of registered collectives: queued per collective,
- *                                      completed from Open MPI's progress engine
+ * requests  (coll_dfccl_request.c)    runs on DFCCL (descriptors submitted to the communicator's
+ *                                      DFCCL communicator), completed from Open MPI's progress engine
  * persistent (coll_dfccl_persistent.c) persistent requests (MPIX_..._init, MPI_Start), and the
  *                                      op/datatype retention of fallen-back ones
  * local     (coll_dfccl_local.c)      communicators of one rank: local copies, every form
@@ -120,8 +120,8 @@ typedef struct {
   int transport;       /* dfccl_transport_t: coll_dfccl_transport */
   int hang_report;     /* coll_dfccl_hang_report: seconds, 0 = DFCCL_HANG_REPORT_S decides */
   int output;          /* opal_output stream                                         */
-  int max_colls;       /* signatures registered per communicator at most             */
-  int concurrent_runs; /* DFCCL collectives registered per signature (the pool)      */
+  int max_colls;       /* signatures routed through DFCCL per communicator at most   */
+  int concurrent_runs; /* connector sets per DFCCL communicator (DFCCL_COMM_SETS)    */
   int host_target;     /* dfccl_host_target_t; != 0: a test mode is on               */
   bool agree_routes;   /* false: each rank routes by its own buffers (a test's twin)   */
 #define DFCCL_COMPONENT_FIELDS(name, mpi, fn)                                            \
@@ -145,23 +145,12 @@ typedef enum {
   DFCCL_ROUTE_CUDA          /* DFCCL's GPU daemon                                                 */
 } dfccl_route_t;
 
-/* The DFCCL collectives (MPI_Reduce_scatter and MPI_Reduce_scatter_block share one). */
-typedef enum {
-  DFCCL_ALLREDUCE,
-  DFCCL_BROADCAST,
-  DFCCL_REDUCE,
-  DFCCL_ALLGATHER,
-  DFCCL_REDUCE_SCATTER,
-  DFCCL_ALLGATHERV,
-  DFCCL_REDUCE_SCATTERV,
-  DFCCL_ALLTOALL
-} dfccl_kind_t;
-
-/* What a DFCCL collective is registered for: (kind, count, dtype, op, root); op is dfcclSum and
- * root -1 where the collective has none; broadcast, all-gather and all-to-all count bytes
- * (dfcclUint8).  Every rank passes the same, so it names the collective alike everywhere. */
+/* What a call runs on DFCCL: (kind, count, dtype, op, root); op is dfcclSum and root -1 where the
+ * collective has none; broadcast, all-gather and all-to-all count bytes (dfcclUint8).  Every rank
+ * passes the same (MPI_Reduce_scatter and MPI_Reduce_scatter_block share reduce-scatter), so it
+ * names the collective alike everywhere. */
 typedef struct {
-  dfccl_kind_t kind;
+  dfcclCollKind_t kind;
   int root;
   size_t count; /* DFCCL's count: per rank for all-gather and reduce-scatter      */
   dfcclDataType_t dtype;
@@ -180,37 +169,23 @@ typedef struct {
   const char* why; /* DFCCL_ROUTE_PREVIOUS: why                                        */
 } dfccl_memory_t;
 
-struct mca_coll_dfccl_request_t;
-
-/* One DFCCL collective of a signature's pool, and the runs that wait for it: DFCCL refuses a run of
- * a collective whose previous run is in flight, so later calls queue here. */
-typedef struct {
-  int coll_id;
-  bool registered;                          /* with DFCCL (alike on every member)      */
-  struct mca_coll_dfccl_request_t* running; /* submitted; its completion not handled yet */
-  struct mca_coll_dfccl_request_t* waiting; /* FIFO, submitted one by one after it       */
-  struct mca_coll_dfccl_request_t* waiting_last;
-} dfccl_slot_t;
-
-/* The pool of a signature holds at most this many DFCCL collectives. */
+/* coll_dfccl_concurrent_runs (DFCCL_COMM_SETS) at most. */
 #define DFCCL_MAX_CONCURRENT_RUNS 16
 #define DFCCL_SPARE_COPIES 4 /* per signature: two buffers of two calls in flight */
 
-/* A signature of a communicator: registered on first use, reused after.  Routed call n of it runs
- * on slots[n % nslots]: the same slot on every rank, because every rank makes the same calls on a
- * communicator in the same order, and nslots changes only at set-up points.  It starts with one
- * slot; once a nonblocking call uses it, the next set-up point grows it to
- * coll_dfccl_concurrent_runs (blocking calls never overlap, and need no more). */
+/* A signature of a communicator, with the route its ranks agreed on at its first set-up point.
+ * Its runs are descriptors submitted to the communicator's DFCCL communicator of the route's
+ * target: routed call n of the communicator runs on connector set n mod coll_dfccl_concurrent_runs
+ * (the same set on every rank, since every rank makes the same calls on a communicator in the same
+ * order), and DFCCL itself queues a run whose set is busy. */
 typedef struct dfccl_coll {
   struct dfccl_coll* next;
   dfccl_sig_t sig;
-  dfccl_route_t route;      /* DFCCL_ROUTE_HOST or DFCCL_ROUTE_CUDA                        */
-  int device;               /* the GPU of the context (cuda route)                        */
-  dfcclRankCtx_t ctx;       /* the process's context of the route's target                 */
-  bool usable;              /* false: registration failed on some rank, always fall back   */
-  unsigned long long calls; /* routed calls so far                                         */
-  int nslots;
-  dfccl_slot_t slots[DFCCL_MAX_CONCURRENT_RUNS]; /* fixed: requests point into it */
+  dfccl_route_t route; /* DFCCL_ROUTE_HOST or DFCCL_ROUTE_CUDA                        */
+  int device;          /* the GPU of the context (cuda route)                        */
+  dfcclComm_t comm;    /* the communicator's DFCCL communicator on the route's target */
+  dfcclCollDesc_t desc;
+  size_t* counts; /* desc.counts of a v collective (its blocks in DFCCL's elements) */
   /* Copies in the route's memory that finished calls left for the next ones (a rank whose buffers
    * do not fit the route: coll_dfccl_buffers.c).  Allocating and freeing one per call would cost a
    * cudaFree per call, which waits for the whole device -- the daemon too. */
@@ -233,8 +208,8 @@ typedef struct dfccl_comm {
   int* members; /* [comm rank]: world rank (DFCCL's participants, ring order) */
   dfccl_coll_t* colls;
   int ncolls;           /* signatures                                                */
-  int next_coll_id;     /* the next DFCCL collective id of the communicator's range */
-  pthread_mutex_t lock; /* the slots: callers and the progress callback              */
+  dfcclComm_t dfccl[3]; /* [target]: made at the first set-up of a route to it       */
+  bool dfccl_failed[3]; /* [target]: making it failed (on every member): not again     */
   atomic_int pending;   /* runs started whose completion is not handled yet          */
 } dfccl_comm_t;
 
@@ -244,7 +219,6 @@ typedef struct dfccl_wanted {
   struct dfccl_wanted* next;
   dfccl_sig_t sig;
   dfccl_memory_t memory; /* of that call's buffers: this rank's wish for the route    */
-  bool is_new;           /* not registered yet (else: its pool is to grow)            */
 } dfccl_wanted_t;
 
 /* A signature whose calls go to the previous component: decided, and remembered so that its
@@ -268,7 +242,7 @@ typedef struct mca_coll_dfccl_module_t {
   atomic_bool duplicating; /* DFCCL duplicates it for the bootstrap (Open MPI's calls)   */
   dfccl_wanted_t* wanted;  /* in the order the nonblocking calls asked               */
   dfccl_wanted_t* wanted_last;
-  int nwanted_new;           /* of them, signatures not registered yet                    */
+  int nwanted;
   dfccl_decided_t* previous; /* signatures routed to the previous component             */
   int nprevious;
   struct dfccl_layout* layouts; /* all-gather-v byte counts met on the communicator (interned) */
@@ -288,8 +262,9 @@ dfccl_comm_t* mca_coll_dfccl_comm_context(mca_coll_dfccl_module_t* m, ompi_commu
  * on first use (local: dfcclInit exchanges nothing).  NULL when there is none: dfcclInit failed,
  * or the process's GPU context is on another device (one GPU per process). */
 dfcclRankCtx_t mca_coll_dfccl_process_context(dfcclTarget_t target, int device);
-/* Registers the DFCCL collective `id` for sig on ctx, over the communicator's members: collective. */
-dfcclResult_t mca_coll_dfccl_register(dfcclRankCtx_t ctx, dfccl_comm_t* dc, const dfccl_sig_t* sig, int id);
+/* The communicator's DFCCL communicator on ctx's target, made on first use: collective over the
+ * communicator (call it at a set-up point).  NULL when it could not be made (alike on every member). */
+dfcclComm_t mca_coll_dfccl_dfccl_comm(dfccl_comm_t* dc, dfcclRankCtx_t ctx, dfcclTarget_t target);
 /* True when `ok` holds on every member (an allreduce over the bootstrap duplicate). */
 bool mca_coll_dfccl_all_ranks(dfccl_comm_t* dc, bool ok);
 /* True for the private duplicate DFCCL makes of a communicator (comm_query declines it). */
@@ -411,9 +386,9 @@ typedef struct {
  * persistent request's (one run per MPI_Start). */
 typedef struct mca_coll_dfccl_request_t {
   ompi_coll_base_nbc_request_t super;    /* the MPI layer may retain datatypes through it */
-  struct mca_coll_dfccl_request_t* next; /* in its slot's FIFO, or in the completed stack */
+  struct mca_coll_dfccl_request_t* next; /* in the completed stack */
   dfccl_comm_t* dc;
-  dfccl_slot_t* slot;
+  int run; /* its number on the DFCCL communicator (DFCCL's callback id) */
   dfccl_call_t call;
   dfcclResult_t status; /* written by the DFCCL callback */
   /* persistent requests only */
@@ -428,12 +403,11 @@ OBJ_CLASS_DECLARATION(mca_coll_dfccl_request_t);
 mca_coll_dfccl_request_t* mca_coll_dfccl_request_new(ompi_communicator_t* comm, dfccl_comm_t* dc,
                                                      const dfccl_call_t* call, bool persistent);
 
-/* Starts the request's run: routed call n of its signature runs on slot n % nslots; submitted at
- * once when the slot is idle, else queued (FIFO) behind the slot's runs.  Never waits. */
+/* Starts the request's run: submits its descriptor (DFCCL queues it behind the run of its
+ * connector set, if that one is busy).  Never waits. */
 void mca_coll_dfccl_launch(mca_coll_dfccl_request_t* req);
 
-/* Starts `call` (submits it, or queues it behind the runs of its slot) and returns its request;
- * never waits.  A run that DFCCL refuses or that fails completes the request with MPI_ERR_INTERN
+/* Starts `call` and returns its request; never waits.  A run that DFCCL refuses or that fails completes the request with MPI_ERR_INTERN
  * (reported): not a fallback, since the other ranks are inside DFCCL already. */
 int mca_coll_dfccl_start(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_call_t* call,
                          ompi_request_t** request);
@@ -445,8 +419,8 @@ int mca_coll_dfccl_run(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, co
 /* Until every run started on dc has completed (before its context is destroyed). */
 void mca_coll_dfccl_drain(dfccl_comm_t* dc);
 
-/* Persistent collectives (coll_dfccl_persistent.c).  An init is a set-up point: the plan registers
- * the signature with its full pool.  A routed init returns a persistent request that runs `call`
+/* Persistent collectives (coll_dfccl_persistent.c).  An init is a set-up point: the plan agrees on
+ * the signature's route there.  A routed init returns a persistent request that runs `call`
  * at each MPI_Start and holds `kept` and the communicator until it is freed. */
 int mca_coll_dfccl_persistent_init(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_call_t* call,
                                    dfccl_kept_t kept, ompi_request_t** request);

@@ -15,7 +15,7 @@
 static bool plan(const void* sbuf, int scount, struct ompi_datatype_t* sdtype, void* rbuf, int rcount,
                  struct ompi_datatype_t* rdtype, struct ompi_communicator_t* comm, mca_coll_dfccl_module_t* m,
                  dfccl_form_t form, dfccl_call_t* call, const char** why) {
-  dfccl_sig_t sig = {.kind = DFCCL_ALLGATHER, .root = -1};
+  dfccl_sig_t sig = {.kind = dfcclAllGather, .root = -1};
   size_t n = (size_t)ompi_comm_size(comm), position = (size_t)ompi_comm_rank(comm), rsize;
   ompi_datatype_type_size(rdtype, &rsize);
   size_t count = (size_t)(rcount > 0 ? rcount : 0), block = rsize * count; /* block: alike on every rank */

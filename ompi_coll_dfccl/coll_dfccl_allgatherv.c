@@ -60,7 +60,7 @@ static bool plan(const void* sbuf, int scount, dtype_t* sdtype, void* rbuf, cons
     if (i == me) before_me = total;
     total += bytes[i];
   }
-  dfccl_sig_t sig = {.kind = DFCCL_ALLGATHERV, .root = -1, .blocks = mca_coll_dfccl_intern_blocks(m, bytes, n)};
+  dfccl_sig_t sig = {.kind = dfcclAllGatherV, .root = -1, .blocks = mca_coll_dfccl_intern_blocks(m, bytes, n)};
   free(bytes);
   if (sig.blocks == NULL) {
     *why = "more different all-gather-v layouts on the communicator than it keeps";

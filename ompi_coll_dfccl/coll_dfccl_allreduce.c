@@ -13,7 +13,7 @@
 static bool plan(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t* dtype, struct ompi_op_t* op,
                  struct ompi_communicator_t* comm, mca_coll_dfccl_module_t* m, dfccl_form_t form, dfccl_call_t* call,
                  const char** why) {
-  dfccl_sig_t sig = {.kind = DFCCL_ALLREDUCE, .root = -1};
+  dfccl_sig_t sig = {.kind = dfcclAllReduce, .root = -1};
   size_t n = (size_t)(count > 0 ? count : 0);
   dfccl_memory_t in = mca_coll_dfccl_memory_of_layout(sbuf, dtype, n);
   dfccl_memory_t out = mca_coll_dfccl_memory_of_layout(rbuf, dtype, n);

@@ -42,7 +42,7 @@ static bool alltoall_plan(const void* sbuf, int scount, dtype_t* sdtype, void* r
     *why = "MPI_IN_PLACE (DFCCL's all-to-all needs a separate input)";
     return false;
   }
-  dfccl_sig_t sig = {.kind = DFCCL_ALLTOALL, .root = -1};
+  dfccl_sig_t sig = {.kind = dfcclAllToAll, .root = -1};
   size_t n = (size_t)ompi_comm_size(comm), rsize;
   ompi_datatype_type_size(rdtype, &rsize);
   size_t rn = n * (size_t)(rcount > 0 ? rcount : 0), sn = n * (size_t)(scount > 0 ? scount : 0);

@@ -13,7 +13,7 @@
 static bool plan(void* buf, int count, struct ompi_datatype_t* dtype, int root, struct ompi_communicator_t* comm,
                  mca_coll_dfccl_module_t* m, dfccl_form_t form, dfccl_call_t* call, const char** why) {
   /* root: the communicator's rank = DFCCL's bootstrap rank */
-  dfccl_sig_t sig = {.kind = DFCCL_BROADCAST, .root = root};
+  dfccl_sig_t sig = {.kind = dfcclBroadcast, .root = root};
   size_t size;
   ompi_datatype_type_size(dtype, &size);
   dfccl_memory_t memory = mca_coll_dfccl_memory_of_layout(buf, dtype, (size_t)count);

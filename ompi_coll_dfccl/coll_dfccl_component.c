@@ -66,11 +66,8 @@ mca_coll_dfccl_component_t mca_coll_dfccl_component = {
  * (with a message that shows it and the accepted ones) and fail its registration.
  */
 
-/* A DFCCL context holds at most 2048 collectives (dfcclRegister*, core/dfccl.h), and every
- * signature holds at least one, so no communicator registers more signatures than that.  It also
- * keeps collective ids (cid x max_colls x DFCCL_MAX_CONCURRENT_RUNS + n, coll_dfccl_context.c)
- * below INT_MAX for every cid below 65535 (INT_MAX / 32768); at the default of 128, below 1048575.
- * A communicator with a larger cid falls back. */
+/* Signatures cost DFCCL nothing (each run is a descriptor); the bound keeps the communicator's
+ * list, which every call searches, short. */
 #define DFCCL_MAX_COLLS_PER_COMM 2048
 
 static const char* const without_dfccl =
@@ -194,11 +191,9 @@ static bool register_ints(void) {
        "each entry point's routed, fallen-back and local calls; 10 every call (and why it fell back)",
        &mca_coll_dfccl_component.verbose, 0, INT_MAX, NULL},
       {"max_colls",
-       "Signatures (collective, count, datatype, op and root) registered per communicator at most: an integer in "
-       "[1, 2048] (default 128); calls that would need more fall back. Each holds one DFCCL collective "
-       "(coll_dfccl_concurrent_runs once a nonblocking call or a persistent init used it), each with shared-memory "
-       "or device connectors sized to it. A DFCCL context holds 2048 collectives at most",
-       &mca_coll_dfccl_component.max_colls, 1, DFCCL_MAX_COLLS_PER_COMM, "a DFCCL context holds 2048 collectives"},
+       "Signatures (collective, count, datatype, op and root) routed through DFCCL per communicator at most: an "
+       "integer in [1, 2048] (default 128); calls of later new ones fall back",
+       &mca_coll_dfccl_component.max_colls, 1, DFCCL_MAX_COLLS_PER_COMM, "the list stays short"},
       {"hang_report",
        "Seconds a DFCCL collective may stay pending before each rank writes a hang report (every pending "
        "collective, what it waits for; docs/reliability.md), and again every as many while one is: an integer in "
@@ -206,9 +201,9 @@ static bool register_ints(void) {
        "DFCCL_REPORT_DIR, which dfccl-hang-report reads",
        &mca_coll_dfccl_component.hang_report, 0, 31536000, "a year"},
       {"concurrent_runs",
-       "DFCCL collectives registered per signature once a nonblocking call or a persistent init used it: an "
-       "integer in [1, 16] (default 2; the same on every rank): that many calls or starts of one signature on a "
-       "communicator run at once, later ones queue",
+       "Connector sets of each communicator's DFCCL communicator (DFCCL_COMM_SETS): an integer in [1, 16] "
+       "(default 2; the same on every rank): that many calls or starts on a communicator run at once, later ones "
+       "queue behind them",
        &mca_coll_dfccl_component.concurrent_runs, 1, DFCCL_MAX_CONCURRENT_RUNS, NULL},
   };
   bool ok = true;

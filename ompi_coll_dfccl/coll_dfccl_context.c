@@ -2,26 +2,23 @@
  * coll/dfccl contexts: the process's one DFCCL context, and each communicator's share of it.
  *
  * One DFCCL context (one daemon) per process, over the ranks of MPI_COMM_WORLD, carries the
- * collectives of every communicator: a communicator's collectives are registered with its
- * members' world ranks as participants.  So collectives of different communicators meet in one
- * daemon, which is what lets DFCCL preempt one for another (with a daemon per communicator, two
- * communicators' collectives would busy-wait side by side, each holding its own daemon).
+ * collectives of every communicator: a communicator gets a DFCCL communicator over its members'
+ * world ranks.  So collectives of different communicators meet in one daemon, which is what lets
+ * DFCCL preempt one for another (with a daemon per communicator, two communicators' collectives
+ * would busy-wait side by side, each holding its own daemon).
  *
- * The process context needs no exchange to start (dfcclInit is local; exchanges happen per
- * collective, among its participants): it is created by the first set-up of any communicator.
- * DFCCL's bootstrap allgather for a communicator's registrations runs over a private duplicate of
- * the communicator; the registering thread names the communicator (a thread-local), so threads may
- * set up different communicators at once.
+ * The process context needs no exchange to start (dfcclInit is local): it is created by the first
+ * set-up of any communicator.  A communicator's DFCCL communicator is made at its first set-up
+ * point that routes a signature to DFCCL (dfcclCommCreate: the one exchange among its members);
+ * every run after that is a descriptor submitted with no exchange.  DFCCL's bootstrap allgather
+ * runs over a private duplicate of the communicator; the thread making or destroying a DFCCL
+ * communicator names the communicator (a thread-local), so threads may set up different
+ * communicators at once.
  *
- * Collective ids are unique in the process and alike on every member: communicator cid x
- * ids_per_comm + n.  Open MPI gives a communicator the same cid on every member, unique among the
- * process's live communicators, and a freed communicator's collectives are deregistered before
- * its cid can be reused.
- *
- * Teardown: MPI_Comm_free deregisters the communicator's collectives (an attribute delete
- * callback; runs still going are completed first); at MPI_Finalize an attribute on MPI_COMM_SELF
- * does that for the communicators still alive, in creation order (the order of the exchanges
- * is then the same on every rank), and destroys the process context.
+ * Teardown: MPI_Comm_free destroys the DFCCL communicators (an attribute delete callback; runs
+ * still going are completed first); at MPI_Finalize an attribute on MPI_COMM_SELF does that for
+ * the communicators still alive, in creation order (the order of the exchanges is then the same on
+ * every rank), and destroys the process context.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -123,60 +120,31 @@ bool mca_coll_dfccl_all_ranks(dfccl_comm_t* dc, bool ok) {
   return all != 0;
 }
 
-/* All-gather-v's blocks in the packed layout (block i after blocks 0..i-1), in bytes: a rank whose
- * receive buffer is laid out otherwise runs on a packed copy (coll_dfccl_allgatherv.c). */
-static dfcclResult_t register_allgatherv(dfcclRankCtx_t ctx, const dfccl_sig_t* s, int id, const int* p, int n) {
-  size_t* counts = malloc(2 * (size_t)n * sizeof *counts);
-  if (counts == NULL) /* still registers (and fails) with the others, who would wait for it */
-    return dfcclRegisterAllGatherV(ctx, NULL, NULL, dfcclUint8, id, p, n, 0);
-  size_t* displs = counts + n;
-  size_t at = 0;
-  for (int i = 0; i < n; i++) {
-    counts[i] = (size_t)s->blocks[i];
-    displs[i] = at;
-    at += counts[i];
+dfcclComm_t mca_coll_dfccl_dfccl_comm(dfccl_comm_t* dc, dfcclRankCtx_t ctx, dfcclTarget_t target) {
+  if (dc->dfccl[target] != NULL || dc->dfccl_failed[target]) return dc->dfccl[target];
+  dfcclComm_t made = NULL;
+  dfcclResult_t r = dfcclInvalidArgument; /* no context here: still in the agreement below */
+  if (ctx != NULL) {
+    exchanging = dc;
+    r = dfcclCommCreate(ctx, dc->members, dc->size, &made);
+    exchanging = NULL;
   }
-  dfcclResult_t r = dfcclRegisterAllGatherV(ctx, counts, displs, dfcclUint8, id, p, n, 0);
-  free(counts);
-  return r;
-}
-
-/* Reduce-scatter-v's blocks in DFCCL's elements: the signature's table counts MPI elements, and
- * its count says how many of DFCCL's make all of them (two per complex number). */
-static dfcclResult_t register_reduce_scatterv(dfcclRankCtx_t ctx, const dfccl_sig_t* s, int id, const int* p, int n) {
-  size_t* counts = malloc((size_t)n * sizeof *counts);
-  if (counts == NULL) /* still registers (and fails) with the others, who would wait for it */
-    return dfcclRegisterReduceScatterV(ctx, NULL, s->dtype, s->op, id, p, n, 0);
-  uint64_t total = 0;
-  for (int i = 0; i < n; i++) total += s->blocks[i];
-  size_t per_element = total > 0 ? s->count / total : 1;
-  for (int i = 0; i < n; i++) counts[i] = (size_t)s->blocks[i] * per_element;
-  dfcclResult_t r = dfcclRegisterReduceScatterV(ctx, counts, s->dtype, s->op, id, p, n, 0);
-  free(counts);
-  return r;
-}
-
-static dfcclResult_t register_one(dfcclRankCtx_t ctx, dfccl_comm_t* dc, const dfccl_sig_t* s, int id) {
-  const int *p = dc->members, n = dc->size;
-  int root = s->root >= 0 ? p[s->root] : -1; /* DFCCL's root is a world rank */
-  switch (s->kind) {
-    case DFCCL_ALLREDUCE: return dfcclRegisterAllReduce(ctx, s->count, s->dtype, s->op, id, p, n, 0);
-    case DFCCL_BROADCAST: return dfcclRegisterBroadcast(ctx, s->count, s->dtype, root, id, p, n, 0);
-    case DFCCL_REDUCE: return dfcclRegisterReduce(ctx, s->count, s->dtype, s->op, root, id, p, n, 0);
-    case DFCCL_ALLGATHER: return dfcclRegisterAllGather(ctx, s->count, s->dtype, id, p, n, 0);
-    case DFCCL_REDUCE_SCATTER: return dfcclRegisterReduceScatter(ctx, s->count, s->dtype, s->op, id, p, n, 0);
-    case DFCCL_ALLGATHERV: return register_allgatherv(ctx, s, id, p, n);
-    case DFCCL_REDUCE_SCATTERV: return register_reduce_scatterv(ctx, s, id, p, n);
-    case DFCCL_ALLTOALL: return dfcclRegisterAllToAll(ctx, s->count, s->dtype, id, p, n, 0);
+  if (r != dfcclSuccess)
+    opal_output(0, "coll:dfccl: comm '%s': no DFCCL communicator (%s target): %s (%s)", dc->comm->c_name,
+                target == dfcclTargetCuda ? "cuda" : "host", dfcclGetErrorString(r),
+                ctx != NULL ? dfcclGetLastErrorMessage() : "no process context");
+  if (!mca_coll_dfccl_all_ranks(dc, r == dfcclSuccess)) {
+    if (r == dfcclSuccess) { /* dfcclCommCreate fails on every member or on none: cannot go on consistently */
+      opal_output(0, "coll:dfccl: comm '%s': a DFCCL communicator made here failed elsewhere", dc->comm->c_name);
+      ompi_mpi_abort(dc->comm, 1);
+    }
+    dc->dfccl_failed[target] = true;
+    return NULL;
   }
-  return dfcclInvalidArgument;
-}
-
-dfcclResult_t mca_coll_dfccl_register(dfcclRankCtx_t ctx, dfccl_comm_t* dc, const dfccl_sig_t* sig, int id) {
-  exchanging = dc;
-  dfcclResult_t r = register_one(ctx, dc, sig, id);
-  exchanging = NULL;
-  return r;
+  dc->dfccl[target] = made;
+  DFCCL_VERBOSE(1, "comm '%s': DFCCL communicator of %d ranks on the %s target", dc->comm->c_name, dc->size,
+                target == dfcclTargetCuda ? "cuda" : "host");
+  return made;
 }
 
 /* ---- teardown ----------------------------------------------------------------------------------- */
@@ -190,63 +158,32 @@ static void unlink_live(dfccl_comm_t* dc) {
   }
 }
 
-/* The ids of dc's collectives registered on ctx (alike on every member: a registration that
- * fails, fails on every participant).  -1 when out of memory. */
-static int registered_ids(const dfccl_comm_t* dc, dfcclRankCtx_t ctx, int** out) {
-  int n = 0;
-  for (const dfccl_coll_t* c = dc->colls; c != NULL; c = c->next) n++;
-  int* ids = malloc(sizeof(int) * DFCCL_MAX_CONCURRENT_RUNS * (size_t)(n > 0 ? n : 1));
-  if (ids == NULL) return -1;
-  n = 0;
-  for (const dfccl_coll_t* c = dc->colls; c != NULL; c = c->next)
-    for (int i = 0; c->ctx == ctx && i < DFCCL_MAX_CONCURRENT_RUNS; i++)
-      if (c->slots[i].registered) ids[n++] = c->slots[i].coll_id;
-  *out = ids;
-  return n;
-}
-
-/* dc's collectives on one context leave it: collective over the communicator. */
-static int deregister_all(dfccl_comm_t* dc, dfcclRankCtx_t ctx) {
-  int* ids = NULL;
-  int n = registered_ids(dc, ctx, &ids);
-  if (n < 0) {
-    opal_output(0, "coll:dfccl: out of memory freeing comm '%s'", dc->comm->c_name);
-    ompi_mpi_abort(dc->comm, 1); /* the other members wait in the deregistration */
-  }
-  if (n > 0) {
-    exchanging = dc;
-    dfcclResult_t r = dfcclDeregister(ctx, ids, n);
-    exchanging = NULL;
-    if (r != dfcclSuccess)
-      opal_output(0, "coll:dfccl: deregistering the %d collectives of comm '%s': %s (%s)", n, dc->comm->c_name,
-                  dfcclGetErrorString(r), dfcclGetLastErrorMessage());
-  }
-  free(ids);
-  return n;
-}
-
-/* Collective over the communicator: its collectives leave the process context (dfcclDeregister
- * meets the other members). */
+/* Collective over the communicator: its DFCCL communicators go (dfcclCommDestroy meets the other
+ * members). */
 static void destroy_comm(dfccl_comm_t* dc) {
   /* MPI lets a communicator be freed with nonblocking collectives outstanding: they complete
-   * normally, and queued runs still need DFCCL. */
+   * normally. */
   mca_coll_dfccl_drain(dc);
-  /* Every member has registered the same collectives on the same targets: the same calls. */
-  pthread_mutex_lock(&proc.lock);
-  dfcclRankCtx_t host = proc.ctx[dfcclTargetHost], cuda = proc.ctx[dfcclTargetCuda];
-  pthread_mutex_unlock(&proc.lock);
-  int n = host != NULL ? deregister_all(dc, host) : 0;
-  n += cuda != NULL ? deregister_all(dc, cuda) : 0;
+  for (int t = 0; t < 3; t++) { /* every member made the same ones: the same calls */
+    if (dc->dfccl[t] == NULL) continue;
+    exchanging = dc;
+    dfcclResult_t r = dfcclCommDestroy(dc->dfccl[t]);
+    exchanging = NULL;
+    if (r != dfcclSuccess)
+      opal_output(0, "coll:dfccl: destroying the DFCCL communicator of comm '%s': %s (%s)", dc->comm->c_name,
+                  dfcclGetErrorString(r), dfcclGetLastErrorMessage());
+  }
+  int n = dc->ncolls;
   while (dc->colls != NULL) {
     dfccl_coll_t* next = dc->colls->next;
     mca_coll_dfccl_spares_free(dc->colls);
+    free(dc->colls->counts);
     free(dc->colls);
     dc->colls = next;
   }
   ompi_comm_free(&dc->boot);
-  DFCCL_VERBOSE(1, "comm '%s' left DFCCL (%d collectives deregistered)", dc->comm->c_name, n);
+  DFCCL_VERBOSE(1, "comm '%s' left DFCCL (%d signatures ran on it)", dc->comm->c_name, n);
   if (dc->module != NULL) dc->module->dc = NULL;
-  pthread_mutex_destroy(&dc->lock);
   free(dc->members);
   free(dc);
 }
@@ -282,7 +219,7 @@ static int finalizing(MPI_Comm comm, int keyval, void* attr, void* extra) {
     if (dc->module != NULL) dc->module->unusable = true;
     destroy_comm(dc);
   }
-  /* Every collective is deregistered: destroying the contexts meets nobody. */
+  /* Every DFCCL communicator is destroyed: destroying the contexts meets nobody. */
   pthread_mutex_lock(&proc.lock);
   for (int t = 0; t < 3; t++) {
     if (proc.ctx[t] != NULL) {
@@ -350,6 +287,9 @@ dfcclRankCtx_t mca_coll_dfccl_process_context(dfcclTarget_t target, int device) 
                             .bootstrap = {ompi_comm_rank(&ompi_mpi_comm_world.comm),
                                           ompi_comm_size(&ompi_mpi_comm_world.comm), boot_allgather, NULL}};
     /* The MCA parameters the core reads from its environment. */
+    char number[16];
+    snprintf(number, sizeof number, "%d", mca_coll_dfccl_component.concurrent_runs);
+    setenv("DFCCL_COMM_SETS", number, 1);
     static const char* const transports[] = {NULL, "auto", "p2p", "ucx"};
     const char* transport = transports[mca_coll_dfccl_component.transport];
     if (transport != NULL) setenv("DFCCL_TRANSPORT", transport, 1);
@@ -410,10 +350,7 @@ dfccl_comm_t* mca_coll_dfccl_comm_context(mca_coll_dfccl_module_t* m, ompi_commu
   dc->size = ompi_comm_size(comm);
   const char* no = NULL;
   /* Everything decided before the duplicate is alike on every member. */
-  int ids_per_comm = mca_coll_dfccl_component.max_colls * DFCCL_MAX_CONCURRENT_RUNS;
-  uint32_t cid = ompi_comm_get_cid(comm);
-  if (cid >= (uint32_t)(INT_MAX / ids_per_comm)) no = "its cid is too large for DFCCL collective ids";
-  else if (!map_members(dc)) no = "a member is not in MPI_COMM_WORLD";
+  if (!map_members(dc)) no = "a member is not in MPI_COMM_WORLD";
   if (no == NULL) {
     int rc = duplicate_for_bootstrap(m, comm, &dc->boot);
     if (rc != OMPI_SUCCESS) no = "duplicating it for the bootstrap failed"; /* collective: alike everywhere */
@@ -435,9 +372,6 @@ dfccl_comm_t* mca_coll_dfccl_comm_context(mca_coll_dfccl_module_t* m, ompi_commu
     m->unusable = true;
     return NULL;
   }
-  dc->next_coll_id = (int)cid * ids_per_comm; /* up to (cid + 1) x ids_per_comm: max_colls x the pool */
-
-  pthread_mutex_init(&dc->lock, NULL);
   atomic_init(&dc->pending, 0);
   dc->module = m;
   pthread_mutex_lock(&live_lock);
@@ -448,7 +382,7 @@ dfccl_comm_t* mca_coll_dfccl_comm_context(mca_coll_dfccl_module_t* m, ompi_commu
   pthread_mutex_unlock(&live_lock);
   if (rc != OMPI_SUCCESS) opal_output(0, "coll:dfccl: comm '%s': no teardown hook (%d)", comm->c_name, rc);
   m->dc = dc;
-  DFCCL_VERBOSE(1, "comm '%s' (cid %u, rank %d of %d) set up for DFCCL", comm->c_name, cid, ompi_comm_rank(comm),
-                dc->size);
+  DFCCL_VERBOSE(1, "comm '%s' (cid %u, rank %d of %d) set up for DFCCL", comm->c_name, ompi_comm_get_cid(comm),
+                ompi_comm_rank(comm), dc->size);
   return dc;
 }

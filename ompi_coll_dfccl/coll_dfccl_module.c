@@ -13,8 +13,14 @@
 
 #include "opal/util/output.h"
 
-const char* const mca_coll_dfccl_kind_name[] = {"allreduce",      "broadcast",  "reduce",           "allgather",
-                                                "reduce-scatter", "allgatherv", "reduce-scatter-v", "alltoall"};
+const char* const mca_coll_dfccl_kind_name[] = {[dfcclAllReduce] = "allreduce",
+                                                [dfcclAllGather] = "allgather",
+                                                [dfcclReduceScatter] = "reduce-scatter",
+                                                [dfcclBroadcast] = "broadcast",
+                                                [dfcclReduce] = "reduce",
+                                                [dfcclAllToAll] = "alltoall",
+                                                [dfcclAllGatherV] = "allgatherv",
+                                                [dfcclReduceScatterV] = "reduce-scatter-v"};
 
 /* ---- selection ---------------------------------------------------------------------------------- */
 
@@ -141,52 +147,36 @@ static dfccl_coll_t* route_to_previous(mca_coll_dfccl_module_t* m, ompi_communic
   return NULL;
 }
 
-/* 1..DFCCL_MAX_CONCURRENT_RUNS: the component refuses any other coll_dfccl_concurrent_runs. */
-static int pool_size(void) { return mca_coll_dfccl_component.concurrent_runs; }
-
-/* Registers slots [c->nslots, nslots) of c: collective over the communicator.  They are used only
- * if every rank registered them all. */
-static bool grow_coll(dfccl_comm_t* dc, dfccl_coll_t* c, int nslots) {
-  int first = c->nslots;
-  dfcclResult_t r = dfcclSuccess;
-  for (int i = first; i < nslots; i++) {
-    /* Every slot is registered even after a failure: the other ranks register them all (a failed
-     * registration fails on every participant, so none of them waits for us). */
-    /* At most max_colls signatures of at most DFCCL_MAX_CONCURRENT_RUNS: within the communicator's ids. */
-    c->slots[i].coll_id = dc->next_coll_id++;
-    dfcclResult_t ri = mca_coll_dfccl_register(c->ctx, dc, &c->sig, c->slots[i].coll_id);
-    c->slots[i].registered = ri == dfcclSuccess;
-    if (ri == dfcclSuccess) continue;
-    opal_output(0, "coll:dfccl: registering %s %d on comm '%s': %s (%s)", mca_coll_dfccl_kind_name[c->sig.kind],
-                c->slots[i].coll_id, dc->comm->c_name, dfcclGetErrorString(ri), dfcclGetLastErrorMessage());
-    if (r == dfcclSuccess) r = ri;
-  }
-  bool ok = mca_coll_dfccl_all_ranks(dc, r == dfcclSuccess);
-  if (ok) {
-    pthread_mutex_lock(&dc->lock);
-    c->nslots = nslots;
-    pthread_mutex_unlock(&dc->lock);
-  }
-  DFCCL_VERBOSE(10, "comm '%s': %s (count %zu, dtype %d, op %d, root %d) registered as %d..%d%s", dc->comm->c_name,
-                mca_coll_dfccl_kind_name[c->sig.kind], c->sig.count, (int)c->sig.dtype, (int)c->sig.op, c->sig.root,
-                c->slots[first].coll_id, c->slots[nslots - 1].coll_id, ok ? "" : ": failed, not used");
-  return ok;
+/* What each run of c submits.  The v collectives' blocks go in DFCCL's elements: all-gather-v's
+ * table counts bytes already; reduce-scatter-v's counts MPI elements, and its count says how many
+ * of DFCCL's make all of them (two per complex number). */
+static void describe(dfccl_coll_t* c, int n, ompi_communicator_t* comm) {
+  const dfccl_sig_t* s = &c->sig;
+  c->desc = (dfcclCollDesc_t){
+      .kind = s->kind, .count = s->count, .dtype = s->dtype, .op = s->op, .root = s->root >= 0 ? s->root : 0};
+  if (s->blocks == NULL) return;
+  c->counts = mca_coll_dfccl_alloc_or_abort((size_t)n * sizeof *c->counts, comm);
+  uint64_t total = 0;
+  for (int i = 0; i < n; i++) total += s->blocks[i];
+  size_t per_element = s->kind == dfcclReduceScatterV && total > 0 ? s->count / total : 1;
+  for (int i = 0; i < n; i++) c->counts[i] = (size_t)s->blocks[i] * per_element;
+  c->desc.counts = c->counts; /* displs NULL: packed (a rank laid out otherwise runs on a packed copy) */
 }
 
-/* Registers `sig` on the route's context with `nslots` slots: collective over the communicator. */
-static dfccl_coll_t* register_coll(dfccl_comm_t* dc, const dfccl_sig_t* sig, dfccl_route_t route, int device,
-                                   int nslots) {
+static dfccl_coll_t* add_coll(dfccl_comm_t* dc, const dfccl_sig_t* sig, dfccl_route_t route, int device,
+                              dfcclComm_t dfccl) {
   dfccl_coll_t* c = mca_coll_dfccl_alloc_or_abort(sizeof *c, dc->comm);
   c->sig = *sig;
   c->route = route;
   c->device = device;
+  c->comm = dfccl;
   pthread_mutex_init(&c->spare_lock, NULL);
-  /* Every rank wished for this route only with a context of its own for it (coll_dfccl_buffers.c). */
-  c->ctx = mca_coll_dfccl_process_context(mca_coll_dfccl_route_target(route), device);
-  c->usable = grow_coll(dc, c, nslots);
+  describe(c, dc->size, dc->comm);
   c->next = dc->colls;
   dc->colls = c;
   dc->ncolls++;
+  DFCCL_VERBOSE(10, "comm '%s': %s (count %zu, dtype %d, op %d, root %d) runs on DFCCL", dc->comm->c_name,
+                mca_coll_dfccl_kind_name[sig->kind], sig->count, (int)sig->dtype, (int)sig->op, sig->root);
   return c;
 }
 
@@ -213,15 +203,13 @@ static dfccl_route_t agree_route(mca_coll_dfccl_module_t* m, ompi_communicator_t
   return all[0] == -all[1] ? (dfccl_route_t)all[0] : DFCCL_ROUTE_PREVIOUS;
 }
 
-/* Blocking: the signature's route, agreed on first use (and its DFCCL collectives, at least
- * `nslots` of them, when it is a DFCCL route).  NULL, with *why, for the previous component. */
+/* Blocking: the signature's route, agreed on first use (and the communicator's DFCCL communicator
+ * on the route's target, made on the first use of that target).  NULL, with *why, for the previous
+ * component. */
 static dfccl_coll_t* set_up_coll(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_sig_t* sig,
-                                 dfccl_memory_t memory, int nslots, const char** why) {
+                                 dfccl_memory_t memory, const char** why) {
   dfccl_coll_t* c = find_coll(m->dc, sig);
-  if (c != NULL) {
-    if (c->usable && c->nslots < nslots) (void)grow_coll(m->dc, c, nslots); /* if it fails, the pool stays */
-    return c;
-  }
+  if (c != NULL) return c;
   const dfccl_decided_t* d = find_previous(m, sig);
   if (d != NULL) {
     *why = d->why;
@@ -247,7 +235,11 @@ static dfccl_coll_t* set_up_coll(mca_coll_dfccl_module_t* m, ompi_communicator_t
   if (dc == NULL) return route_to_previous(m, comm, sig, "no DFCCL context for the communicator", why);
   if (dc->ncolls >= mca_coll_dfccl_component.max_colls) /* alike on every rank */
     return route_to_previous(m, comm, sig, "coll_dfccl_max_colls reached", why);
-  return register_coll(dc, sig, route, memory.device, nslots);
+  /* Every rank wished for this route only with a context of its own for it (coll_dfccl_buffers.c). */
+  dfcclTarget_t target = mca_coll_dfccl_route_target(route);
+  dfcclComm_t dfccl = mca_coll_dfccl_dfccl_comm(dc, mca_coll_dfccl_process_context(target, memory.device), target);
+  if (dfccl == NULL) return route_to_previous(m, comm, sig, "no DFCCL communicator for the communicator", why);
+  return add_coll(dc, sig, route, memory.device, dfccl);
 }
 
 static bool is_wanted(const mca_coll_dfccl_module_t* m, const dfccl_sig_t* sig) {
@@ -256,20 +248,17 @@ static bool is_wanted(const mca_coll_dfccl_module_t* m, const dfccl_sig_t* sig) 
   return false;
 }
 
-static void want(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_sig_t* sig, dfccl_memory_t memory,
-                 bool is_new) {
+static void want(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_sig_t* sig, dfccl_memory_t memory) {
   dfccl_wanted_t* w = mca_coll_dfccl_alloc_or_abort(sizeof *w, comm);
   w->sig = *sig;
   w->memory = memory;
-  w->is_new = is_new;
   if (m->wanted_last != NULL) m->wanted_last->next = w;
   else m->wanted = w;
   m->wanted_last = w;
-  m->nwanted_new += is_new;
+  m->nwanted++;
 }
 
-/* Nonblocking: what is decided already; asks the next set-up point for the rest (and for a full
- * pool).  Everything here depends on the calls made on the communicator so far, in MPI order, so
+/* Nonblocking: what is decided already; asks the next set-up point for the rest.  Everything here depends on the calls made on the communicator so far, in MPI order, so
  * it is alike on every rank. */
 static dfccl_coll_t* ready_coll(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_sig_t* sig,
                                 dfccl_memory_t memory, const char** why) {
@@ -278,11 +267,8 @@ static dfccl_coll_t* ready_coll(mca_coll_dfccl_module_t* m, ompi_communicator_t*
     return NULL;
   }
   dfccl_coll_t* c = find_coll(m->dc, sig);
+  if (c != NULL) return c;
   bool wanted = is_wanted(m, sig);
-  if (c != NULL) {
-    if (c->usable && c->nslots < pool_size() && !wanted) want(m, comm, sig, memory, false);
-    return c;
-  }
   const dfccl_decided_t* d = find_previous(m, sig);
   if (d != NULL) {
     *why = d->why;
@@ -290,10 +276,10 @@ static dfccl_coll_t* ready_coll(mca_coll_dfccl_module_t* m, ompi_communicator_t*
     *why = "no DFCCL context";
   } else if (wanted) {
     *why = "not set up yet (the next blocking collective on the communicator does it)";
-  } else if (m->nprevious + m->nwanted_new >= DFCCL_MAX_PREVIOUS) {
+  } else if (m->nprevious + m->nwanted >= DFCCL_MAX_PREVIOUS) {
     *why = "too many signatures on this communicator";
   } else {
-    want(m, comm, sig, memory, true);
+    want(m, comm, sig, memory);
     *why = "not set up yet (asked for: the next blocking collective on the communicator does it)";
   }
   return NULL;
@@ -301,14 +287,7 @@ static dfccl_coll_t* ready_coll(mca_coll_dfccl_module_t* m, ompi_communicator_t*
 
 dfccl_coll_t* mca_coll_dfccl_coll_get(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_form_t form,
                                       const dfccl_sig_t* sig, dfccl_memory_t memory, const char** why) {
-  int nslots = form == DFCCL_PERSISTENT ? pool_size() : 1;
-  dfccl_coll_t* c = form == DFCCL_NONBLOCKING ? ready_coll(m, comm, sig, memory, why)
-                                              : set_up_coll(m, comm, sig, memory, nslots, why);
-  if (c != NULL && !c->usable) {
-    *why = "registration failed";
-    return NULL;
-  }
-  return c;
+  return form == DFCCL_NONBLOCKING ? ready_coll(m, comm, sig, memory, why) : set_up_coll(m, comm, sig, memory, why);
 }
 
 dfccl_coll_t* mca_coll_dfccl_coll_for_reduction(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm,
@@ -348,9 +327,9 @@ void mca_coll_dfccl_set_up_wanted(mca_coll_dfccl_module_t* m, ompi_communicator_
     dfccl_wanted_t* w = m->wanted;
     m->wanted = w->next;
     if (m->wanted == NULL) m->wanted_last = NULL;
-    m->nwanted_new -= w->is_new;
+    m->nwanted--;
     const char* why = NULL;
-    if (set_up_coll(m, comm, &w->sig, w->memory, pool_size(), &why) == NULL)
+    if (set_up_coll(m, comm, &w->sig, w->memory, &why) == NULL)
       DFCCL_VERBOSE(10, "comm '%s': %s (count %zu) asked for by a nonblocking call is not set up: %s", comm->c_name,
                     mca_coll_dfccl_kind_name[w->sig.kind], w->sig.count, why);
     free(w);
@@ -373,7 +352,7 @@ static void module_construct(mca_coll_dfccl_module_t* m) {
   m->unusable = false;
   atomic_init(&m->duplicating, false);
   m->wanted = m->wanted_last = NULL;
-  m->nwanted_new = 0;
+  m->nwanted = 0;
   m->previous = NULL;
   m->nprevious = 0;
   m->layouts = NULL;

@@ -4,12 +4,12 @@
  *
  * Init.  A persistent init is a set-up point like a blocking call: MPI orders inits with the other
  * collectives on the communicator, and lets them wait for the other ranks, so the collective's plan
- * registers the signature there with its full pool (coll_dfccl_concurrent_runs DFCCL collectives).
- * A routed init returns a request of this file; it holds no run until it is started.
+ * agrees on the signature's route there.  A routed init returns a request of this file; it holds
+ * no run until it is started.
  *
- * Start.  Each MPI_Start launches one run exactly as a nonblocking call does (routed call n of a
- * signature runs on slot n % nslots, FIFO per slot), so MPI's rule that every rank starts its
- * persistent collectives on a communicator in the same order keeps the slots alike everywhere.
+ * Start.  Each MPI_Start launches one run exactly as a nonblocking call does (a descriptor
+ * submitted to the communicator's DFCCL communicator), so MPI's rule that every rank starts its
+ * persistent collectives on a communicator in the same order keeps the runs alike everywhere.
  * MPI_Startall hands consecutive requests of ours to one call.  MPI_Wait/Test complete the run and
  * set the request inactive (the MPI layer does that); completing never releases it.
  *
@@ -111,9 +111,8 @@ int mca_coll_dfccl_persistent_init(mca_coll_dfccl_module_t* m, ompi_communicator
   req->kept = kept;
   retain_kept(&req->kept);
   OBJ_RETAIN(comm); /* MPI_Comm_free leaves the object to its persistent requests */
-  DFCCL_VERBOSE(10, "persistent %s on comm '%s' (count %zu) ready on DFCCL collectives %d..%d",
-                mca_coll_dfccl_kind_name[call->coll->sig.kind], comm->c_name, call->coll->sig.count,
-                call->coll->slots[0].coll_id, call->coll->slots[call->coll->nslots - 1].coll_id);
+  DFCCL_VERBOSE(10, "persistent %s on comm '%s' (count %zu) ready on DFCCL",
+                mca_coll_dfccl_kind_name[call->coll->sig.kind], comm->c_name, call->coll->sig.count);
   *request = r;
   return OMPI_SUCCESS;
 }

@@ -13,7 +13,7 @@
 static bool plan(const void* sbuf, void* rbuf, int count, struct ompi_datatype_t* dtype, struct ompi_op_t* op, int root,
                  struct ompi_communicator_t* comm, mca_coll_dfccl_module_t* m, dfccl_form_t form, dfccl_call_t* call,
                  const char** why) {
-  dfccl_sig_t sig = {.kind = DFCCL_REDUCE, .root = root};
+  dfccl_sig_t sig = {.kind = dfcclReduce, .root = root};
   /* recvbuf is significant at the root only: elsewhere it may be anything, and must not decide. */
   bool is_root = ompi_comm_rank(comm) == root;
   size_t n = (size_t)(count > 0 ? count : 0);

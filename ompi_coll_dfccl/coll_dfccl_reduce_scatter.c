@@ -28,7 +28,7 @@ static bool plan_v(const void* sbuf, void* rbuf, const int* rcounts, struct ompi
     if (i == me) before_me = total;
     total += counts[i];
   }
-  dfccl_sig_t sig = {.kind = DFCCL_REDUCE_SCATTERV, .root = -1, .blocks = mca_coll_dfccl_intern_blocks(m, counts, n)};
+  dfccl_sig_t sig = {.kind = dfcclReduceScatterV, .root = -1, .blocks = mca_coll_dfccl_intern_blocks(m, counts, n)};
   free(counts);
   if (sig.blocks == NULL || total > INT_MAX) {
     *why = total > INT_MAX ? "more than INT_MAX elements in all"

@@ -16,7 +16,7 @@ bool mca_coll_dfccl_reduce_scatter_plan(const void* sbuf, void* rbuf, int rcount
                                         struct ompi_op_t* op, struct ompi_communicator_t* comm,
                                         mca_coll_dfccl_module_t* m, dfccl_form_t form, dfccl_call_t* call,
                                         const char** why) {
-  dfccl_sig_t sig = {.kind = DFCCL_REDUCE_SCATTER, .root = -1};
+  dfccl_sig_t sig = {.kind = dfcclReduceScatter, .root = -1};
   bool in_place = sbuf == MPI_IN_PLACE;
   size_t n = (size_t)ompi_comm_size(comm), count = (size_t)(rcount > 0 ? rcount : 0);
   dfccl_memory_t in = mca_coll_dfccl_memory_of_layout(sbuf, dtype, n * count);

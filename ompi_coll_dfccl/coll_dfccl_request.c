@@ -1,11 +1,10 @@
 /*
- * coll/dfccl requests: runs of registered DFCCL collectives, as MPI requests.
+ * coll/dfccl requests: runs on DFCCL, as MPI requests.
  *
- * Starting.  Routed call n of a signature runs on slot n % nslots of the signature's pool, which is
- * the same slot on every rank.  An idle slot's run is submitted at once; otherwise it waits in the
- * slot's FIFO (DFCCL refuses a run of a collective whose previous run is in flight) and is
- * submitted when the run before it has completed.  Nothing here waits for another rank: starting a
- * run never blocks, so nonblocking calls on several communicators may be issued in any order, and
+ * Starting.  A run is its signature's descriptor submitted to the communicator's DFCCL
+ * communicator (dfcclSubmit), in the user's call order, which is the same on every rank; DFCCL
+ * queues it when its connector set is busy.  Nothing here waits for another rank: starting a run
+ * never blocks, so nonblocking calls on several communicators may be issued in any order, and
  * DFCCL's daemon sorts out the order in which the ranks' runs meet.  A nonblocking call's request
  * has one run; a persistent request (coll_dfccl_persistent.c) has one per MPI_Start, launched by
  * the same code.
@@ -17,8 +16,7 @@
  * the request's completion callback (the MPI layer's release of retained datatypes) would also run
  * on a foreign thread.  So the DFCCL callback only pushes the run onto a lock-free stack, and the
  * component's opal_progress callback -- run by whichever MPI thread drives progress, as inside
- * MPI_Wait/Test -- submits the slot's next run and completes the request with
- * ompi_request_complete().  It never calls opal_progress itself (no re-entry).
+ * MPI_Wait/Test -- completes the request with ompi_request_complete().  It never calls opal_progress itself (no re-entry).
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -70,7 +68,7 @@ mca_coll_dfccl_request_t* mca_coll_dfccl_request_new(ompi_communicator_t* comm, 
   r->req_status = ompi_status_empty;
   req->next = NULL;
   req->dc = dc;
-  req->slot = NULL;
+  req->run = -1;
   req->call = *call;
   req->status = dfcclSuccess;
   req->module = NULL;
@@ -79,68 +77,38 @@ mca_coll_dfccl_request_t* mca_coll_dfccl_request_new(ompi_communicator_t* comm, 
 }
 
 static void report(const mca_coll_dfccl_request_t* req, dfcclResult_t r) {
-  opal_output(0, "coll:dfccl: %s (DFCCL collective %d) on comm '%s' failed: %s (%s)",
-              mca_coll_dfccl_kind_name[req->call.coll->sig.kind], req->slot->coll_id, req->dc->comm->c_name,
+  opal_output(0, "coll:dfccl: %s (run %d on DFCCL) on comm '%s' failed: %s (%s)",
+              mca_coll_dfccl_kind_name[req->call.coll->sig.kind], req->run, req->dc->comm->c_name,
               dfcclGetErrorString(r), dfcclGetLastErrorMessage());
 }
 
 /* ---- DFCCL side --------------------------------------------------------------------------------- */
 
 /* DFCCL's callback, on its poller thread (or a refused submission, on the caller's). */
-static void on_done(int coll_id, dfcclResult_t status, void* arg) {
+static void on_done(int run, dfcclResult_t status, void* arg) {
   mca_coll_dfccl_request_t* req = arg;
-  (void)coll_id;
+  req->run = run;
   req->status = status;
   mca_coll_dfccl_request_t* head = atomic_load_explicit(&completed, memory_order_relaxed);
   do req->next = head; /* the status and the link are published by the release below */
   while (!atomic_compare_exchange_weak_explicit(&completed, &head, req, memory_order_release, memory_order_relaxed));
 }
 
-static dfcclResult_t run_on_dfccl(mca_coll_dfccl_request_t* req) {
-  const dfccl_call_t* c = &req->call;
-  dfcclRankCtx_t ctx = c->coll->ctx;
-  int id = req->slot->coll_id;
-  switch (c->coll->sig.kind) {
-    case DFCCL_ALLREDUCE: return dfcclRunAllReduce(ctx, c->send, c->recv, id, on_done, req);
-    case DFCCL_BROADCAST: return dfcclRunBroadcast(ctx, c->send, c->recv, id, on_done, req);
-    case DFCCL_REDUCE: return dfcclRunReduce(ctx, c->send, c->recv, id, on_done, req);
-    case DFCCL_ALLGATHER: return dfcclRunAllGather(ctx, c->send, c->recv, id, on_done, req);
-    case DFCCL_REDUCE_SCATTER: return dfcclRunReduceScatter(ctx, c->send, c->recv, id, on_done, req);
-    case DFCCL_ALLGATHERV: return dfcclRunAllGatherV(ctx, c->send, c->recv, id, on_done, req);
-    case DFCCL_REDUCE_SCATTERV: return dfcclRunReduceScatterV(ctx, c->send, c->recv, id, on_done, req);
-    case DFCCL_ALLTOALL: return dfcclRunAllToAll(ctx, c->send, c->recv, id, on_done, req);
-  }
-  return dfcclInvalidArgument;
-}
-
-/* Submits a run that now owns its slot.  A run DFCCL refuses ends with that error, like a failed
- * one, through the completed stack: its request reports it, and the slot goes on to the next run. */
+/* A run DFCCL refuses ends with that error, like a failed one, through the completed stack: its
+ * request reports it. */
 static void submit(mca_coll_dfccl_request_t* req) {
-  dfcclResult_t r = run_on_dfccl(req);
+  const dfccl_call_t* c = &req->call;
+  dfcclResult_t r = dfcclSubmit(c->coll->comm, &c->coll->desc, c->send, c->recv, on_done, req);
   if (r == dfcclSuccess) return;
   report(req, r);
-  on_done(req->slot->coll_id, r, req);
-}
-
-/* The slot's run has completed: the next one in its FIFO, if any, owns it now. */
-static void start_next(dfccl_comm_t* dc, dfccl_slot_t* slot) {
-  pthread_mutex_lock(&dc->lock);
-  mca_coll_dfccl_request_t* next = slot->waiting;
-  if (next != NULL) {
-    slot->waiting = next->next;
-    if (slot->waiting == NULL) slot->waiting_last = NULL;
-  }
-  slot->running = next;
-  pthread_mutex_unlock(&dc->lock);
-  if (next != NULL) submit(next);
+  on_done(-1, r, req);
 }
 
 /* ---- MPI side ----------------------------------------------------------------------------------- */
 
-/* A run's completion came: hand its slot on, finish the call, complete the request. */
+/* A run's completion came: finish the call, complete the request. */
 static void complete(mca_coll_dfccl_request_t* req) {
   dfccl_comm_t* dc = req->dc;
-  start_next(dc, req->slot);
   dfccl_call_t* c = &req->call;
   if (req->status != dfcclSuccess) report(req, req->status);
   else if (c->move_bytes > 0 && dfcclCopy(c->move_to, c->move_from, c->move_bytes) != dfcclSuccess) {
@@ -152,8 +120,8 @@ static void complete(mca_coll_dfccl_request_t* req) {
   if (!mpi_request(req)->req_persistent) mca_coll_dfccl_scratch_release(c); /* a persistent one's stay */
   ompi_request_t* r = mpi_request(req);
   r->req_status.MPI_ERROR = req->status == dfcclSuccess ? MPI_SUCCESS : MPI_ERR_INTERN;
-  DFCCL_VERBOSE(10, "%s on comm '%s' (count %zu) completed on DFCCL collective %d%s",
-                mca_coll_dfccl_kind_name[c->coll->sig.kind], dc->comm->c_name, c->coll->sig.count, req->slot->coll_id,
+  DFCCL_VERBOSE(10, "%s on comm '%s' (count %zu) completed as run %d on DFCCL%s",
+                mca_coll_dfccl_kind_name[c->coll->sig.kind], dc->comm->c_name, c->coll->sig.count, req->run,
                 req->status == dfcclSuccess ? "" : " with an error");
   /* Completing never releases the request: MPI_Wait/Test free a nonblocking one (or set a
    * persistent one inactive), the blocking call frees its own. */
@@ -212,32 +180,9 @@ void mca_coll_dfccl_launch(mca_coll_dfccl_request_t* req) {
   req->next = NULL; /* a persistent request's link is left over from its previous run */
   req->status = dfcclSuccess;
   atomic_fetch_add_explicit(&dc->pending, 1, memory_order_relaxed);
-  pthread_mutex_lock(&dc->lock);
-  dfccl_slot_t* slot = &coll->slots[coll->calls++ % (unsigned long long)coll->nslots];
-  req->slot = slot;
-  bool idle = slot->running == NULL;
-  if (!idle) {
-    /* DFCCL orders a run after the caller's CUDA default streams when it is submitted; a queued
-     * run is submitted later, maybe from another thread: order it now, at the user's call -- with
-     * the lock released, which other threads' completions need meanwhile.  The slot may have
-     * become free by then. */
-    pthread_mutex_unlock(&dc->lock);
-    if (dfcclWaitDefaultStreams() != dfcclSuccess) opal_output(0, "coll:dfccl: %s", dfcclGetLastErrorMessage());
-    pthread_mutex_lock(&dc->lock);
-    idle = slot->running == NULL && slot->waiting == NULL;
-  }
-  if (idle) {
-    slot->running = req;
-  } else {
-    if (slot->waiting_last != NULL) slot->waiting_last->next = req;
-    else slot->waiting = req;
-    slot->waiting_last = req;
-  }
-  pthread_mutex_unlock(&dc->lock);
-  if (idle) submit(req);
-  DFCCL_VERBOSE(10, "%s on comm '%s' (count %zu) started on DFCCL collective %d%s",
-                mca_coll_dfccl_kind_name[coll->sig.kind], dc->comm->c_name, coll->sig.count, slot->coll_id,
-                idle ? "" : ", queued behind its runs");
+  submit(req);
+  DFCCL_VERBOSE(10, "%s on comm '%s' (count %zu) submitted to DFCCL", mca_coll_dfccl_kind_name[coll->sig.kind],
+                dc->comm->c_name, coll->sig.count);
 }
 
 int mca_coll_dfccl_start(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_call_t* call,

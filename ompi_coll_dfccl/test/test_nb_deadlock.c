@@ -18,12 +18,15 @@
  *
  *   test_nb_deadlock -m queue [-p concurrent_runs] [-i iterations] [-w watchdog_s] [-c]
  *     One communicator.  Every iteration: concurrent_runs + 1 all-reduces of one signature (so the
- *     last queues behind the first, in the component), then even ranks wait for the first before
- *     every rank issues an all-reduce of another signature, then one MPI_Waitall.  The component
- *     submits the queued run when the first completes: on even ranks before the other signature,
- *     on odd ranks after it.  The ranks' daemons receive the two runs in different orders, and
- *     only preemption lets both complete.  -p must equal coll_dfccl_concurrent_runs.  -c (the
- *     control): every rank waits, so every daemon receives the runs in the same order.
+ *     last waits inside DFCCL behind the first: the communicator has concurrent_runs connector
+ *     sets), then even ranks wait for the first before every rank issues an all-reduce of another
+ *     signature (which waits behind the second), then one MPI_Waitall.  -p must equal
+ *     coll_dfccl_concurrent_runs.  -c (the control): every rank waits.  Until issue 13 the
+ *     component queued runs per signature and submitted a queued one when its predecessor
+ *     completed, so the ranks' daemons received the two runs in different orders and only
+ *     preemption let both complete (the twin hung).  Now every run is submitted in call order and
+ *     DFCCL starts a waiting one when its set frees; the pattern checks that runs waiting for
+ *     their sets complete exactly, and the disorder of such runs is the core's test_comm's.
  *
  * Iteration 0 is every signature's first use: it falls back (nothing is set up), and an
  * MPI_Barrier on every communicator then sets it up; the later iterations must all be routed

@@ -107,20 +107,33 @@ static double reduce_over_ranks(const test_case* c, size_t i) {
 
 /* The v kinds' blocks: position p's block has block_count(c, p) elements (sizes differ, one in three
  * is empty).  All-gather-v places them at block_displ(c, p) of the receive buffer: in reverse ring
- * order with a gap of BLOCK_GAP elements after each, which the collective must leave as it was.
- * Reduce-scatter-v's input holds them packed (block_packed(c, p)). */
+ * order with a gap of BLOCK_GAP elements after each, which the collective must leave as it was
+ * (packed cases: packed).  Reduce-scatter-v's input holds them packed (block_packed(c, p)). */
 enum { BLOCK_GAP = 3 };
 static size_t block_count(const test_case* c, int p) { return p % 3 == 1 ? 0 : c->count + 5 * (size_t)p; }
+static size_t block_packed(const test_case* c, int p) {
+  size_t d = 0;
+  for (int q = 0; q < p; q++) d += block_count(c, q);
+  return d;
+}
+
 static size_t block_displ(const test_case* c, int p) {
+  if (c->packed) return block_packed(c, p);
   size_t d = 0;
   for (int q = c->nranks - 1; q > p; q--) d += block_count(c, q) + BLOCK_GAP;
   return d;
 }
 
-static size_t block_packed(const test_case* c, int p) {
-  size_t d = 0;
-  for (int q = 0; q < p; q++) d += block_count(c, q);
-  return d;
+void case_blocks(const test_case* c, size_t* counts, size_t* displs) {
+  for (int p = 0; p < c->nranks; p++) {
+    counts[p] = block_count(c, p);
+    displs[p] = c->kind == ALL_GATHER_V ? block_displ(c, p) : block_packed(c, p);
+  }
+}
+
+/* All-gather-v's receive buffer: up to the end of its last block (block 0 unless packed). */
+static size_t gather_extent(const test_case* c) {
+  return c->packed ? block_packed(c, c->nranks) : block_displ(c, 0) + block_count(c, 0);
 }
 
 /* Element counts of this rank's send and receive buffers (0: not used by this rank). */
@@ -130,7 +143,7 @@ static void lengths(const test_case* c, int rank, size_t* send, size_t* recv) {
   /* clang-format off */
   switch (c->kind) {
     case ALL_GATHER: *send = count; *recv = n * count; break;
-    case ALL_GATHER_V: *send = block_count(c, c->position); *recv = block_displ(c, 0) + block_count(c, 0); break;
+    case ALL_GATHER_V: *send = block_count(c, c->position); *recv = gather_extent(c); break;
     case REDUCE_SCATTER_V: *send = block_packed(c, c->nranks); *recv = block_count(c, c->position); break;
     case REDUCE_SCATTER: *send = n * count; *recv = count; break;
     case ALL_TO_ALL: *send = n * count; *recv = n * count; break;
@@ -225,10 +238,7 @@ static void register_all_gather_v(harness* h, const test_case* c, int n) {
   size_t* counts = malloc(2 * (size_t)c->nranks * sizeof *counts);
   if (!counts) abort();
   size_t* displs = counts + c->nranks;
-  for (int p = 0; p < c->nranks; p++) {
-    counts[p] = block_count(c, p);
-    displs[p] = block_displ(c, p);
-  }
+  case_blocks(c, counts, displs);
   CHECK_DFCCL(dfcclRegisterAllGatherV(h->ctx, counts, displs, c->dtype, c->id, c->ranks, n, 0));
   free(counts);
 }
@@ -262,18 +272,28 @@ void register_case(harness* h, const test_case* c) {
 }
 
 void submit_case(harness* h, dfcclComm_t comm, test_case* c, harness_counter* done) {
-  static const dfcclCollKind_t kinds[NUM_KINDS] = {
-      [ALL_REDUCE] = dfcclAllReduce, [ALL_GATHER] = dfcclAllGather, [REDUCE_SCATTER] = dfcclReduceScatter,
-      [BROADCAST] = dfcclBroadcast,  [REDUCE] = dfcclReduce,        [ALL_TO_ALL] = dfcclAllToAll};
-  if (c->kind == ALL_GATHER_V || c->kind == REDUCE_SCATTER_V) {
-    fprintf(stderr, "submit_case: %s has no descriptor\n", kind_names[c->kind]);
-    abort();
-  }
+  static const dfcclCollKind_t kinds[NUM_KINDS] = {[ALL_REDUCE] = dfcclAllReduce,
+                                                   [ALL_GATHER] = dfcclAllGather,
+                                                   [REDUCE_SCATTER] = dfcclReduceScatter,
+                                                   [BROADCAST] = dfcclBroadcast,
+                                                   [REDUCE] = dfcclReduce,
+                                                   [ALL_GATHER_V] = dfcclAllGatherV,
+                                                   [REDUCE_SCATTER_V] = dfcclReduceScatterV,
+                                                   [ALL_TO_ALL] = dfcclAllToAll};
   int root = 0;
   for (int p = 0; p < c->nranks; p++)
     if (rank_at(c, p) == c->root) root = p;
-  dfcclCollDesc_t d = {kinds[c->kind], c->count, c->dtype, c->op, root};
+  dfcclCollDesc_t d = {.kind = kinds[c->kind], .count = c->count, .dtype = c->dtype, .op = c->op, .root = root};
+  size_t* blocks = NULL;
+  if (c->kind == ALL_GATHER_V || c->kind == REDUCE_SCATTER_V) { /* read during the call only */
+    blocks = malloc(2 * (size_t)c->nranks * sizeof *blocks);
+    if (!blocks) abort();
+    case_blocks(c, blocks, blocks + c->nranks);
+    d.counts = blocks;
+    d.displs = c->kind == ALL_GATHER_V && !c->packed ? blocks + c->nranks : NULL;
+  }
   CHECK_DFCCL(dfcclSubmit(comm, &d, c->send, c->recv, harness_on_complete, done));
+  free(blocks);
   (void)h;
 }
 

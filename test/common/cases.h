@@ -33,6 +33,7 @@ typedef struct {
   dfcclRedOp_t op;
   size_t count; /* as registered: per rank for all-gather and reduce-scatter; the v kinds: the
                  * blocks are count + 5 x position elements, every third one empty */
+  bool packed;  /* all-gather-v: the blocks packed in ring order (displs NULL), not reversed with gaps */
   bool in_place;
   size_t offset_elems; /* buffers start this many elements into their allocation */
   int root;            /* world rank, broadcast and reduce */
@@ -54,8 +55,11 @@ void register_case(harness* h, const test_case* c);
 /* Allocates and fills the buffers (outputs poisoned). */
 void prepare(harness* h, test_case* c);
 void run_case(harness* h, test_case* c, harness_counter* done);
-/* The case as a descriptor submitted to comm (its ranks: c->ranks, or all); not the v kinds. */
+/* The case as a descriptor submitted to comm (its ranks: c->ranks, or all). */
 void submit_case(harness* h, dfcclComm_t comm, test_case* c, harness_counter* done);
+/* The v kinds' blocks: counts[p] and displs[p] for each position p (displs of reduce-scatter-v and
+ * of a packed all-gather-v: packed). */
+void case_blocks(const test_case* c, size_t* counts, size_t* displs);
 /* Checks the output, frees the buffers; returns the wrong elements (the first few are printed). */
 long verify(harness* h, test_case* c);
 

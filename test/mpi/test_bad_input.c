@@ -166,9 +166,10 @@ int main(int argc, char** argv) {
   dfcclComm_t comm = NULL;
   expect(dfcclCommCreate(ctx, NULL, 0, NULL), dfcclInvalidArgument, "dfcclCommCreate with a NULL comm", h.rank);
   expect(dfcclCommCreate(ctx, NULL, 0, &comm), dfcclSuccess, "dfcclCommCreate of all ranks", h.rank);
-  dfcclCollDesc_t sum = {dfcclAllReduce, 1024, dfcclInt32, dfcclSum, 0};
-  dfcclCollDesc_t bad_kind = sum, bad_root = {dfcclBroadcast, 8, dfcclInt32, dfcclSum, 2};
-  dfcclCollDesc_t bad_op = {dfcclReduce, 8, dfcclFloat32, dfcclBand, 0}, a2a = {dfcclAllToAll, 256, dfcclInt32};
+  dfcclCollDesc_t sum = {.kind = dfcclAllReduce, .count = 1024, .dtype = dfcclInt32, .op = dfcclSum};
+  dfcclCollDesc_t bad_kind = sum, bad_root = {.kind = dfcclBroadcast, .count = 8, .dtype = dfcclInt32, .root = 2};
+  dfcclCollDesc_t bad_op = {.kind = dfcclReduce, .count = 8, .dtype = dfcclFloat32, .op = dfcclBand};
+  dfcclCollDesc_t a2a = {.kind = dfcclAllToAll, .count = 256, .dtype = dfcclInt32};
   bad_kind.kind = (dfcclCollKind_t)17;
   expect(dfcclSubmit(NULL, &sum, buf, buf, NULL, NULL), dfcclInvalidArgument, "dfcclSubmit to NULL", h.rank);
   expect(dfcclSubmit(comm, NULL, buf, buf, NULL, NULL), dfcclInvalidArgument, "dfcclSubmit of NULL", h.rank);
