@@ -6,7 +6,7 @@
 #   ./configure && make, or an extracted dist tarball's build directory.
 # An example PASSes when it prints OK, Open MPI selected coll/dfccl on every rank (a line
 # "selecting dfccl ... Enabled" of coll_base_verbose), and every one of its calls on its
-# communicators "example A" and "example B" ran on DFCCL ("started on DFCCL collective" of
+# communicators "example A" and "example B" ran on DFCCL ("started on DFCCL" of
 # coll_dfccl_verbose 10, none "falls back"); SKIP when there is no GPU, no CUDA toolkit (C) or no
 # mpi4py/CuPy (Python).  Exit status 1 when one FAILed.
 # Environment: BUILD_DIR (default: the current directory when it holds libdfccl.la, else this

@@ -181,7 +181,7 @@ void mca_coll_dfccl_launch(mca_coll_dfccl_request_t* req) {
   req->status = dfcclSuccess;
   atomic_fetch_add_explicit(&dc->pending, 1, memory_order_relaxed);
   submit(req);
-  DFCCL_VERBOSE(10, "%s on comm '%s' (count %zu) submitted to DFCCL", mca_coll_dfccl_kind_name[coll->sig.kind],
+  DFCCL_VERBOSE(10, "%s on comm '%s' (count %zu) started on DFCCL", mca_coll_dfccl_kind_name[coll->sig.kind],
                 dc->comm->c_name, coll->sig.count);
 }
 
