@@ -29,6 +29,9 @@
 
 #define DF_COMM_MAGIC 0x64666363636f6d6dull
 #define DF_COMM_MAX_SETS 16
+/* Serials below this are the callers' keys (dfcclCommCreateWithKey); agreed ones come after.  Both
+ * stay below INT_MAX / DF_COMM_MAX_SETS, so that every set id is distinct. */
+#define DF_COMM_KEYS (1u << 26)
 #define DF_COMM_MAX_TABLES 64 /* blocks tables a communicator keeps (dfccl.h says so) */
 
 _Static_assert((int)dfcclAllReduce == DF_COLL_ALL_REDUCE && (int)dfcclAllGather == DF_COLL_ALL_GATHER &&
@@ -72,7 +75,7 @@ static dfcclResult_t agree_serial(df_ctx* ctx, const int* ranks, int nranks, uin
   df_group* g;
   pthread_mutex_lock(&ctx->lock);
   dfcclResult_t r = df_group_get(ctx, ranks, nranks, &g);
-  uint32_t mine = ctx->next_comm_serial;
+  uint32_t mine = ctx->next_comm_serial < DF_COMM_KEYS ? DF_COMM_KEYS : ctx->next_comm_serial;
   pthread_mutex_unlock(&ctx->lock);
   if (r != dfcclSuccess) return r;
   uint32_t* all = calloc((size_t)g->nranks, sizeof *all);
@@ -93,13 +96,30 @@ static int set_id(uint32_t serial, int set) {
   return -1 - (int)(serial % (INT_MAX / DF_COMM_MAX_SETS)) * DF_COMM_MAX_SETS - set;
 }
 
+static dfcclResult_t create(df_ctx* ctx, const int* ranks, int nranks, uint32_t serial, dfcclComm_t* comm);
+
 dfcclResult_t dfcclCommCreate(dfcclRankCtx_t ctx, const int* ranks, int nranks, dfcclComm_t* comm) {
   DF_CHECK(df_ctx_check(ctx));
   if (comm == NULL) return df_error(dfcclInvalidArgument, "dfcclCommCreate: NULL comm");
   *comm = NULL;
-  const df_config* cfg = &ctx->cfg;
   uint32_t serial;
   DF_CHECK(agree_serial(ctx, ranks, nranks, &serial));
+  return create(ctx, ranks, nranks, serial, comm);
+}
+
+dfcclResult_t dfcclCommCreateWithKey(dfcclRankCtx_t ctx, const int* ranks, int nranks, uint32_t key,
+                                     dfcclComm_t* comm) {
+  DF_CHECK(df_ctx_check(ctx));
+  if (comm == NULL) return df_error(dfcclInvalidArgument, "dfcclCommCreateWithKey: NULL comm");
+  *comm = NULL;
+  if (key >= DF_COMM_KEYS)
+    return df_error(dfcclInvalidArgument, "dfcclCommCreateWithKey: key %u is not below %u", key, DF_COMM_KEYS);
+  return create(ctx, ranks, nranks, key, comm);
+}
+
+/* The communicator's sets, registered under the serial's ids: a key in use is a dfcclDuplicateId. */
+static dfcclResult_t create(df_ctx* ctx, const int* ranks, int nranks, uint32_t serial, dfcclComm_t* comm) {
+  const df_config* cfg = &ctx->cfg;
   struct dfcclComm* c = calloc(1, sizeof *c);
   if (c == NULL) return df_error(dfcclOutOfResources, "out of memory");
   c->ctx = ctx;

@@ -69,9 +69,12 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   /* A communicator's connector sets are made before anyone knows its collectives' sizes, so they
    * take the largest slots a registration would: with 128 KiB slots a 128 MiB all-reduce reached
    * 250 GB/s where 512 KiB gave 283 (one H100, docs/performance.md).  On a GPU that is 32 channels
-   * x 8 slots x 512 KiB = 128 MiB of FIFOs per set, so two sets (two runs in flight at once, about
-   * what NCCL holds per communicator); the host target's sets are small, and four. */
-  cfg->comm_sets = gpu ? 2 : 4;
+   * x 8 slots x 512 KiB = 128 MiB of FIFOs per set (about what NCCL holds per communicator), so
+   * one set: runs on one communicator follow each other, as NCCL's do on its stream (disorder across
+   * communicators is what preemption resolves), and consecutive runs on one set keep its FIFOs in
+   * L2 (alternating two sets cost blocking all-reduces of 8-32 MiB 10-45 %, one H100).  The host
+   * target's sets are small, and four. */
+  cfg->comm_sets = gpu ? 1 : 4;
   cfg->comm_slot_bytes = gpu ? 512 << 10 : 128 << 10;
   cfg->cq_slots = 256;
   cfg->submit_timeout_ms = 30000;

@@ -223,8 +223,8 @@ dfcclResult_t dfcclRunReduce(dfcclRankCtx_t ctx, const void* sendbuff, void* rec
  * dfcclCommCreate is collective over `ranks` (world ranks in ring order, the caller among them;
  * NULL with nranks 0: all ranks), like creating an MPI or NCCL communicator: the only exchange.  It
  * sets up DFCCL_COMM_SETS connector sets of DFCCL_MAX_CHANNELS channels with DFCCL_COMM_SLOT_BYTES
- * FIFO slots (defaults: 2 sets of 512 KiB slots on a GPU, 128 MiB of FIFOs each; 4 of 128 KiB on
- * the host target).
+ * FIFO slots (defaults: 1 set of 512 KiB slots on a GPU, 128 MiB of FIFOs; 4 of 128 KiB on the
+ * host target).
  *
  * dfcclSubmit runs the collective that `desc` describes, with no exchange.  Every participant
  * submits the same descriptors to a communicator in the same order (MPI's rule for one
@@ -284,6 +284,13 @@ typedef struct {
 } dfcclCollDesc_t;
 
 dfcclResult_t dfcclCommCreate(dfcclRankCtx_t ctx, const int* ranks, int nranks, dfcclComm_t* comm);
+/* dfcclCommCreate agrees with the participants on a serial that names the communicator's connector
+ * sets, which is not safe when threads create communicators over overlapping ranks at the same time
+ * (two creations may agree on one serial: dfcclDuplicateId).  Callers that can name a communicator
+ * alike on every participant and uniquely among their live ones (an MPI communicator's context id)
+ * pass that key, below 2^26, and skip the agreement; a key may be used again once its communicator
+ * is destroyed. */
+dfcclResult_t dfcclCommCreateWithKey(dfcclRankCtx_t ctx, const int* ranks, int nranks, uint32_t key, dfcclComm_t* comm);
 dfcclResult_t dfcclSubmit(dfcclComm_t comm, const dfcclCollDesc_t* desc, const void* sendbuff, void* recvbuff,
                           dfcclCallback_t callback, void* callbackArg);
 dfcclResult_t dfcclCommDestroy(dfcclComm_t comm);

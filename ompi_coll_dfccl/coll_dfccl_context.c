@@ -125,8 +125,11 @@ dfcclComm_t mca_coll_dfccl_dfccl_comm(dfccl_comm_t* dc, dfcclRankCtx_t ctx, dfcc
   dfcclComm_t made = NULL;
   dfcclResult_t r = dfcclInvalidArgument; /* no context here: still in the agreement below */
   if (ctx != NULL) {
+    /* Keyed by the communicator's cid (alike on every member, unique among the live ones): threads
+     * may set up communicators over the same ranks at once, which an agreed serial would not
+     * survive.  A cid beyond the keys fails on every member alike. */
     exchanging = dc;
-    r = dfcclCommCreate(ctx, dc->members, dc->size, &made);
+    r = dfcclCommCreateWithKey(ctx, dc->members, dc->size, ompi_comm_get_cid(dc->comm), &made);
     exchanging = NULL;
   }
   if (r != dfcclSuccess)

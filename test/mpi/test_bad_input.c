@@ -165,7 +165,9 @@ int main(int argc, char** argv) {
    * after it still pairs with the peers' (its result is checked). */
   dfcclComm_t comm = NULL;
   expect(dfcclCommCreate(ctx, NULL, 0, NULL), dfcclInvalidArgument, "dfcclCommCreate with a NULL comm", h.rank);
-  expect(dfcclCommCreate(ctx, NULL, 0, &comm), dfcclSuccess, "dfcclCommCreate of all ranks", h.rank);
+  expect(dfcclCommCreateWithKey(ctx, NULL, 0, 1u << 26, &comm), dfcclInvalidArgument, "a key of 2^26", h.rank);
+  /* Keyed (test_comm's communicators agree on serials): the runs below use it. */
+  expect(dfcclCommCreateWithKey(ctx, NULL, 0, 7, &comm), dfcclSuccess, "dfcclCommCreateWithKey of all ranks", h.rank);
   dfcclCollDesc_t sum = {.kind = dfcclAllReduce, .count = 1024, .dtype = dfcclInt32, .op = dfcclSum};
   dfcclCollDesc_t bad_kind = sum, bad_root = {.kind = dfcclBroadcast, .count = 8, .dtype = dfcclInt32, .root = 2};
   dfcclCollDesc_t bad_op = {.kind = dfcclReduce, .count = 8, .dtype = dfcclFloat32, .op = dfcclBand};
