@@ -133,26 +133,34 @@ static bool register_checked(const char* name, const char* help, mca_base_var_ty
   return false;
 }
 
+/* An integer parameter whose values are names (Open MPI's enumerator refuses any other). */
+static bool register_enum(const char* name, const mca_base_var_enum_value_t* values, const char* help,
+                          const char* accepted, int* storage) {
+  char full[64];
+  snprintf(full, sizeof full, "coll_dfccl_%s", name);
+  mca_base_var_enum_t* e = NULL;
+  if (mca_base_var_enum_create(full, values, &e) != OPAL_SUCCESS) {
+    opal_output(0, "coll:dfccl: %s could not be registered: %s", full, without_dfccl);
+    return false;
+  }
+  bool ok = register_checked(name, help, MCA_BASE_VAR_TYPE_INT, e, accepted, storage);
+  OBJ_RELEASE(e); /* the variable holds its own reference */
+  return ok;
+}
+
 static bool register_host_target(void) {
   static const mca_base_var_enum_value_t modes[] = {{DFCCL_HOST_TARGET_OFF, "off"},
                                                     {DFCCL_HOST_TARGET_HOST, "host"},
                                                     {DFCCL_HOST_TARGET_SIMULATED, "simulated"},
                                                     {0, NULL}};
-  mca_base_var_enum_t* values = NULL;
-  if (mca_base_var_enum_create("coll_dfccl_host_target", modes, &values) != OPAL_SUCCESS) {
-    opal_output(0, "coll:dfccl: coll_dfccl_host_target could not be registered: %s", without_dfccl);
-    return false;
-  }
-  bool ok = register_checked(
-      "host_target",
+  return register_enum(
+      "host_target", modes,
       "Test modes (the same on every rank). 0|off (default): host buffers go to the previous component, and "
       "coll/dfccl declines every communicator on a machine without a GPU. 1|host: host buffers run on DFCCL's host "
       "execution target (CPU threads, POSIX shared memory), as device buffers run on the GPU. 2|simulated: only "
       "the host target's device memory (dfcclMemAlloc) runs on the host target, and other host memory goes to the "
       "previous component, as on a GPU machine",
-      MCA_BASE_VAR_TYPE_INT, values, "0|off, 1|host or 2|simulated", &mca_coll_dfccl_component.host_target);
-  OBJ_RELEASE(values); /* the variable holds its own reference */
-  return ok;
+      "0|off, 1|host or 2|simulated", &mca_coll_dfccl_component.host_target);
 }
 
 /* coll_dfccl_transport, the twin of DFCCL_TRANSPORT: "environment" (the default) leaves the core to
@@ -163,20 +171,13 @@ static bool register_transport(void) {
                                                     {DFCCL_TRANSPORT_P2P, "p2p"},
                                                     {DFCCL_TRANSPORT_UCX, "ucx"},
                                                     {0, NULL}};
-  mca_base_var_enum_t* values = NULL;
-  if (mca_base_var_enum_create("coll_dfccl_transport", modes, &values) != OPAL_SUCCESS) {
-    opal_output(0, "coll:dfccl: coll_dfccl_transport could not be registered: %s", without_dfccl);
-    return false;
-  }
-  bool ok = register_checked(
-      "transport",
+  return register_enum(
+      "transport", modes,
       "How DFCCL connects ranks (the same on every rank). environment (default): as DFCCL_TRANSPORT says (unset: "
       "auto). auto: CUDA IPC (shared memory on the host target) within a host, UCX across hosts. p2p: never the "
       "network. ucx: always UCX, even within a host. With coll_dfccl_verbose >= 1 each rank says which transport "
       "each connection uses",
-      MCA_BASE_VAR_TYPE_INT, values, "environment, auto, p2p or ucx", &mca_coll_dfccl_component.transport);
-  OBJ_RELEASE(values);
-  return ok;
+      "environment, auto, p2p or ucx", &mca_coll_dfccl_component.transport);
 }
 
 static bool register_ints(void) {
