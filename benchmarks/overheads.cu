@@ -255,7 +255,7 @@ __global__ void __launch_bounds__(kThreads, 1) measure_kernel(const df_daemon_ar
     if (!leader) continue;
 
     /* Inputs prepared outside the timed region. */
-    const uint64_t cqe = df_cqe_pack(sqe_coll(i, p.ncolls), sqe_epoch(i, p.ncolls));
+    const uint64_t cqe = df_cqe_pack(sqe_coll(i, p.ncolls), sqe_epoch(i, p.ncolls), 0);
     df_sqe e;
     memset(&e, 0, sizeof e);
     bool ok = true;

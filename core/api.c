@@ -72,6 +72,10 @@ static dfcclResult_t alloc_tables(df_ctx* ctx) {
   a->done_blocks = p;
   DF_CHECK(t->alloc(ctx, DF_MAX_COLLS * sizeof(df_coll_counters), &p));
   a->coll_counters = p;
+  DF_CHECK(t->alloc(ctx, DF_MAX_COLLS * sizeof(uint32_t), &p));
+  a->run_errors = p;
+  DF_CHECK(t->alloc(ctx, DF_MAX_COLLS * sizeof(uint32_t), &p));
+  a->timed_out = p;
   DF_CHECK(t->alloc(ctx, DF_MAX_BLOCKS * sizeof(df_block_state), &p));
   a->blocks = p;
   DF_CHECK(t->alloc(ctx, (size_t)DF_MAX_BLOCKS * DF_MAX_COLLS * sizeof(uint16_t), &p));
@@ -84,6 +88,9 @@ static dfcclResult_t alloc_tables(df_ctx* ctx) {
   ctx->launch_report_host = (volatile df_launch_report*)((uint64_t*)host + 1);
   a->quit_request = daemon;
   a->launch_report = (df_launch_report*)((uint64_t*)daemon + 1);
+  DF_CHECK(t->alloc_mapped(ctx, DF_MAX_COLLS * sizeof(uint64_t), &host, &daemon));
+  ctx->progress_host = host;
+  a->progress_ns = daemon;
   DF_CHECK(t->alloc(ctx, 3 * sizeof(uint64_t), &p)); /* zeroed: the first launch's vote */
   a->quit_votes = p;
   DF_CHECK(df_sq_host_init(ctx, &ctx->sq, ctx->cfg.sq_entries));
@@ -106,8 +113,9 @@ static void free_tables(df_ctx* ctx) {
   df_cq_host_fini(ctx, &ctx->cq);
   df_sq_host_fini(ctx, &ctx->sq);
   if (ctx->quit_request_host) t->free_mapped(ctx, (void*)ctx->quit_request_host);
-  void* tables[] = {(void*)a->colls, a->dynamic,     a->done_blocks, a->coll_counters,
-                    a->blocks,       a->saved_tasks, a->quit_votes,  a->sq.entries};
+  if (ctx->progress_host) t->free_mapped(ctx, (void*)ctx->progress_host);
+  void* tables[] = {(void*)a->colls,     a->dynamic, a->done_blocks, a->coll_counters, a->run_errors,
+                    (void*)a->timed_out, a->blocks,  a->saved_tasks, a->quit_votes,    a->sq.entries};
   for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
     if (tables[i]) t->free(ctx, tables[i]);
 }
@@ -572,6 +580,11 @@ static dfcclResult_t submit(df_ctx* ctx, df_coll_kind kind, const void* sendbuff
     return df_error(dfcclInFlight, "collective id %d is still in flight (run %u); wait for its callback", collId,
                     running);
   }
+  dfcclResult_t failed = df_check_not_failed(ctx, index, "collective id");
+  if (failed != dfcclSuccess) {
+    pthread_mutex_unlock(&ctx->lock);
+    return failed;
+  }
   uint32_t epoch = df_record_start(c, callback, callbackArg, collId);
   pthread_mutex_unlock(&ctx->lock);
 
@@ -683,7 +696,8 @@ static dfcclResult_t begin_leaving(df_ctx* ctx, const int* ids, int n, int* indi
 
 /* A released index must look unused to its next collective.  The daemon does not touch it (no run
  * is in flight), so the host resets its per-index state: every block's dynamic context (blocks
- * that never ran have none), the blocks-done count and the counters of dfcclGetCollStats. */
+ * that never ran have none), the blocks-done count, the timed-out epoch (the next collective's
+ * runs count from 1 again) and the counters of dfcclGetCollStats. */
 static dfcclResult_t reset_daemon_entry(df_ctx* ctx, int index) {
   const df_target_ops* t = ctx->target;
   df_daemon_args* a = &ctx->args;
@@ -697,6 +711,7 @@ static dfcclResult_t reset_daemon_entry(df_ctx* ctx, int index) {
   for (uint32_t b = 0; r == dfcclSuccess && b < ctx->grid_ever; b++)
     r = t->copy_in(ctx, &a->dynamic[(size_t)b * DF_MAX_COLLS + (size_t)index], &idle, sizeof idle);
   if (r == dfcclSuccess) r = t->copy_in(ctx, &a->done_blocks[index], &no_blocks, sizeof no_blocks);
+  if (r == dfcclSuccess) r = t->copy_in(ctx, (void*)&a->timed_out[index], &no_blocks, sizeof no_blocks);
   if (r == dfcclSuccess) r = t->copy_in(ctx, &a->coll_counters[index], &none, sizeof none);
   pthread_mutex_unlock(&ctx->tables_lock);
   return r;

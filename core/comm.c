@@ -320,7 +320,13 @@ dfcclResult_t dfcclSubmit(dfcclComm_t comm, const dfcclCollDesc_t* desc, const v
   uint64_t number = comm->runs;
   int index = comm->set_index[number % (uint64_t)comm->nsets];
   df_coll_static set_stat = ctx->colls[index].stat;
+  /* A failed run revoked its set's connectors on every participant; the communicator's later runs
+   * (on any set) would run out of step with the peers that saw the failure: none runs. */
+  dfcclResult_t failed = dfcclSuccess;
+  for (int k = 0; k < comm->nsets && failed == dfcclSuccess; k++)
+    failed = df_check_not_failed(ctx, comm->set_index[k], "communicator run");
   pthread_mutex_unlock(&ctx->lock);
+  DF_CHECK(failed);
   df_coll_static st;
   df_blocks blocks;
   DF_CHECK(run_context(comm, &set_stat, desc, &st, &blocks));
@@ -390,6 +396,7 @@ bool df_comm_start_queued(df_ctx* ctx, int index) {
     set->queued = q->next;
     if (set->queued == NULL) set->queued_last = NULL;
     dfcclResult_t r = (dfcclResult_t)atomic_load(&ctx->fatal);
+    if (r == dfcclSuccess) r = df_check_not_failed(ctx, index, "communicator run"); /* the run before failed */
     bool install = false;
     uint32_t epoch = r == dfcclSuccess
                          ? take_set(set, &q->stat, q->table, q->callback, q->callback_arg, q->callback_id, &install)

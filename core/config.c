@@ -104,6 +104,7 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   DF_CHECK(env_u32("DFCCL_SQ_ENTRIES", 2, 1u << 20, &cfg->sq_entries));
   DF_CHECK(env_u32("DFCCL_COMM_SETS", 1, 16, &cfg->comm_sets));
   DF_CHECK(env_u64("DFCCL_HANG_REPORT_S", 0, 86400ull * 365, &cfg->hang_report_s));
+  DF_CHECK(env_u64("DFCCL_TIMEOUT_S", 0, 86400ull * 365, &cfg->timeout_s));
   cfg->report_dir = getenv("DFCCL_REPORT_DIR");
   if (cfg->report_dir && !*cfg->report_dir) cfg->report_dir = NULL;
   DF_CHECK(env_u32("DFCCL_COMM_SLOT_BYTES", 256, 64u << 20, &cfg->comm_slot_bytes));
@@ -123,6 +124,9 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   DF_CHECK(env_u32("DFCCL_DEBUG", 0, 9, &debug));
   DF_CHECK(df_env_stream_order(&cfg->stream_order));
   DF_CHECK(df_config_transport(&cfg->transport));
+  uint32_t check_runs = 1;
+  DF_CHECK(env_u32("DFCCL_CHECK_RUNS", 0, 1, &check_runs));
+  cfg->check_runs = check_runs != 0;
   uint32_t show_transport = 0;
   DF_CHECK(env_u32("DFCCL_SHOW_TRANSPORT", 0, 1, &show_transport));
   uint32_t timeslice_yield = 1;

@@ -42,6 +42,11 @@ typedef enum {
   dfcclCudaError,       /* a CUDA call failed                                             */
   dfcclBootstrapError,  /* the caller's allgather failed                                  */
   dfcclInternalError,
+  dfcclTimedOut, /* a run made no progress for DFCCL_TIMEOUT_S (here or on a participant)  */
+  dfcclMismatch, /* the participants disagree on a run: kind, count, type, op, root, or
+                  * which run it is (a rank skipped one)                                 */
+  dfcclRevoked,  /* a run of this collective (communicator) failed earlier: it takes no
+                  * new runs (deregister or destroy it; make a new one)                  */
   dfcclNumResults
 } dfcclResult_t;
 

@@ -40,13 +40,16 @@ const char* dfcclGetErrorString(dfcclResult_t result) {
     case dfcclInFlight: return "collective still in flight";
     case dfcclDestroyed: return "context destroyed";
     case dfcclWrongDevice: return "buffer not on the context's device";
-    case dfcclTimeout: return "timed out";
+    case dfcclTimeout: return "timed out waiting for a full submission queue";
     case dfcclUnsupported: return "execution target not available";
     case dfcclOutOfResources: return "out of resources";
     case dfcclSystemError: return "system call failed";
     case dfcclCudaError: return "CUDA call failed";
     case dfcclBootstrapError: return "bootstrap allgather failed";
     case dfcclInternalError: return "internal error";
+    case dfcclTimedOut: return "collective made no progress within the timeout";
+    case dfcclMismatch: return "participants disagree on the collective";
+    case dfcclRevoked: return "collective revoked by an earlier failure";
     default: return "unknown result code";
   }
 }

@@ -36,6 +36,7 @@ typedef struct {
   uint32_t slot_bytes;        /* largest FIFO slot (small collectives get smaller)   */
   uint32_t sq_entries;
   uint64_t hang_report_s;      /* a hang report when a run is pending this long (0: never) */
+  uint64_t timeout_s;          /* a run without progress this long fails (0: never)        */
   const char* report_dir;      /* DFCCL_REPORT_DIR: where reports go (NULL: stderr)        */
   uint32_t comm_sets;          /* connector sets per communicator (DFCCL_COMM_SETS)   */
   uint32_t comm_slot_bytes;    /* their FIFO slots (DFCCL_COMM_SLOT_BYTES)            */
@@ -50,6 +51,7 @@ typedef struct {
   uint32_t transport;   /* df_transport: how connectors reach peers (DFCCL_TRANSPORT)     */
   bool show_transport;  /* say how each peer is reached (DFCCL_SHOW_TRANSPORT, DFCCL_DEBUG)  */
   bool stream_order;    /* runs wait for the caller's default streams (DFCCL_STREAM_ORDER) */
+  bool check_runs;      /* receivers check each slot's run tag (DFCCL_CHECK_RUNS; 0 only for a twin) */
   bool timeslice_yield; /* yield the GPU to daemons that time-slice with ours (DFCCL_TIMESLICE_YIELD) */
   int debug;
 } df_config;
@@ -254,6 +256,10 @@ typedef struct {
   struct df_comm_run* queued;      /* a communicator's connector set: runs waiting for it (FIFO) */
   struct df_comm_run* queued_last;
   struct df_comm_table* table; /* a communicator's v run in flight: the blocks table it holds (comm.c) */
+  dfcclResult_t failed;        /* a run failed with this (timeout.c): no new runs (dfcclRevoked) */
+  bool timing_out;             /* the running run timed out here: the daemon was told to fail it */
+  uint64_t progress_seen;      /* the daemon's progress stamp of the running run, as last read   */
+  uint64_t progress_us;        /* when it last changed (df_now_us)                               */
 } df_coll;
 
 /* All of the registry's functions but init and fini are called with ctx->lock held. */
@@ -330,6 +336,17 @@ void df_hang_report_init(df_ctx* ctx);
 /* The poller, every round: a report when SIGUSR1 came or a run has been pending too long. */
 void df_hang_report_poll(df_ctx* ctx);
 dfcclResult_t df_hang_report_write(df_ctx* ctx, const char* reason);
+
+/* ---- per-run timeouts and failed runs (timeout.c) ---- */
+
+/* The poller, every round: a run without progress for DFCCL_TIMEOUT_S is failed (the daemon is
+ * told; it revokes the run's connectors on every participant). */
+void df_timeout_poll(df_ctx* ctx);
+/* The poller, for a completion: dfcclSuccess, or what the run failed with (CQE error `error`).  A
+ * failed run's collective takes no new runs (c->failed).  Caller holds ctx->lock. */
+dfcclResult_t df_run_outcome(df_ctx* ctx, int index, uint32_t error);
+/* Caller holds ctx->lock: dfcclRevoked with a sentence when the collective at `index` failed. */
+dfcclResult_t df_check_not_failed(const df_ctx* ctx, int index, const char* what);
 
 /* ---- communicators (comm.c) ---- */
 
@@ -446,6 +463,8 @@ struct dfcclRankCtx {
   df_coll_static* dev_colls;
   volatile uint32_t* quit_request_host;
   volatile df_launch_report* launch_report_host; /* of the launch that ran last */
+  volatile uint64_t* progress_host;              /* [DF_MAX_COLLS]: args.progress_ns as the host sees it */
+  uint64_t timeouts_checked_us;                  /* the poller last looked for runs without progress */
   atomic_uint grid;                              /* blocks of the next launch: the most any collective needs */
   uint32_t grid_launched;
   uint32_t grid_ever; /* blocks whose state has been initialised                 */

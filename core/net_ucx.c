@@ -219,6 +219,7 @@ static int poll_sending(struct df_net* net, struct df_net_link* l, uint32_t c, b
   int moved = 0;
   df_recv_ctrl* tails = tails_of(l, c);
   uint64_t tail = __atomic_load_n(&tails->tail, __ATOMIC_ACQUIRE);
+  if (tail & DF_REVOKED_BIT) tail = ch->posted; /* the run failed here: nothing more to send */
   while (ch->posted < tail) {
     uint32_t slot = (uint32_t)(ch->posted % DF_FIFO_STEPS);
     uint32_t bytes = tails->bytes[slot];
@@ -296,6 +297,7 @@ static int poll_receiving(struct df_net* net, struct df_net_link* l, uint32_t c,
   df_recv_ctrl* tails = tails_of(l, c);
   if (moved) __atomic_store_n(&tails->tail, ch->arrived, __ATOMIC_RELEASE); /* after the data (UCX wrote it) */
   uint64_t consumed = __atomic_load_n(&heads_of(l, c)->head, __ATOMIC_ACQUIRE);
+  if (consumed & DF_REVOKED_BIT) consumed = ch->credited; /* the run failed here: no more credits */
   /* A slot the daemon has consumed may take the step DF_FIFO_STEPS later, before the credit that
    * lets the sender send it goes out. */
   while (!l->closing && ch->recv_posted < consumed + DF_FIFO_STEPS) {
@@ -324,9 +326,11 @@ static bool drained(const struct df_net_link* l) {
     const net_channel* ch = &l->ch[c];
     if (l->a.sending) {
       uint64_t tail = __atomic_load_n(&tails_of(l, c)->tail, __ATOMIC_ACQUIRE);
+      if (tail & DF_REVOKED_BIT) continue; /* a failed run: what is still out will never be taken */
       if (ch->posted < tail || ch->completed < ch->posted || ch->credits < ch->posted) return false;
     } else {
       uint64_t consumed = __atomic_load_n(&heads_of(l, c)->head, __ATOMIC_ACQUIRE);
+      if (consumed & DF_REVOKED_BIT) continue;
       if (ch->credit_send || ch->credited < consumed) return false;
     }
   }

@@ -29,6 +29,7 @@ static void on_completion(void* arg, uint64_t cqe) {
     return;
   }
   c->in_flight = false; /* before the callback, which may well submit the next run */
+  dfcclResult_t outcome = df_run_outcome(ctx, (int)index, df_cqe_error(cqe));
   df_comm_run_ended(c);
   c->runs++;
   dfcclCallback_t callback = c->callback;
@@ -42,7 +43,7 @@ static void on_completion(void* arg, uint64_t cqe) {
   if (queued) df_comm_start_queued(ctx, (int)index);
   atomic_fetch_add(&ctx->completions, 1);
   atomic_fetch_sub(&ctx->outstanding, 1);
-  if (callback) callback(id, dfcclSuccess, callback_arg);
+  if (callback) callback(id, outcome, callback_arg);
 }
 
 /* The daemon failed (e.g. a CUDA error): every outstanding run ends with that error. */
@@ -190,6 +191,7 @@ static void* poller_main(void* arg) {
     }
     bool needed = fatal == dfcclSuccess && manage_daemon(ctx, &watch);
     df_hang_report_poll(ctx);
+    df_timeout_poll(ctx);
     if (watch.launched) idle = 0; /* its end is near when it yields: keep watching closely */
     if (n == 0) idle_wait(ctx, idle++, needed);
   }

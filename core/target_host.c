@@ -5,7 +5,9 @@
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -49,8 +51,26 @@ static host_state* state_of(df_ctx* ctx) { return (host_state*)ctx->target_state
 static pthread_mutex_t live_states_lock = PTHREAD_MUTEX_INITIALIZER;
 static host_state* live_states;
 
+/* A segment is unlinked once every peer has mapped it; a process killed before that (in the middle
+ * of a registration's exchange) leaves its segments behind.  Each name starts with its creator's
+ * pid: the segments of processes that no longer exist are removed when a host context opens. */
+static void sweep_dead_segments(void) {
+  DIR* d = opendir("/dev/shm");
+  if (d == NULL) return; /* no such directory: shm_open keeps its segments elsewhere */
+  for (struct dirent* e; (e = readdir(d)) != NULL;) {
+    int pid = 0;
+    if (sscanf(e->d_name, "dfccl-%d-", &pid) != 1 || pid <= 0) continue;
+    if (kill(pid, 0) == 0 || errno != ESRCH) continue; /* alive, or not ours to judge */
+    char name[300];
+    snprintf(name, sizeof name, "/%s", e->d_name);
+    shm_unlink(name);
+  }
+  closedir(d);
+}
+
 static dfcclResult_t host_open(df_ctx* ctx, int device) {
   (void)device;
+  sweep_dead_segments();
   host_state* s = calloc(1, sizeof *s);
   if (!s) return df_error(dfcclOutOfResources, "out of memory for the host target");
   pthread_mutex_init(&s->lock, NULL);

@@ -119,6 +119,7 @@ typedef struct {
   int verbose;
   int transport;       /* dfccl_transport_t: coll_dfccl_transport */
   int hang_report;     /* coll_dfccl_hang_report: seconds, 0 = DFCCL_HANG_REPORT_S decides */
+  int timeout;         /* coll_dfccl_timeout: seconds, 0 = DFCCL_TIMEOUT_S decides        */
   int output;          /* opal_output stream                                         */
   int max_colls;       /* signatures routed through DFCCL per communicator at most   */
   int concurrent_runs; /* connector sets per DFCCL communicator (DFCCL_COMM_SETS)    */
@@ -391,6 +392,7 @@ typedef struct mca_coll_dfccl_request_t {
   int run; /* its number on the DFCCL communicator (DFCCL's callback id) */
   dfccl_call_t call;
   dfcclResult_t status; /* written by the DFCCL callback */
+  bool reported;        /* its failure was said when DFCCL refused it */
   /* persistent requests only */
   mca_coll_dfccl_module_t* module; /* dc is alive while module->dc is still dc */
   dfccl_kept_t kept;

@@ -201,6 +201,12 @@ static bool register_ints(void) {
        "[0, 31536000] (default 0: never, unless DFCCL_HANG_REPORT_S is set). Reports go to stderr, or to "
        "DFCCL_REPORT_DIR, which dfccl-hang-report reads",
        &mca_coll_dfccl_component.hang_report, 0, 31536000, "a year"},
+      {"timeout",
+       "Seconds a DFCCL collective may go without progress before it fails on every rank of its communicator "
+       "(DFCCL_TIMEOUT_S; docs/reliability.md): an integer in [0, 31536000] (default 0: never). The call returns "
+       "MPI_ERR_OTHER through the communicator's error handler, and the communicator's later collectives on DFCCL "
+       "fail too; other communicators go on",
+       &mca_coll_dfccl_component.timeout, 0, 31536000, "a year"},
       {"concurrent_runs",
        "Connector sets of each communicator's DFCCL communicator (DFCCL_COMM_SETS): an integer in [1, 16] "
        "(default 1; the same on every rank): that many calls or starts on a communicator run at once, later ones "

@@ -297,10 +297,14 @@ dfcclRankCtx_t mca_coll_dfccl_process_context(dfcclTarget_t target, int device) 
     const char* transport = transports[mca_coll_dfccl_component.transport];
     if (transport != NULL) setenv("DFCCL_TRANSPORT", transport, 1);
     if (mca_coll_dfccl_component.verbose >= 1) setenv("DFCCL_SHOW_TRANSPORT", "1", 0);
+    char seconds[16];
     if (mca_coll_dfccl_component.hang_report > 0) {
-      char seconds[16];
       snprintf(seconds, sizeof seconds, "%d", mca_coll_dfccl_component.hang_report);
       setenv("DFCCL_HANG_REPORT_S", seconds, 1);
+    }
+    if (mca_coll_dfccl_component.timeout > 0) {
+      snprintf(seconds, sizeof seconds, "%d", mca_coll_dfccl_component.timeout);
+      setenv("DFCCL_TIMEOUT_S", seconds, 1);
     }
     dfcclResult_t r = dfcclInit(&ctx, &args);
     if (r != dfcclSuccess) {

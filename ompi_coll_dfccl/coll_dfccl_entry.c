@@ -19,10 +19,11 @@ void mca_coll_dfccl_enter(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, om
 int mca_coll_dfccl_routed(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, ompi_communicator_t* comm,
                           const dfccl_call_t* call) {
   switch (e->form) {
-    case DFCCL_BLOCKING:
-      if (mca_coll_dfccl_run(m, comm, call) != OMPI_SUCCESS) return OMPI_ERROR;
+    case DFCCL_BLOCKING: {
+      int rc = mca_coll_dfccl_run(m, comm, call); /* MPI_ERR_OTHER: it could not complete (the handler says so) */
       mca_coll_dfccl_count(e->routed);
-      return OMPI_SUCCESS;
+      return rc;
+    }
     case DFCCL_NONBLOCKING: mca_coll_dfccl_count(e->routed); return mca_coll_dfccl_start(m, comm, call, e->request);
     case DFCCL_PERSISTENT:
       mca_coll_dfccl_count(e->routed);

@@ -76,10 +76,25 @@ mca_coll_dfccl_request_t* mca_coll_dfccl_request_new(ompi_communicator_t* comm, 
   return req;
 }
 
-static void report(const mca_coll_dfccl_request_t* req, dfcclResult_t r) {
+/* A failed run's sentence: DFCCL's last error message where it is this thread's (a refused
+ * submission); a run that failed in the daemon is said by its code. */
+static void report(const mca_coll_dfccl_request_t* req, dfcclResult_t r, bool refused) {
+  const char* why = refused              ? dfcclGetLastErrorMessage()
+                    : r == dfcclTimedOut ? "no progress within coll_dfccl_timeout (DFCCL_TIMEOUT_S) on some rank; "
+                                           "the communicator's collectives on DFCCL fail from now on"
+                    : r == dfcclMismatch ? "the ranks passed different counts, types, ops or roots (or one skipped "
+                                           "a call); the communicator's collectives on DFCCL fail from now on"
+                                         : "see the lines above";
   opal_output(0, "coll:dfccl: %s (run %d on DFCCL) on comm '%s' failed: %s (%s)",
               mca_coll_dfccl_kind_name[req->call.coll->sig.kind], req->run, req->dc->comm->c_name,
-              dfcclGetErrorString(r), dfcclGetLastErrorMessage());
+              dfcclGetErrorString(r), why);
+}
+
+/* The MPI error class of a DFCCL failure: the collective could not complete (MPI_ERR_OTHER), or
+ * something broke inside (MPI_ERR_INTERN). */
+static int mpi_error_of(dfcclResult_t r) {
+  if (r == dfcclSuccess) return MPI_SUCCESS;
+  return r == dfcclTimedOut || r == dfcclMismatch || r == dfcclRevoked ? MPI_ERR_OTHER : MPI_ERR_INTERN;
 }
 
 /* ---- DFCCL side --------------------------------------------------------------------------------- */
@@ -100,7 +115,8 @@ static void submit(mca_coll_dfccl_request_t* req) {
   const dfccl_call_t* c = &req->call;
   dfcclResult_t r = dfcclSubmit(c->coll->comm, &c->coll->desc, c->send, c->recv, on_done, req);
   if (r == dfcclSuccess) return;
-  report(req, r);
+  report(req, r, true);
+  req->reported = true;
   on_done(-1, r, req);
 }
 
@@ -110,7 +126,7 @@ static void submit(mca_coll_dfccl_request_t* req) {
 static void complete(mca_coll_dfccl_request_t* req) {
   dfccl_comm_t* dc = req->dc;
   dfccl_call_t* c = &req->call;
-  if (req->status != dfcclSuccess) report(req, req->status);
+  if (req->status != dfcclSuccess && !req->reported) report(req, req->status, false);
   else if (c->move_bytes > 0 && dfcclCopy(c->move_to, c->move_from, c->move_bytes) != dfcclSuccess) {
     /* device memory, or host memory: dfcclCopy handles both (no overlap: see the plan) */
     opal_output(0, "coll:dfccl: moving the in-place result: %s", dfcclGetLastErrorMessage());
@@ -119,7 +135,7 @@ static void complete(mca_coll_dfccl_request_t* req) {
   if (req->status == dfcclSuccess && !mca_coll_dfccl_scratch_copy(c, false)) req->status = dfcclCudaError;
   if (!mpi_request(req)->req_persistent) mca_coll_dfccl_scratch_release(c); /* a persistent one's stay */
   ompi_request_t* r = mpi_request(req);
-  r->req_status.MPI_ERROR = req->status == dfcclSuccess ? MPI_SUCCESS : MPI_ERR_INTERN;
+  r->req_status.MPI_ERROR = mpi_error_of(req->status);
   DFCCL_VERBOSE(10, "%s on comm '%s' (count %zu) completed as run %d on DFCCL%s",
                 mca_coll_dfccl_kind_name[c->coll->sig.kind], dc->comm->c_name, c->coll->sig.count, req->run,
                 req->status == dfcclSuccess ? "" : " with an error");
@@ -179,6 +195,7 @@ void mca_coll_dfccl_launch(mca_coll_dfccl_request_t* req) {
   }
   req->next = NULL; /* a persistent request's link is left over from its previous run */
   req->status = dfcclSuccess;
+  req->reported = false;
   atomic_fetch_add_explicit(&dc->pending, 1, memory_order_relaxed);
   submit(req);
   DFCCL_VERBOSE(10, "%s on comm '%s' (count %zu) started on DFCCL", mca_coll_dfccl_kind_name[coll->sig.kind],
@@ -201,7 +218,7 @@ int mca_coll_dfccl_run(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, co
     opal_progress(); /* completes it, and keeps MPI (other communicators, their queued runs) moving */
     sched_yield();   /* DFCCL's daemon and poller threads share the cores */
   }
-  rc = req->req_status.MPI_ERROR == MPI_SUCCESS ? OMPI_SUCCESS : OMPI_ERROR;
+  rc = req->req_status.MPI_ERROR; /* an MPI error class: the MPI layer hands it to the error handler */
   (void)request_free(&req);
   return rc;
 }

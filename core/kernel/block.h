@@ -15,6 +15,7 @@ typedef struct {
   df_coll_dynamic dyn;
   int32_t coll;   /* collective index held, -1 when empty                       */
   uint32_t dirty; /* dyn differs from the copy in global memory (lazy saving)   */
+  uint32_t tag;   /* the run's tag (df_run_tag): what its slots carry           */
 } df_context_slot;
 
 typedef struct {
@@ -25,7 +26,7 @@ typedef struct {
   uint32_t sqe_fetched; /* the last fetch took SQEs                                */
   uint32_t quit;        /* 1: voluntary quit, 2: final exit                        */
   /* Published by the leader for the other threads of the block. */
-  volatile uint32_t go; /* the waits of the current primitive succeeded            */
+  volatile uint32_t go; /* df_prim_result of the current primitive's waits        */
   char* in_slot;        /* FIFO slot to read                                       */
   char* out_slot;       /* FIFO slot to write                                      */
   uint64_t last_progress_ns;
@@ -42,6 +43,7 @@ typedef struct {
   uint64_t threshold; /* polls a wait may take before the run is preempted (leader's) */
   bool progressed;    /* a primitive completed during this run                       */
   bool timesliced;    /* its peers cannot run while it waits (DF_COLL_TIMESLICED_PEER) */
+  uint32_t error;     /* df_run_error: why the run failed here (leader's)              */
 } df_run;
 
 #endif /* DFCCL_KERNEL_BLOCK_H */

@@ -83,7 +83,7 @@ DF_FN df_prim_result df_execute(df_run* run) {
   for (; it < p.iterations; it++, s = 0) {
     for (; s < p.steps; s++) {
       result = df_step(run, &p, it, s);
-      if (result == DF_PRIM_BLOCKED) goto stopped;
+      if (result != DF_PRIM_DONE) goto stopped;
     }
   }
 stopped:

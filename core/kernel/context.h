@@ -35,6 +35,16 @@ DF_FN void df_context_save(const df_daemon_args* a, const df_block* blk, df_cont
   df_atomic_add_u32(&a->coll_counters[slot->coll].context_saves, 1);
 }
 
+/* What every slot of a run carries: its number (runs of a collective, or of a communicator's
+ * connector set, count alike on every participant) and what every participant must agree on.
+ * Blocks tables stay out (displacements are each rank's own); their largest block is the count. */
+DF_FN uint32_t df_run_tag(const df_coll_static* st, uint32_t epoch) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  const uint64_t words[] = {st->kind, st->dtype, st->op, st->count, (uint64_t)(int64_t)st->root, st->nchannels, epoch};
+  for (unsigned i = 0; i < sizeof words / sizeof words[0]; i++) h = (h ^ words[i]) * 0x100000001b3ull;
+  return (uint32_t)(h ^ (h >> 32));
+}
+
 /* Leader: makes `coll` resident and returns its slot. */
 DF_FN uint32_t df_context_acquire(const df_daemon_args* a, const df_block* blk, df_block_shared* sh, uint32_t coll) {
   uint32_t index = coll % DF_CONTEXT_SLOTS;
@@ -43,6 +53,7 @@ DF_FN uint32_t df_context_acquire(const df_daemon_args* a, const df_block* blk, 
   df_context_save(a, blk, slot);
   slot->stat = df_static_context(a, coll);
   slot->dyn = *df_global_dynamic(a, blk, coll);
+  slot->tag = df_run_tag(&slot->stat, slot->dyn.epoch);
   slot->coll = (int32_t)coll;
   slot->dirty = 0;
   a->blocks[blk->bid].counters.context_loads++;

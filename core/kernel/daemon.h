@@ -33,13 +33,32 @@ typedef struct {
   /* Bytes in each slot, written before the tail when the links say so (df_links.slot_sizes): a
    * network proxy sends only what the slot holds. */
   uint32_t bytes[DF_FIFO_STEPS];
-  uint64_t pad[15 - DF_FIFO_STEPS / 2];
+  /* Each slot's run tag (df_run_tag), written before the tail: a receiver takes only a slot of the
+   * run it is in -- ranks that disagree on a run fail it rather than mix its data with another's. */
+  volatile uint32_t tags[DF_FIFO_STEPS];
+  uint64_t pad[15 - DF_FIFO_STEPS];
 } df_recv_ctrl; /* in the receiver's memory                                         */
 
 typedef struct {
   volatile uint64_t head; /* written by the receiver: slots consumed                          */
   uint64_t pad[15];
 } df_send_ctrl; /* in the sender's memory                                           */
+
+/* A failed run revokes its connectors: the rank stores, in every channel, a revoked tail into its
+ * successor's memory and a revoked head into its predecessor's -- words that it alone writes, so no
+ * later store of a peer undoes them.  A peer waiting on either sees the mark in the value it polls
+ * (no extra load on the way of data), fails its run with the same reason and revokes its own
+ * connectors in turn: the failure reaches every participant, and nothing runs on them again. */
+#define DF_REVOKED_BIT (1ull << 63)
+#define DF_REVOKED(reason) (DF_REVOKED_BIT | ((uint64_t)(reason) << 56))
+#define DF_REVOKED_REASON(value) ((uint32_t)((value) >> 56) & 0x7fu)
+
+/* Why a run failed (a run's error word, a revoked counter, a CQE). */
+typedef enum {
+  DF_RUN_OK = 0,
+  DF_RUN_TIMED_OUT = 1, /* no progress for DFCCL_TIMEOUT_S on some participant */
+  DF_RUN_MISMATCH = 2   /* the participants disagree on the run (kind, count, type, op, root, run number) */
+} df_run_error;
 
 /* One connector as one side sees it (pointers valid in that side's daemon). */
 typedef struct {
@@ -52,10 +71,11 @@ typedef struct {
 /* A collective's connectors, as this rank's daemon sees them. */
 typedef struct {
   uint32_t nchannels;
-  uint32_t slot_bytes; /* bytes per FIFO slot (a multiple of 16)                   */
-  uint32_t slot_sizes; /* 1: the successor is reached through a network proxy, which
+  uint32_t slot_bytes;     /* bytes per FIFO slot (a multiple of 16)                   */
+  uint32_t slot_sizes;     /* 1: the successor is reached through a network proxy, which
                             * needs each slot's size (df_recv_ctrl.bytes)               */
-  uint32_t pad;
+  uint32_t prev_tags;      /* 1: the predecessor writes the slots' tags (a peer mapping; a
+                            * network proxy does not carry them)                        */
   df_connector* to_next;   /* [channel]: this rank sends to its ring successor         */
   df_connector* from_prev; /* [channel]: this rank receives from its predecessor       */
   uint64_t* sent;          /* [channel]: slots this rank has posted to its successor   */
@@ -185,6 +205,13 @@ typedef struct {
   const df_coll_static* colls;           /* [DF_MAX_COLLS]                                */
   df_coll_dynamic* dynamic;              /* [block * DF_MAX_COLLS + coll]                 */
   uint32_t* done_blocks;                 /* [coll]: blocks that finished the current run  */
+  uint32_t* run_errors;                  /* [coll]: the current run failed (df_run_error), as the
+                                          * block that failed tells the run's other blocks */
+  const volatile uint32_t* timed_out;    /* [coll]: the epoch of a run the host timed out (an epoch,
+                                          * not a flag: a run that completed meanwhile leaves
+                                          * nothing behind for the next one) */
+  volatile uint64_t* progress_ns;        /* [coll], host memory: the daemon's time when a block last
+                                          * left the current run with progress (the host's timeouts) */
   df_coll_counters* coll_counters;       /* [coll]                                      */
   df_block_state* blocks;                /* [block]                                       */
   uint16_t* saved_tasks;                 /* [block * DF_MAX_COLLS + i]                    */

@@ -25,33 +25,60 @@ enum {
   DF_COPY_OUT = 1u << 3 /* also store the result in the user destination         */
 };
 
-typedef enum { DF_PRIM_DONE = 0, DF_PRIM_BLOCKED = 1 } df_prim_result;
+/* BLOCKED: a wait gave up (the run is preempted, and resumes at this step).  FAILED: the run cannot
+ * complete -- a participant revoked it, or a slot came from another run (run->error says which). */
+typedef enum { DF_PRIM_DONE = 0, DF_PRIM_BLOCKED = 1, DF_PRIM_FAILED = 2 } df_prim_result;
 
-/* Receiver side: has the predecessor posted the next slot? */
-DF_FN bool df_recv_ready(const df_run* run) {
-  const df_links* l = run->ctx->stat.links;
-  int c = run->blk->bid;
-  return df_load_acquire_u64(&l->from_prev[c].recv_ctrl->tail) > l->consumed[c];
+DF_FN df_prim_result df_fail(df_run* run, uint32_t reason) {
+  run->error = reason;
+  return DF_PRIM_FAILED;
 }
 
-/* Sender side: has the successor freed a slot? */
-DF_FN bool df_send_ready(const df_run* run) {
+/* Leader: one look at the step's waits -- the next slot from the predecessor, a free slot at the
+ * successor.  DONE when both are there; a revoked counter fails the run with its reason. */
+DF_FN df_prim_result df_look(df_run* run, unsigned flags) {
   const df_links* l = run->ctx->stat.links;
   int c = run->blk->bid;
-  return df_load_acquire_u64(&l->to_next[c].send_ctrl->head) + DF_FIFO_STEPS > l->sent[c];
+  if (flags & DF_RECV) {
+    uint64_t tail = df_load_acquire_u64(&l->from_prev[c].recv_ctrl->tail);
+    if (tail & DF_REVOKED_BIT) return df_fail(run, DF_REVOKED_REASON(tail));
+    if (tail <= l->consumed[c]) return DF_PRIM_BLOCKED;
+  }
+  if (flags & DF_SEND) {
+    uint64_t head = df_load_acquire_u64(&l->to_next[c].send_ctrl->head);
+    if (head & DF_REVOKED_BIT) return df_fail(run, DF_REVOKED_REASON(head));
+    if (head + DF_FIFO_STEPS <= l->sent[c]) return DF_PRIM_BLOCKED;
+  }
+  return DF_PRIM_DONE;
 }
 
-/* Leader: spin until every wait of the step is satisfied, or give up after the threshold. */
-DF_FN bool df_wait_ready(const df_run* run, unsigned flags) {
+/* Leader: spin until every wait of the step is satisfied, or give up after the threshold.  Past
+ * the threshold it also looks whether another block of this rank failed the run, or the host timed
+ * it out (without preemption, the test twins' mode, it looks again every 64 Ki
+ * polls and goes on waiting). */
+DF_FN df_prim_result df_wait_ready(df_run* run, unsigned flags) {
   bool unlimited = !run->args->spin.preemption;
   for (uint64_t polls = 0;; polls++) {
-    bool ready = true;
-    if (flags & DF_RECV) ready = df_recv_ready(run);
-    if (ready && (flags & DF_SEND)) ready = df_send_ready(run);
-    if (ready) return true;
-    if (!unlimited && polls >= run->threshold) return false;
+    df_prim_result r = df_look(run, flags);
+    if (r != DF_PRIM_BLOCKED) return r;
+    if (polls >= run->threshold && (!unlimited || (polls & 0xffff) == 0)) {
+      uint32_t error = df_load_acquire_u32(&run->args->run_errors[run->ctx->coll]);
+      if (error == DF_RUN_OK && df_load_acquire_u32(&run->args->timed_out[run->ctx->coll]) == run->ctx->dyn.epoch)
+        error = DF_RUN_TIMED_OUT;
+      if (error != DF_RUN_OK) return df_fail(run, error);
+      if (!unlimited) return DF_PRIM_BLOCKED;
+    }
     df_spin_pause(polls);
   }
+}
+
+/* Leader, once the next slot is there: it must come from this very run. */
+DF_FN df_prim_result df_check_tag(df_run* run) {
+  const df_links* l = run->ctx->stat.links;
+  int c = run->blk->bid;
+  if (!l->prev_tags || l->from_prev[c].recv_ctrl->tags[l->consumed[c] % DF_FIFO_STEPS] == run->ctx->tag)
+    return DF_PRIM_DONE;
+  return df_fail(run, DF_RUN_MISMATCH);
 }
 
 DF_FN char* df_slot_address(const df_connector* c, uint64_t step, uint32_t slot_bytes) {
@@ -64,7 +91,9 @@ DF_FN void df_post(const df_run* run, unsigned flags, size_t bytes) {
   const df_links* l = run->ctx->stat.links;
   int c = run->blk->bid;
   if (flags & DF_SEND) {
-    if (l->slot_sizes) l->to_next[c].recv_ctrl->bytes[l->sent[c] % DF_FIFO_STEPS] = (uint32_t)bytes;
+    df_recv_ctrl* next = l->to_next[c].recv_ctrl;
+    if (l->slot_sizes) next->bytes[l->sent[c] % DF_FIFO_STEPS] = (uint32_t)bytes;
+    next->tags[l->sent[c] % DF_FIFO_STEPS] = run->ctx->tag;
     l->sent[c]++;
     /* A system-scope release after the block barrier covers every thread's data stores (the
      * barrier orders them before it, and release is cumulative): no separate fence needed. */
@@ -82,17 +111,18 @@ DF_FN df_prim_result df_prim(df_run* run, unsigned flags, const void* user_src, 
   df_block_shared* sh = run->sh;
   const df_coll_static* st = &run->ctx->stat;
   if (df_is_leader(run->blk)) {
-    bool ready = df_wait_ready(run, flags);
-    if (ready) {
+    df_prim_result ready = df_wait_ready(run, flags);
+    if (ready == DF_PRIM_DONE && (flags & DF_RECV)) ready = df_check_tag(run);
+    if (ready == DF_PRIM_DONE) {
       const df_links* l = st->links;
       int c = run->blk->bid;
       if (flags & DF_RECV) sh->in_slot = df_slot_address(&l->from_prev[c], l->consumed[c], l->slot_bytes);
       if (flags & DF_SEND) sh->out_slot = df_slot_address(&l->to_next[c], l->sent[c], l->slot_bytes);
     }
-    sh->go = ready;
+    sh->go = (uint32_t)ready;
   }
   df_block_sync();
-  if (!sh->go) return DF_PRIM_BLOCKED;
+  if (sh->go != DF_PRIM_DONE) return (df_prim_result)sh->go;
 
   const void* src0 = (flags & DF_RECV) ? (const void*)sh->in_slot : user_src;
   const void* src1 = (flags & DF_REDUCE) ? user_src : NULL;

@@ -64,26 +64,45 @@ DF_FN uint64_t df_initial_threshold(const df_spin_policy* p, uint32_t position) 
   return t < p->floor ? p->floor : t;
 }
 
-/* Leader: the block's part of a run is complete.  The last block to finish writes the CQE. */
-DF_FN void df_complete_run(const df_daemon_args* a, const df_block* blk, df_context_slot* slot) {
+/* Leader, for the block that ends a failed run: every channel's connectors revoked (DF_REVOKED_BIT).
+ * Each channel's block of this rank is done with the run, so none of them writes these words any
+ * more, and nothing runs on them again (the host refuses new runs of a failed collective). */
+DF_FN void df_revoke_links(const df_links* l, uint32_t reason) {
+  for (uint32_t c = 0; l != NULL && c < l->nchannels; c++) {
+    df_store_release_u64(&l->to_next[c].recv_ctrl->tail, DF_REVOKED(reason));
+    df_store_release_u64(&l->from_prev[c].send_ctrl->head, DF_REVOKED(reason));
+  }
+}
+
+/* Leader: the block's part of a run is over -- complete, or failed (`error`, df_run_error).  The
+ * last block to finish writes the CQE, with the run's error if any block had one. */
+DF_FN void df_complete_run(const df_daemon_args* a, const df_block* blk, df_context_slot* slot, uint32_t error) {
   uint32_t coll = (uint32_t)slot->coll;
   uint32_t epoch = slot->dyn.epoch;
   uint32_t nchannels = slot->stat.nchannels;
+  const df_links* links = slot->stat.links;
   df_context_finish_run(a, blk, slot);
+  /* The other blocks of a failed run stop at their next wait (df_wait_ready reads this). */
+  if (error != DF_RUN_OK) df_store_release_u32(&a->run_errors[coll], error);
   /* This block's results (written by all its threads, ordered by the barrier before us) are
    * visible before it counts itself done, so that the CQE covers every block's part. */
   df_fence_system();
   if (df_atomic_add_u32(&a->done_blocks[coll], 1) + 1 < nchannels) return;
+  df_fence_system(); /* every block's error word, stored before its count, is seen below */
+  error = df_load_acquire_u32(&a->run_errors[coll]);
+  if (error != DF_RUN_OK) df_revoke_links(links, error);
+  a->run_errors[coll] = DF_RUN_OK;
   a->done_blocks[coll] = 0; /* ready for the next run, which the CQE allows the host to submit */
   df_fence_system();
   df_block_state* bs = &a->blocks[blk->bid];
-  uint64_t cqe = df_cqe_pack(coll, epoch);
+  uint64_t cqe = df_cqe_pack(coll, epoch, error);
   for (uint64_t i = 0; !df_cq_try_write(a->cq, (uint32_t)blk->bid, &bs->cq_tail, &bs->cq_head_seen, cqe); i++)
     df_spin_pause(i); /* the host's poller is behind: it takes entries whenever runs are out */
 }
 
-/* Runs the task at queue position i.  Returns true when it progressed; *timesliced tells whether
- * its peers can only run once this daemon leaves the GPU.  All threads. */
+/* Runs the task at queue position i.  Returns true when it progressed; *completed: the run is over
+ * on this block (complete or failed); *timesliced tells whether its peers can only run once this
+ * daemon leaves the GPU.  All threads. */
 DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_shared* sh, uint32_t position,
                        bool* completed, bool* timesliced) {
   if (df_is_leader(blk)) sh->current = df_context_acquire(a, blk, sh, sh->tasks[position]);
@@ -97,22 +116,26 @@ DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_sh
   /* Waiting for a peer that cannot run meanwhile only delays it: a brief look, then yield. */
   run.threshold = run.timesliced ? DF_TIMESLICED_POLLS : df_initial_threshold(&a->spin, position);
   run.progressed = false;
+  run.error = DF_RUN_OK;
   *timesliced = run.timesliced;
 
   df_prim_result r = df_execute(&run);
   df_block_sync(); /* every thread is done with the slot before the leader changes it */
-  *completed = (r == DF_PRIM_DONE);
+  *completed = (r != DF_PRIM_BLOCKED);
   if (df_is_leader(blk)) {
     if (*completed) {
-      df_complete_run(a, blk, run.ctx);
+      df_complete_run(a, blk, run.ctx, r == DF_PRIM_FAILED ? run.error : DF_RUN_OK);
     } else {
       df_block_state* bs = &a->blocks[blk->bid];
       bs->counters.preemptions++;
       df_atomic_add_u32(&a->coll_counters[run.ctx->coll].preemptions, 1);
-      if (run.progressed) run.ctx->dirty = 1; /* saved lazily, on eviction */
+      if (run.progressed) {
+        run.ctx->dirty = 1;                           /* saved lazily, on eviction */
+        a->progress_ns[run.ctx->coll] = df_time_ns(); /* the host's timeout starts over */
+      }
     }
   }
-  return r == DF_PRIM_DONE || run.progressed;
+  return *completed || run.progressed;
 }
 
 /* Leader: drops completed tasks (marked 0xFFFF) keeping the order. */

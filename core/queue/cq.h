@@ -29,8 +29,13 @@ typedef struct {
   uint32_t ring;                  /* entries per block: a power of two                    */
 } df_cq;
 
-DF_FN uint64_t df_cqe_pack(uint32_t coll, uint32_t epoch) { return ((uint64_t)epoch << 32) | coll; }
-DF_FN uint32_t df_cqe_coll(uint64_t cqe) { return (uint32_t)cqe; }
+/* A completion: the run's epoch, why it failed (df_run_error; 0: it completed) and its collective
+ * index (below 2^24). */
+DF_FN uint64_t df_cqe_pack(uint32_t coll, uint32_t epoch, uint32_t error) {
+  return ((uint64_t)epoch << 32) | ((uint64_t)(error & 0xffu) << 24) | (coll & 0xffffffu);
+}
+DF_FN uint32_t df_cqe_coll(uint64_t cqe) { return (uint32_t)cqe & 0xffffffu; }
+DF_FN uint32_t df_cqe_error(uint64_t cqe) { return (uint32_t)(cqe >> 24) & 0xffu; }
 DF_FN uint32_t df_cqe_epoch(uint64_t cqe) { return (uint32_t)(cqe >> 32); }
 
 /* Block `block`'s leader: publishes a completion.  *tail (the block's count of stored entries) and

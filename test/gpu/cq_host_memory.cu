@@ -66,7 +66,7 @@ __global__ void ring_writer(df_cq cq, uint32_t per_block) {
   if (threadIdx.x != 0) return;
   uint64_t tail = 0, head_seen = 0;
   for (uint32_t i = 0; i < per_block; i++) {
-    uint64_t cqe = df_cqe_pack(blockIdx.x, i);
+    uint64_t cqe = df_cqe_pack(blockIdx.x, i, 0);
     while (!df_cq_try_write(cq, blockIdx.x, &tail, &head_seen, cqe)) {
     }
   }

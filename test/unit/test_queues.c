@@ -144,7 +144,7 @@ static void* cq_writer_main(void* arg) {
   cq_writer* w = arg;
   uint64_t tail = 0, head_seen = 0; /* a block's state */
   for (uint32_t i = 0; i < CQ_PER_BLOCK; i++)
-    while (!df_cq_try_write(w->cq, (uint32_t)w->block, &tail, &head_seen, df_cqe_pack((uint32_t)w->block, i)))
+    while (!df_cq_try_write(w->cq, (uint32_t)w->block, &tail, &head_seen, df_cqe_pack((uint32_t)w->block, i, 0)))
       sched_yield(); /* full: the reaper is behind */
   return NULL;
 }

@@ -54,6 +54,9 @@ static void fixture_init(daemon_fixture* f) {
   a->dynamic = zeroed(DF_MAX_COLLS, sizeof *a->dynamic);
   a->done_blocks = zeroed(DF_MAX_COLLS, sizeof *a->done_blocks);
   a->coll_counters = zeroed(DF_MAX_COLLS, sizeof *a->coll_counters);
+  a->run_errors = zeroed(DF_MAX_COLLS, sizeof *a->run_errors);
+  a->timed_out = zeroed(DF_MAX_COLLS, sizeof *a->timed_out);
+  a->progress_ns = zeroed(DF_MAX_COLLS, sizeof *a->progress_ns);
   a->blocks = zeroed(1, sizeof *a->blocks);
   a->saved_tasks = zeroed(DF_MAX_COLLS, sizeof *a->saved_tasks);
   a->spin = (df_spin_policy){
@@ -68,6 +71,9 @@ static void fixture_fini(daemon_fixture* f) {
   free(a->dynamic);
   free(a->done_blocks);
   free(a->coll_counters);
+  free(a->run_errors);
+  free((void*)a->timed_out);
+  free((void*)a->progress_ns);
   free(a->blocks);
   free(a->saved_tasks);
 }
@@ -204,7 +210,7 @@ static void test_whole_run(void) {
   bool progressed = df_run_task(a, &f.block, &f.shared, 0, &completed, &timesliced);
   CHECK(progressed && completed && !timesliced, "the run completed");
   CHECK(memcmp(send, recv, sizeof(int32_t) * N) == 0, "one participant: recvbuff is a copy of sendbuff");
-  CHECK(cq_tails[0] == 1 && cq_entries[0] == df_cqe_pack(c, 1), "its CQE is in the block's ring");
+  CHECK(cq_tails[0] == 1 && cq_entries[0] == df_cqe_pack(c, 1, 0), "its CQE is in the block's ring");
   CHECK(a->done_blocks[c] == 0, "the block count is reset for the next run");
   free(send);
   free(recv);
@@ -216,15 +222,144 @@ static void test_whole_run(void) {
   fixture_fini(&f);
 }
 
+/* A broadcast from ring position 1 to this rank (position 0) of two, the test playing the root: a
+ * one-channel ring whose peer's memory is ours to write. */
+typedef struct {
+  daemon_fixture f;
+  df_links links;
+  df_connector to_next, from_prev;
+  df_recv_ctrl my_recv, peer_recv;
+  df_send_ctrl my_send, peer_send;
+  uint64_t sent, consumed;
+  char fifo[DF_FIFO_STEPS * 256];
+  char peer_fifo[DF_FIFO_STEPS * 256];
+  uint64_t cq_entries[8], cq_tails[DF_CQ_STRIDE], cq_heads[DF_CQ_STRIDE];
+  int32_t recv[64];
+} ring_fixture;
+
+enum { RING_COLL = 5, RING_COUNT = 64 };
+
+static void ring_init(ring_fixture* r) {
+  memset(r, 0, sizeof *r);
+  fixture_init(&r->f);
+  df_daemon_args* a = &r->f.args;
+  r->to_next = (df_connector){.recv_ctrl = &r->peer_recv, .send_ctrl = &r->my_send, .fifo = r->peer_fifo};
+  r->from_prev = (df_connector){.recv_ctrl = &r->my_recv, .send_ctrl = &r->peer_send, .fifo = r->fifo};
+  r->links = (df_links){.nchannels = 1,
+                        .slot_bytes = 256,
+                        .prev_tags = 1,
+                        .to_next = &r->to_next,
+                        .from_prev = &r->from_prev,
+                        .sent = &r->sent,
+                        .consumed = &r->consumed};
+  r->f.colls[RING_COLL] = (df_coll_static){.kind = DF_COLL_BROADCAST,
+                                           .dtype = dfcclInt32,
+                                           .op = dfcclSum,
+                                           .nranks = 2,
+                                           .rank = 0,
+                                           .nchannels = 1,
+                                           .root = 1,
+                                           .count = RING_COUNT,
+                                           .links = &r->links};
+  a->cq = (df_cq){.entries = r->cq_entries, .tails = r->cq_tails, .heads = r->cq_heads, .ring = 8};
+  a->spin.front = a->spin.floor = 1000; /* a wait gives up soon */
+}
+
+/* Runs epoch `epoch` on the block until it is over or `tries` preemptions passed; returns the CQE
+ * (0: none). */
+static uint64_t ring_run(ring_fixture* r, uint32_t epoch, int tries) {
+  df_sqe e = sqe_for(RING_COLL, epoch, NULL, r->recv);
+  df_context_start_run(&r->f.args, &r->f.block, &r->f.shared, &e);
+  r->f.shared.tasks[0] = RING_COLL;
+  r->f.shared.ntasks = 1;
+  uint64_t tail_before = r->cq_tails[0];
+  for (int i = 0; i < tries; i++) {
+    bool completed = false, timesliced = false;
+    df_run_task(&r->f.args, &r->f.block, &r->f.shared, 0, &completed, &timesliced);
+    if (completed) break;
+  }
+  return r->cq_tails[0] > tail_before ? r->cq_entries[(r->cq_tails[0] - 1) % 8] : 0;
+}
+
+/* Goes on with the run in the queue. */
+static uint64_t ring_run_again(ring_fixture* r, int tries) {
+  uint64_t tail_before = r->cq_tails[0];
+  for (int i = 0; i < tries; i++) {
+    bool completed = false, timesliced = false;
+    df_run_task(&r->f.args, &r->f.block, &r->f.shared, 0, &completed, &timesliced);
+    if (completed) break;
+  }
+  return r->cq_tails[0] > tail_before ? r->cq_entries[(r->cq_tails[0] - 1) % 8] : 0;
+}
+
+/* The root's slot of run `epoch`, tagged as a run of `st` would tag it. */
+static void ring_post(ring_fixture* r, const df_coll_static* st, uint32_t epoch) {
+  uint64_t step = r->my_recv.tail;
+  int32_t* slot = (int32_t*)(r->fifo + (step % DF_FIFO_STEPS) * 256);
+  for (int i = 0; i < RING_COUNT; i++) slot[i] = (int32_t)(epoch * 1000 + i);
+  r->my_recv.tags[step % DF_FIFO_STEPS] = df_run_tag(st, epoch);
+  r->my_recv.tail = step + 1;
+}
+
+/* What a failed run does: its CQE says why, its connectors are revoked toward both neighbours, its
+ * data never lands; and each failure is shown to need its cause (the matching case completes). */
+static void test_failures(void) {
+  ring_fixture* r = zeroed(1, sizeof *r);
+  ring_init(r);
+  df_coll_static st = r->f.colls[RING_COLL];
+  /* Run 1, the root's slot of run 1: completes, exact. */
+  ring_post(r, &st, 1);
+  uint64_t cqe = ring_run(r, 1, 4);
+  CHECK(cqe != 0 && df_cqe_error(cqe) == DF_RUN_OK && df_cqe_epoch(cqe) == 1, "a matching slot: run 1 completes");
+  CHECK(r->recv[7] == 1007, "and its data landed");
+  CHECK(!(r->peer_send.head & DF_REVOKED_BIT), "a completed run revokes nothing");
+  /* Run 2, but the root sends a slot of another count: a mismatch, and nothing lands. */
+  df_coll_static other = st;
+  other.count = RING_COUNT + 1;
+  ring_post(r, &other, 2);
+  memset(r->recv, 0, sizeof r->recv);
+  cqe = ring_run(r, 2, 4);
+  CHECK(cqe != 0 && df_cqe_error(cqe) == DF_RUN_MISMATCH, "a slot of another signature fails the run (mismatch)");
+  CHECK(r->recv[7] == 0, "the mismatched slot's data never reached recvbuff");
+  CHECK(r->peer_send.head == DF_REVOKED(DF_RUN_MISMATCH), "the predecessor's head is revoked with the reason");
+  CHECK(r->peer_recv.tail == DF_REVOKED(DF_RUN_MISMATCH), "the successor's tail is revoked with the reason");
+  CHECK(r->f.args.run_errors[RING_COLL] == DF_RUN_OK, "the error word is clear for the next run");
+  free(r);
+
+  /* A peer revoked its connectors (its run timed out): this run fails with its reason. */
+  r = zeroed(1, sizeof *r);
+  ring_init(r);
+  r->my_recv.tail = DF_REVOKED(DF_RUN_TIMED_OUT);
+  cqe = ring_run(r, 1, 4);
+  CHECK(cqe != 0 && df_cqe_error(cqe) == DF_RUN_TIMED_OUT, "a revoked tail fails the run with the peer's reason");
+  free(r);
+
+  /* The host timed the run out: it fails at its next wait -- and a run that waits without a
+   * timeout only waits (the twin). */
+  r = zeroed(1, sizeof *r);
+  ring_init(r);
+  cqe = ring_run(r, 1, 4);
+  CHECK(cqe == 0, "without data, a run waits (preempted, no CQE)");
+  CHECK(r->f.args.progress_ns[RING_COLL] == 0, "and shows no progress to the host");
+  ((uint32_t*)r->f.args.timed_out)[RING_COLL] = 7; /* another run's epoch: stale */
+  CHECK(ring_run_again(r, 4) == 0, "a timed-out epoch of another run does not fail this one");
+  ((uint32_t*)r->f.args.timed_out)[RING_COLL] = 1;
+  cqe = ring_run_again(r, 4);
+  CHECK(cqe != 0 && df_cqe_error(cqe) == DF_RUN_TIMED_OUT, "the host's timeout fails the run");
+  CHECK(r->peer_send.head == DF_REVOKED(DF_RUN_TIMED_OUT), "and revokes its connectors");
+  free(r);
+}
+
 int main(void) {
   test_task_queue();
   test_thresholds();
   test_contexts();
   test_whole_run();
+  test_failures();
   if (failures) {
     printf("test_scheduler: %d failures\n", failures);
     return 1;
   }
-  printf("test_scheduler: task queue, thresholds, contexts and a whole run: ok\n");
+  printf("test_scheduler: task queue, thresholds, contexts, a whole run, failed runs: ok\n");
   return 0;
 }
