@@ -112,7 +112,7 @@ mps_stop() {
 
 # PART=1: data path and the deadlock programs at one rank per GPU; PART=2: oversubscribed runs,
 # the random mix and performance; unset: both (more than one 600 s device call).  PART=oversub
-# PART=explore, PART=component, PART=every, PART=a2a, PART=comm, PART=ucx and PART=users (or users-pageable,
+# PART=explore, PART=component, PART=every, PART=a2a, PART=comm, PART=failures, PART=ucx and PART=users (or users-pageable,
 # users-osu, users-cupy) are only run when named; PART may name several ("1 oversub").
 part=${PART:-all}
 named() { case " $part " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -405,6 +405,19 @@ if named comm; then
     keep_output "bench-$api.txt"
     summarize "^ +[0-9]|Avg|Wrong"
   done
+fi
+
+# PART=failures: collectives that cannot complete (issue 16) with the GPU daemon -- a rank that
+# skips one (DFCCL_TIMEOUT_S=1: every rank gets dfcclTimedOut, the hang report names the rank), ranks
+# that disagree on a count (dfcclMismatch everywhere), at 3 and 2 ranks; the twins (no timeout:
+# hang; DFCCL_CHECK_RUNS=0: silent success); the dead peer (host target only: forked processes).
+if named failures; then
+  step failures 200 sh test/mpi/failures.sh
+  summarize "^rank|PASS|FAIL|dfccl:"
+  step failures-twin 120 sh test/mpi/failures_twin.sh
+  summarize "PASS|FAIL"
+  step dead-peer 60 test/unit/test_dead_peer
+  summarize "^rank|process|test_dead_peer"
 fi
 
 # PART=ucx: the network transport (issue 14) with the GPU daemon -- every connector forced onto
