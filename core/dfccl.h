@@ -120,7 +120,10 @@ typedef struct {
 typedef struct dfcclRankCtx* dfcclRankCtx_t;
 
 /* Runs on DFCCL's poller thread when a run completes; keep it short.  `status` is dfcclSuccess,
- * or the error that ended the run (e.g. dfcclDestroyed when the context went away first). */
+ * or the error that ended the run: dfcclTimedOut (no progress for DFCCL_TIMEOUT_S on some
+ * participant), dfcclMismatch (the participants disagree on the run), dfcclDestroyed (the context
+ * went away first) ...  After dfcclTimedOut or dfcclMismatch the collective (communicator) takes no
+ * new runs: dfcclRevoked (docs/reliability.md). */
 typedef void (*dfcclCallback_t)(int collId, dfcclResult_t status, void* arg);
 
 dfcclResult_t dfcclInit(dfcclRankCtx_t* ctx, const dfcclInitArgs_t* args);

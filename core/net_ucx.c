@@ -13,6 +13,10 @@
  *             (in order) -> tail for the daemon, published with release after the data; the
  *             daemon's head -> a credit message (the count consumed) back to the sender.
  *
+ * A failed run's revoked counters (kernel/daemon.h) stop the proxy: it sends and credits nothing
+ * more on them, and does not carry the revocation -- nor the slots' run tags -- across (a peer on
+ * another host learns of a failure from its own timeout; docs/reliability.md).
+ *
  * Tags name the collective (its id), the channel, data or credit, and the step, so that every
  * message matches exactly one receive.  Every connector's state lives in its link, which is what
  * preemption needs: a preempted collective's slots already handed to UCX complete in the
