@@ -293,14 +293,14 @@ static void print_summary(const bench_state* s) {
   fflush(stdout);
 }
 
-#define BENCH_NSTATS 9
+#define BENCH_NSTATS 11
 
 static void print_stats(const bench_state* s) {
   dfcclStats_t st;
   CHECK_DFCCL(dfcclGetStats(bench_dfccl_ctx(s->dfccl), &st));
-  uint64_t mine[BENCH_NSTATS] = {st.sqesRead,     st.preemptions,        st.contextLoads,
-                                 st.contextSaves, st.voluntaryQuits,     st.relaunches,
-                                 st.launches,     st.maxTaskQueueLength, st.completions};
+  uint64_t mine[BENCH_NSTATS] = {st.sqesRead,       st.preemptions, st.contextLoads, st.contextSaves,
+                                 st.voluntaryQuits, st.relaunches,  st.launches,     st.maxTaskQueueLength,
+                                 st.completions,    st.sqFullWaits, st.cqFullWaits};
   uint64_t* all = NULL;
   if (s->rank == 0) {
     all = malloc((size_t)s->nranks * sizeof(mine));
@@ -308,8 +308,9 @@ static void print_stats(const bench_state* s) {
   }
   CHECK_MPI(MPI_Gather(mine, BENCH_NSTATS, MPI_UINT64_T, all, BENCH_NSTATS, MPI_UINT64_T, 0, MPI_COMM_WORLD));
   if (s->rank != 0) return;
-  static const char* const names[BENCH_NSTATS] = {"sqesRead", "preempt",  "ctxLoads", "ctxSaves", "volQuits",
-                                                  "relaunch", "launches", "maxTaskQ", "complete"};
+  static const char* const names[BENCH_NSTATS] = {"sqesRead", "preempt",  "ctxLoads", "ctxSaves",
+                                                  "volQuits", "relaunch", "launches", "maxTaskQ",
+                                                  "complete", "sqFull",   "cqFull"};
   printf("# DFCCL stats (dfcclGetStats)\n#  rank");
   for (int i = 0; i < BENCH_NSTATS; i++) printf(" %10s", names[i]);
   printf("\n");

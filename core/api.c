@@ -90,7 +90,9 @@ static dfcclResult_t alloc_tables(df_ctx* ctx) {
   a->launch_report = (df_launch_report*)((uint64_t*)daemon + 1);
   DF_CHECK(t->alloc_mapped(ctx, DF_MAX_COLLS * sizeof(uint64_t), &host, &daemon));
   ctx->progress_host = host;
-  a->progress_ns = daemon;
+  /* Without a timeout nobody reads the stamps: the daemon skips them (a store to host memory that
+   * the next system-scope fence would wait for, on the small collectives' critical path). */
+  a->progress_ns = ctx->cfg.timeout_s > 0 ? daemon : NULL;
   DF_CHECK(t->alloc(ctx, 3 * sizeof(uint64_t), &p)); /* zeroed: the first launch's vote */
   a->quit_votes = p;
   DF_CHECK(df_sq_host_init(ctx, &ctx->sq, ctx->cfg.sq_entries));
@@ -510,8 +512,9 @@ void df_record_cancel(df_coll* c) {
 dfcclResult_t df_publish_run(df_ctx* ctx, uint32_t index, uint32_t epoch, uint32_t nchannels, const void* sendbuff,
                              void* recvbuff) {
   atomic_fetch_add(&ctx->outstanding, 1);
-  dfcclResult_t r =
-      df_sq_host_submit(&ctx->sq, index, epoch, nchannels, sendbuff, recvbuff, ctx->cfg.submit_timeout_ms);
+  bool poller = ctx->cfg.poller_set_aside && df_poller_is_current(ctx);
+  dfcclResult_t r = df_sq_host_submit(&ctx->sq, index, epoch, nchannels, sendbuff, recvbuff, ctx->cfg.submit_timeout_ms,
+                                      poller ? df_poller_set_aside : NULL, ctx);
   if (r != dfcclSuccess) {
     atomic_fetch_sub(&ctx->outstanding, 1);
     return r;
@@ -833,7 +836,7 @@ static bool wait_outstanding(df_ctx* ctx) {
 /* The final-exit SQE: every block of the (re)launched daemon reads it and exits for good. */
 static dfcclResult_t final_exit(df_ctx* ctx) {
   if (atomic_load(&ctx->launches) == 0) return dfcclSuccess; /* never started */
-  DF_CHECK(df_sq_host_submit(&ctx->sq, DF_SQE_EXIT, 0, 0, NULL, NULL, 1000));
+  DF_CHECK(df_sq_host_submit(&ctx->sq, DF_SQE_EXIT, 0, 0, NULL, NULL, 1000, NULL, NULL));
   atomic_fetch_add(&ctx->submitted, 1);
   uint64_t start = df_now_ms();
   for (;;) {
@@ -907,10 +910,14 @@ dfcclResult_t dfcclGetStats(dfcclRankCtx_t ctx, dfcclStats_t* stats) {
     stats->contextSaves += c->context_saves;
     stats->voluntaryQuits += c->voluntary_quits;
     if (c->max_queue_length > stats->maxTaskQueueLength) stats->maxTaskQueueLength = c->max_queue_length;
+    stats->cqFullWaits += c->cq_full_waits;
   }
   stats->launches = atomic_load(&ctx->launches);
   stats->relaunches = stats->launches ? stats->launches - 1 : 0;
   stats->completions = atomic_load(&ctx->completions);
+  pthread_mutex_lock(&ctx->sq.lock);
+  stats->sqFullWaits = ctx->sq.full_waits;
+  pthread_mutex_unlock(&ctx->sq.lock);
   return dfcclSuccess;
 }
 

@@ -127,6 +127,9 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   uint32_t check_runs = 1;
   DF_CHECK(env_u32("DFCCL_CHECK_RUNS", 0, 1, &check_runs));
   cfg->check_runs = check_runs != 0;
+  uint32_t set_aside = 1;
+  DF_CHECK(env_u32("DFCCL_POLLER_SET_ASIDE", 0, 1, &set_aside));
+  cfg->poller_set_aside = set_aside != 0;
   uint32_t show_transport = 0;
   DF_CHECK(env_u32("DFCCL_SHOW_TRANSPORT", 0, 1, &show_transport));
   uint32_t timeslice_yield = 1;

@@ -346,6 +346,8 @@ typedef struct {
   uint64_t launches;           /* daemon launches                                       */
   uint64_t maxTaskQueueLength; /* longest task queue seen by any block                  */
   uint64_t completions;        /* completed runs reported by the completion queue       */
+  uint64_t sqFullWaits;        /* submissions that found the submission queue full and waited */
+  uint64_t cqFullWaits;        /* completions a block held because its completion ring was full */
 } dfcclStats_t;
 
 typedef struct {

@@ -47,12 +47,13 @@ typedef struct {
   uint64_t yield_delay_us;     /* before relaunching a daemon that yielded the GPU      */
   uint64_t poller_spin_rounds; /* idle poller rounds that only yield, before sleeping   */
   df_spin_policy spin;
-  bool spin_set[3];     /* front, floor, ceiling came from the environment       */
-  uint32_t transport;   /* df_transport: how connectors reach peers (DFCCL_TRANSPORT)     */
-  bool show_transport;  /* say how each peer is reached (DFCCL_SHOW_TRANSPORT, DFCCL_DEBUG)  */
-  bool stream_order;    /* runs wait for the caller's default streams (DFCCL_STREAM_ORDER) */
-  bool check_runs;      /* receivers check each slot's run tag (DFCCL_CHECK_RUNS; 0 only for a twin) */
-  bool timeslice_yield; /* yield the GPU to daemons that time-slice with ours (DFCCL_TIMESLICE_YIELD) */
+  bool spin_set[3];      /* front, floor, ceiling came from the environment       */
+  uint32_t transport;    /* df_transport: how connectors reach peers (DFCCL_TRANSPORT)     */
+  bool show_transport;   /* say how each peer is reached (DFCCL_SHOW_TRANSPORT, DFCCL_DEBUG)  */
+  bool stream_order;     /* runs wait for the caller's default streams (DFCCL_STREAM_ORDER) */
+  bool check_runs;       /* receivers check each slot's run tag (DFCCL_CHECK_RUNS; 0 only for a twin) */
+  bool poller_set_aside; /* a poller waiting to submit takes completions aside (DFCCL_POLLER_SET_ASIDE; 0: a twin) */
+  bool timeslice_yield;  /* yield the GPU to daemons that time-slice with ours (DFCCL_TIMESLICE_YIELD) */
   int debug;
 } df_config;
 
@@ -380,14 +381,18 @@ typedef struct {
   uint32_t entries;
   uint32_t readers;     /* daemon blocks that read each new entry (in the mirror) */
   uint64_t tail;        /* next sequence number             */
+  uint64_t full_waits;  /* submissions that found the ring full (under lock) */
   pthread_mutex_t lock; /* one writer at a time             */
 } df_sq_host;
 
 dfcclResult_t df_sq_host_init(df_ctx* ctx, df_sq_host* sq, uint32_t entries);
 void df_sq_host_fini(df_ctx* ctx, df_sq_host* sq);
-/* Writes one entry; waits while the ring is full, up to timeout_ms (then dfcclTimeout). */
+/* Writes one entry; waits while the ring is full, up to timeout_ms (then dfcclTimeout).  A
+ * submitter that must not block on the queue -- the poller, whose completions the daemon may be
+ * waiting to store before it takes new entries -- passes while_full (else NULL): it is called
+ * whenever the submitter waits, for the ring or for another submitter's lock. */
 dfcclResult_t df_sq_host_submit(df_sq_host* sq, uint32_t coll, uint32_t epoch, uint32_t nchannels, const void* sendbuff,
-                                void* recvbuff, uint64_t timeout_ms);
+                                void* recvbuff, uint64_t timeout_ms, void (*while_full)(void* arg), void* arg);
 /* From now on every entry is read by `readers` blocks; returns the sequence number of the first
  * such entry (where blocks that have not read the queue before must start). */
 uint64_t df_sq_host_set_readers(df_sq_host* sq, uint32_t readers);
@@ -420,6 +425,11 @@ void df_poller_notify(df_ctx* ctx);
 dfcclResult_t df_daemon_launch(df_ctx* ctx);
 /* Ends every outstanding run with `error` (its callback gets it). */
 void df_poller_fail_outstanding(df_ctx* ctx, dfcclResult_t error);
+/* Whether the calling thread is ctx's poller (a callback, or a queued run it starts). */
+bool df_poller_is_current(const df_ctx* ctx);
+/* The poller, while it waits to submit: takes the published completions aside, to be completed
+ * (callbacks run) when it is back in its loop; the daemon's blocks can store theirs meanwhile. */
+void df_poller_set_aside(void* ctx);
 
 /* ---- the rank context ---- */
 
@@ -475,6 +485,10 @@ struct dfcclRankCtx {
   /* poller and daemon management */
   pthread_t poller;
   bool poller_started;
+  /* Completions the poller took while it waited to submit, not completed yet (poller only): one
+   * run at most per collective index is in flight, so they never outnumber DF_MAX_COLLS. */
+  uint64_t set_aside[DF_MAX_COLLS];
+  uint32_t set_aside_head, set_aside_tail;
   atomic_bool poller_stop;
   atomic_uint_fast64_t submitted;   /* SQEs written                          */
   atomic_uint_fast64_t outstanding; /* runs submitted and not completed      */

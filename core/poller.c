@@ -46,6 +46,45 @@ static void on_completion(void* arg, uint64_t cqe) {
   if (callback) callback(id, outcome, callback_arg);
 }
 
+/* ---- completions set aside ----
+ * The poller runs callbacks, and starts the communicator runs that waited for a connector set: it
+ * submits.  When the SQ is full it must not simply wait: daemon block 0, which forwards the SQ,
+ * takes no new entry while it waits to store a completion in its full CQ ring, which only the
+ * poller empties.  So a waiting poller takes completions aside (df_poller_set_aside) and completes
+ * them when back in its loop -- never from inside a reap, whose ring heads are not stored yet. */
+
+static _Thread_local const df_ctx* poller_of_this_thread;
+
+bool df_poller_is_current(const df_ctx* ctx) { return poller_of_this_thread == ctx; }
+
+static void put_aside(void* arg, uint64_t cqe) {
+  df_ctx* ctx = arg;
+  if (ctx->set_aside_tail - ctx->set_aside_head == DF_MAX_COLLS) { /* more completions than runs */
+    df_error(dfcclInternalError, "more than %d completions waiting (collective index %u, run %u)", DF_MAX_COLLS,
+             df_cqe_coll(cqe), df_cqe_epoch(cqe));
+    fprintf(stderr, "dfccl: rank %d: %s\n", ctx->rank, dfcclGetLastErrorMessage());
+    atomic_store(&ctx->fatal, dfcclInternalError);
+    return;
+  }
+  ctx->set_aside[ctx->set_aside_tail++ % DF_MAX_COLLS] = cqe;
+}
+
+void df_poller_set_aside(void* ctx) { df_cq_host_reap(&((df_ctx*)ctx)->cq, put_aside, ctx); }
+
+/* Completes what was set aside, oldest first; the callbacks may set more aside.  Returns how many. */
+static uint32_t complete_set_aside(df_ctx* ctx) {
+  uint32_t n = 0;
+  for (; ctx->set_aside_head != ctx->set_aside_tail; n++)
+    on_completion(ctx, ctx->set_aside[ctx->set_aside_head++ % DF_MAX_COLLS]);
+  return n;
+}
+
+/* Takes every published completion and completes it. */
+static uint32_t reap(df_ctx* ctx) {
+  df_poller_set_aside(ctx);
+  return complete_set_aside(ctx);
+}
+
 /* The daemon failed (e.g. a CUDA error): every outstanding run ends with that error. */
 void df_poller_fail_outstanding(df_ctx* ctx, dfcclResult_t error) {
   atomic_store(&ctx->fatal, error);
@@ -172,11 +211,12 @@ static void idle_wait(df_ctx* ctx, uint64_t idle_rounds, bool daemon_needed) {
 
 static void* poller_main(void* arg) {
   df_ctx* ctx = arg;
+  poller_of_this_thread = ctx;
   daemon_watch watch = {.delay_us = ctx->cfg.relaunch_delay_us};
   uint64_t idle = 0;
   bool failed_outstanding = false;
   while (!atomic_load(&ctx->poller_stop)) {
-    uint32_t n = df_cq_host_reap(&ctx->cq, on_completion, ctx);
+    uint32_t n = reap(ctx);
     if (n) {
       idle = 0;
       watch.delay_us = ctx->cfg.relaunch_delay_us;
@@ -195,7 +235,7 @@ static void* poller_main(void* arg) {
     if (watch.launched) idle = 0; /* its end is near when it yields: keep watching closely */
     if (n == 0) idle_wait(ctx, idle++, needed);
   }
-  df_cq_host_reap(&ctx->cq, on_completion, ctx);
+  reap(ctx);
   return NULL;
 }
 

@@ -153,6 +153,7 @@ typedef struct {
   uint64_t context_saves;
   uint64_t voluntary_quits;
   uint64_t max_queue_length;
+  uint64_t cq_full_waits; /* completions held because the block's CQ ring was full */
 } df_block_counters;
 
 /* What survives a block's exit: where it stands in the SQ and which runs it holds. */
@@ -211,7 +212,8 @@ typedef struct {
                                           * not a flag: a run that completed meanwhile leaves
                                           * nothing behind for the next one) */
   volatile uint64_t* progress_ns;        /* [coll], host memory: the daemon's time when a block last
-                                          * left the current run with progress (the host's timeouts) */
+                                          * left the current run with progress (the host's timeouts;
+                                          * NULL without DFCCL_TIMEOUT_S) */
   df_coll_counters* coll_counters;       /* [coll]                                      */
   df_block_state* blocks;                /* [block]                                       */
   uint16_t* saved_tasks;                 /* [block * DF_MAX_COLLS + i]                    */

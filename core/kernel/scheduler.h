@@ -88,16 +88,23 @@ DF_FN void df_complete_run(const df_daemon_args* a, const df_block* blk, df_cont
    * visible before it counts itself done, so that the CQE covers every block's part. */
   df_fence_system();
   if (df_atomic_add_u32(&a->done_blocks[coll], 1) + 1 < nchannels) return;
-  df_fence_system(); /* every block's error word, stored before its count, is seen below */
+  /* Every block's error word, stored before its count, is seen below: the blocks are all on this
+   * device, so a device-scope fence does (a system-scope one waits for this block's stores to peers
+   * and host memory to land, on every small collective's critical path). */
+  df_fence_device();
   error = df_load_acquire_u32(&a->run_errors[coll]);
-  if (error != DF_RUN_OK) df_revoke_links(links, error);
-  a->run_errors[coll] = DF_RUN_OK;
+  if (error != DF_RUN_OK) {
+    df_revoke_links(links, error);
+    a->run_errors[coll] = DF_RUN_OK;
+  }
   a->done_blocks[coll] = 0; /* ready for the next run, which the CQE allows the host to submit */
   df_fence_system();
   df_block_state* bs = &a->blocks[blk->bid];
   uint64_t cqe = df_cqe_pack(coll, epoch, error);
-  for (uint64_t i = 0; !df_cq_try_write(a->cq, (uint32_t)blk->bid, &bs->cq_tail, &bs->cq_head_seen, cqe); i++)
+  for (uint64_t i = 0; !df_cq_try_write(a->cq, (uint32_t)blk->bid, &bs->cq_tail, &bs->cq_head_seen, cqe); i++) {
+    if (i == 0) bs->counters.cq_full_waits++;
     df_spin_pause(i); /* the host's poller is behind: it takes entries whenever runs are out */
+  }
 }
 
 /* Runs the task at queue position i.  Returns true when it progressed; *completed: the run is over
@@ -130,8 +137,8 @@ DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_sh
       bs->counters.preemptions++;
       df_atomic_add_u32(&a->coll_counters[run.ctx->coll].preemptions, 1);
       if (run.progressed) {
-        run.ctx->dirty = 1;                           /* saved lazily, on eviction */
-        a->progress_ns[run.ctx->coll] = df_time_ns(); /* the host's timeout starts over */
+        run.ctx->dirty = 1;                                               /* saved lazily, on eviction */
+        if (a->progress_ns) a->progress_ns[run.ctx->coll] = df_time_ns(); /* the host's timeout starts over */
       }
     }
   }
@@ -231,15 +238,19 @@ DF_FN void df_daemon_block_main(const df_daemon_args* a, const df_block* blk, df
     bool active = sh->sqe_fetched > 0;
     uint32_t ntasks = sh->ntasks;
     bool yield = ntasks > 0; /* every task waits for peers that cannot run meanwhile */
+    bool finished = false;
     for (uint32_t i = 0; i < ntasks; i++) {
       bool completed = false, timesliced = false;
       if (df_run_task(a, blk, sh, i, &completed, &timesliced)) active = true;
       if (completed && df_is_leader(blk)) sh->tasks[i] = 0xFFFFu;
+      finished = finished || completed;
       yield = yield && timesliced;
       if (timesliced && df_is_leader(blk)) sh->timesliced_seen = 1;
     }
     if (df_is_leader(blk)) {
-      df_task_queue_compact(sh);
+      /* Only after a task completed: with an empty queue no barrier separates the block's read of
+       * ntasks above from a store to it (compute-sanitizer's racecheck saw that hazard). */
+      if (finished) df_task_queue_compact(sh);
       sh->quit = df_decide(a, blk, sh, active, yield);
     }
     df_block_sync();

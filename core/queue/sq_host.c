@@ -18,6 +18,7 @@ dfcclResult_t df_sq_host_init(df_ctx* ctx, df_sq_host* sq, uint32_t entries) {
   sq->entries = entries;
   sq->readers = 1;
   sq->tail = 0;
+  sq->full_waits = 0;
   for (uint32_t i = 0; i < entries; i++) {
     sq->host[i].seq = DF_SEQ_NONE;
     sq->host[i].nreaders = 0;
@@ -46,18 +47,28 @@ uint64_t df_sq_host_set_readers(df_sq_host* sq, uint32_t readers) {
 }
 
 dfcclResult_t df_sq_host_submit(df_sq_host* sq, uint32_t coll, uint32_t epoch, uint32_t nchannels, const void* sendbuff,
-                                void* recvbuff, uint64_t timeout_ms) {
-  pthread_mutex_lock(&sq->lock);
+                                void* recvbuff, uint64_t timeout_ms, void (*while_full)(void* arg), void* arg) {
+  if (while_full == NULL) pthread_mutex_lock(&sq->lock);
+  else /* the holder may be a submitter waiting for the ring, which needs while_full to go on */
+    for (unsigned spins = 0; pthread_mutex_trylock(&sq->lock) != 0; spins++) {
+      while_full(arg);
+      if (spins < 64) sched_yield();
+      else nanosleep(&(struct timespec){.tv_nsec = 50000}, NULL);
+    }
   df_sqe* e = &sq->host[sq->tail & (sq->entries - 1)];
   uint64_t start = 0;
   for (unsigned spins = 0; !slot_free(e); spins++) {
     /* Full: the daemon frees slots as its blocks read them; wait, politely, but not forever. */
-    if (start == 0) start = df_now_ms();
+    if (start == 0) {
+      start = df_now_ms();
+      sq->full_waits++;
+    }
     if (df_now_ms() - start > timeout_ms) {
       pthread_mutex_unlock(&sq->lock);
       return df_error(dfcclTimeout, "submission queue full for %llu ms (DFCCL_SUBMIT_TIMEOUT_MS); is the daemon stuck?",
                       (unsigned long long)timeout_ms);
     }
+    if (while_full != NULL) while_full(arg);
     if (spins < 64) sched_yield();
     else nanosleep(&(struct timespec){.tv_nsec = 50000}, NULL);
   }

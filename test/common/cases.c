@@ -272,6 +272,10 @@ void register_case(harness* h, const test_case* c) {
 }
 
 void submit_case(harness* h, dfcclComm_t comm, test_case* c, harness_counter* done) {
+  submit_case_with(h, comm, c, harness_on_complete, done);
+}
+
+void submit_case_with(harness* h, dfcclComm_t comm, test_case* c, dfcclCallback_t callback, void* arg) {
   static const dfcclCollKind_t kinds[NUM_KINDS] = {[ALL_REDUCE] = dfcclAllReduce,
                                                    [ALL_GATHER] = dfcclAllGather,
                                                    [REDUCE_SCATTER] = dfcclReduceScatter,
@@ -292,7 +296,7 @@ void submit_case(harness* h, dfcclComm_t comm, test_case* c, harness_counter* do
     d.counts = blocks;
     d.displs = c->kind == ALL_GATHER_V && !c->packed ? blocks + c->nranks : NULL;
   }
-  CHECK_DFCCL(dfcclSubmit(comm, &d, c->send, c->recv, harness_on_complete, done));
+  CHECK_DFCCL(dfcclSubmit(comm, &d, c->send, c->recv, callback, arg));
   free(blocks);
   (void)h;
 }

@@ -231,6 +231,18 @@ void harness_download(const harness* h, void* dst, const void* src, size_t bytes
   memcpy(dst, src, bytes);
 }
 
+double harness_gpu_used_mib(const harness* h) {
+#ifdef DFCCL_HAVE_CUDA
+  if (h->gpu) {
+    size_t free_bytes = 0, total_bytes = 0;
+    CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
+    return (double)(total_bytes - free_bytes) / (1 << 20);
+  }
+#endif
+  (void)h;
+  return 0;
+}
+
 void harness_on_complete(int collId, dfcclResult_t status, void* arg) {
   (void)collId;
   harness_counter* c = arg;
@@ -250,10 +262,11 @@ dfcclStats_t harness_report_stats(const harness* h) {
   dfcclStats_t s;
   CHECK_DFCCL(dfcclGetStats(h->ctx, &s));
   printf("stats rank %d: sqes %llu, preemptions %llu, context loads %llu, saves %llu, voluntary quits %llu, "
-         "launches %llu, max task queue %llu, completions %llu\n",
+         "launches %llu, max task queue %llu, completions %llu, full SQ waits %llu, full CQ waits %llu\n",
          h->rank, (unsigned long long)s.sqesRead, (unsigned long long)s.preemptions, (unsigned long long)s.contextLoads,
          (unsigned long long)s.contextSaves, (unsigned long long)s.voluntaryQuits, (unsigned long long)s.launches,
-         (unsigned long long)s.maxTaskQueueLength, (unsigned long long)s.completions);
+         (unsigned long long)s.maxTaskQueueLength, (unsigned long long)s.completions, (unsigned long long)s.sqFullWaits,
+         (unsigned long long)s.cqFullWaits);
   fflush(stdout);
   dfcclStats_t total;
   _Static_assert(sizeof s % sizeof(uint64_t) == 0, "dfcclStats_t is all uint64_t");

@@ -51,6 +51,8 @@ void* harness_alloc(const harness* h, size_t bytes);
 void harness_free(const harness* h, void* p);
 void harness_upload(const harness* h, void* dst, const void* src, size_t bytes);
 void harness_download(const harness* h, void* dst, const void* src, size_t bytes);
+/* The GPU's used memory in MiB (all processes'; cudaMemGetInfo), 0 on the host target. */
+double harness_gpu_used_mib(const harness* h);
 
 /* Completion counting: pass &counter as the callback argument of harness_on_complete. */
 typedef struct {

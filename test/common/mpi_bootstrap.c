@@ -6,6 +6,7 @@
 #include "mpi_bootstrap.h"
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,7 @@
 typedef struct bs_subcomm {
   struct bs_subcomm* next;
   int nranks;
-  int* ranks; /* ascending ranks of the parent communicator */
+  int* ranks; /* ranks of the parent communicator, in the order they were listed (its ranks' order) */
   MPI_Comm comm;
 } bs_subcomm;
 
@@ -106,13 +107,17 @@ static int create_subcomm(bs_state* st, const int* ranks, int nranks, bs_subcomm
 
 /* ---- the allgather callback ---- */
 
-/* Checks the rank list; sets *index to the caller's position in it. */
-static int check_rank_list(const bs_state* st, const int* ranks, int nranks, int* index) {
+/* Checks the rank list (distinct ranks of the communicator, in any order: DFCCL lists them in ring
+ * order); sets *index to the caller's position in it and *identity to whether it is 0, 1, ..., n-1. */
+static int check_rank_list(const bs_state* st, const int* ranks, int nranks, int* index, bool* identity) {
   if (ranks == NULL || nranks < 1 || nranks > st->nranks) return bs_error("allgather: bad rank list");
   *index = -1;
+  *identity = nranks == st->nranks;
   for (int i = 0; i < nranks; i++) {
-    if (ranks[i] < 0 || ranks[i] >= st->nranks || (i > 0 && ranks[i] <= ranks[i - 1]))
-      return bs_error("allgather: rank list not ascending ranks of the communicator");
+    if (ranks[i] < 0 || ranks[i] >= st->nranks) return bs_error("allgather: a rank outside the communicator");
+    for (int j = 0; j < i; j++)
+      if (ranks[j] == ranks[i]) return bs_error("allgather: a rank listed twice");
+    if (ranks[i] != i) *identity = false;
     if (ranks[i] == st->rank) *index = i;
   }
   if (*index < 0) return bs_error("allgather: the calling rank is not in the rank list");
@@ -122,8 +127,9 @@ static int check_rank_list(const bs_state* st, const int* ranks, int nranks, int
 static int mpi_allgather(void* state, const int* ranks, int nranks, const void* sendbuf, void* recvbuf, size_t bytes) {
   bs_state* st = state;
   int me;
+  bool identity;
   if (st == NULL) return bs_error("allgather: null state");
-  if (check_rank_list(st, ranks, nranks, &me) != 0) return 1;
+  if (check_rank_list(st, ranks, nranks, &me, &identity) != 0) return 1;
   if (bytes == 0) return 0;
   if (sendbuf == NULL || recvbuf == NULL) return bs_error("allgather: null buffer");
   if (bytes > (size_t)INT_MAX) return bs_error("allgather: more than INT_MAX bytes per rank");
@@ -135,7 +141,7 @@ static int mpi_allgather(void* state, const int* ranks, int nranks, const void* 
   }
 
   MPI_Comm comm = st->comm;
-  if (nranks < st->nranks) {
+  if (!identity) { /* a sub-communicator whose ranks follow the list, so results land in its order */
     bs_subcomm* s = find_subcomm(st, ranks, nranks);
     if (s == NULL && create_subcomm(st, ranks, nranks, &s) != 0) return 1;
     comm = s->comm;

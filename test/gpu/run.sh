@@ -112,7 +112,8 @@ mps_stop() {
 
 # PART=1: data path and the deadlock programs at one rank per GPU; PART=2: oversubscribed runs,
 # the random mix and performance; unset: both (more than one 600 s device call).  PART=oversub
-# PART=explore, PART=component, PART=every, PART=a2a, PART=comm, PART=failures, PART=ucx and PART=users (or users-pageable,
+# PART=explore, PART=component, PART=every, PART=a2a, PART=comm, PART=failures, PART=soak, PART=burst,
+# PART=sanitizers, PART=ucx and PART=users (or users-pageable,
 # users-osu, users-cupy) are only run when named; PART may name several ("1 oversub").
 part=${PART:-all}
 named() { case " $part " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -418,6 +419,42 @@ if named failures; then
   summarize "PASS|FAIL"
   step dead-peer 60 test/unit/test_dead_peer
   summarize "^rank|process|test_dead_peer"
+fi
+
+# PART=soak (issue 16): test_soak for SOAK_S seconds (default 480) at 2 ranks -- the five
+# collectives on three communicators from two threads, device synchronizations, cudaFrees and
+# re-registrations at random points: 0 wrong, no hang, memory flat -- then the burst (3000 runs
+# submitted at once through a 4-entry SQ and 1-slot CQ rings: every callback exactly once, exact;
+# and with the defaults) and the burst's twin (DFCCL_POLLER_SET_ASIDE=0: deadlock).
+if named soak; then
+  soak_s=${SOAK_S:-480}
+  step soak $((soak_s + 180)) $mpi 2 test/mpi/test_soak -t "$soak_s" -m "${SOAK_MAX:-1048576}" -p 60
+  summarize "^soak|^rank"
+fi
+if named burst; then
+  burst_env="DFCCL_SQ_ENTRIES=4 DFCCL_CQ_SLOTS=1 DFCCL_COMM_SETS=16 DFCCL_MAX_CHANNELS=4 DFCCL_COMM_SLOT_BYTES=65536"
+  step burst 200 env $burst_env $mpi 2 test/mpi/test_burst -n 1000 -f
+  summarize "runs on|^rank"
+  step burst-defaults 200 $mpi 2 test/mpi/test_burst -n 1000
+  summarize "runs on|^rank"
+  step burst-twin 120 env $burst_env DFCCL_POLLER_SET_ASIDE=0 TEST_WATCHDOG_S=15 sh -c \
+    'sh test/mpi/mpirun.sh 2 test/mpi/test_burst -n 1000 2>&1 | tail -n 5; exit 0'
+  twin_verdict
+fi
+
+# PART=sanitizers (issue 16): compute-sanitizer's racecheck (shared-memory hazards) and synccheck
+# (barriers) on the daemon, beside memcheck, with every rank under the tool: the random-order
+# program (preemption, context switches) and the random mix of all kinds at 3 ranks.
+# compute-sanitizer does not run under MPS: run this part without MPS=1.
+if named sanitizers; then
+  for tool in racecheck synccheck memcheck; do
+    step "$tool-random-order" ${SAN_LIMIT:-200} $mpi 2 ./libtool --mode=execute compute-sanitizer --tool $tool \
+      --error-exitcode 9 test/mpi/test_random_order -i "${SAN_ITERS:-3}"
+    summarize "ERROR SUMMARY|hazard|error" 6
+    step "$tool-random-mix" ${SAN_LIMIT:-200} $mpi 3 ./libtool --mode=execute compute-sanitizer --tool $tool \
+      --error-exitcode 9 test/mpi/test_random_mix -i "${SAN_ITERS:-3}"
+    summarize "ERROR SUMMARY|hazard|error" 6
+  done
 fi
 
 # PART=ucx: the network transport (issue 14) with the GPU daemon -- every connector forced onto

@@ -101,12 +101,14 @@ static void test_sq(df_ctx* ctx) {
         pthread_create(&threads[b], NULL, sq_reader_main, &readers[b]);
       }
     }
-    if (df_sq_host_submit(&sq, 0, (uint32_t)i, 1, (const void*)(uintptr_t)(i + 1), NULL, 10000) != dfcclSuccess) {
+    if (df_sq_host_submit(&sq, 0, (uint32_t)i, 1, (const void*)(uintptr_t)(i + 1), NULL, 10000, NULL, NULL) !=
+        dfcclSuccess) {
       FAIL("submit %llu: %s", (unsigned long long)i, dfcclGetLastErrorMessage());
       break;
     }
   }
-  if (df_sq_host_submit(&sq, DF_SQE_EXIT, 0, 0, NULL, NULL, 10000) != dfcclSuccess) FAIL("exit entry not submitted");
+  if (df_sq_host_submit(&sq, DF_SQE_EXIT, 0, 0, NULL, NULL, 10000, NULL, NULL) != dfcclSuccess)
+    FAIL("exit entry not submitted");
   for (int b = 0; b < BLOCKS; b++) {
     pthread_join(threads[b], NULL);
     uint64_t want = SQ_ENTRIES_TOTAL - readers[b].first;
@@ -120,11 +122,11 @@ static void test_sq(df_ctx* ctx) {
 
   /* Back-pressure: nobody reads, the ring fills, the next submission times out. */
   df_sq_host_init(ctx, &sq, 2);
-  df_sq_host_submit(&sq, 0, 1, 1, NULL, NULL, 50);
-  df_sq_host_submit(&sq, 0, 2, 1, NULL, NULL, 50);
+  df_sq_host_submit(&sq, 0, 1, 1, NULL, NULL, 50, NULL, NULL);
+  df_sq_host_submit(&sq, 0, 2, 1, NULL, NULL, 50, NULL, NULL);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  dfcclResult_t r = df_sq_host_submit(&sq, 0, 3, 1, NULL, NULL, 50);
+  dfcclResult_t r = df_sq_host_submit(&sq, 0, 3, 1, NULL, NULL, 50, NULL, NULL);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
   if (r != dfcclTimeout || ms < 45)

@@ -1,0 +1,9 @@
+#!/bin/sh
+# A burst of thousands of runs on three communicators, submitted before any is waited for, in a
+# different interleaving on every rank: first through a submission queue of 4 entries and
+# completion rings of one slot, with 16 connector sets per communicator so that dozens of runs
+# compete for those entries (-f: the test fails unless both queues were seen full), then with the
+# defaults.  Every callback exactly once, every result exact.
+. "${top_srcdir:-.}/test/mpi/common.sh"
+DFCCL_SQ_ENTRIES=4 DFCCL_CQ_SLOTS=1 DFCCL_COMM_SETS=16 run_mpi 3 test/mpi/test_burst -n "${BURST_RUNS:-1000}" -f &&
+  run_mpi 3 test/mpi/test_burst -n "${BURST_RUNS_DEFAULTS:-400}"

@@ -1,0 +1,170 @@
+/*
+ * A burst: thousands of runs submitted to three communicators before any is waited for, each rank
+ * interleaving the communicators in its own random order (each one's runs in the same order
+ * everywhere).  With a submission queue of a few entries and completion rings of one slot
+ * (burst.sh), submitters and the daemon's blocks wait for each other over and over: the test checks
+ * that nothing is lost or doubled -- every run's callback runs exactly once, with its own run number
+ * and success, no callback comes after the last -- and that every result is exact.
+ *
+ *   mpirun -np N test_burst [-n runs per communicator] [-s seed] [-f]        (N >= 2)
+ *
+ * -f: the queues must have been full (dfcclGetStats: sqFullWaits and cqFullWaits, summed over
+ * ranks, both > 0), else the burst did not test back-pressure and the test fails.
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cases.h"
+
+#define NCOMMS 3
+
+static const kind five[] = {ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, BROADCAST, REDUCE};
+
+/* What one communicator's callbacks saw: per run number, how many times it completed. */
+typedef struct {
+  atomic_int* seen;
+  int runs;
+  atomic_int failed;       /* callbacks with a status other than dfcclSuccess */
+  atomic_int out_of_range; /* callbacks whose run number was never submitted  */
+  harness_counter* done;
+} tally;
+
+static void on_complete(int run, dfcclResult_t status, void* arg) {
+  tally* t = arg;
+  if (run < 0 || run >= t->runs) atomic_fetch_add(&t->out_of_range, 1);
+  else atomic_fetch_add(&t->seen[run], 1);
+  if (status != dfcclSuccess) atomic_fetch_add(&t->failed, 1);
+  harness_on_complete(run, status, t->done);
+}
+
+/* Communicator k's ring: ascending, descending, ascending from rank 1. */
+static void comm_ranks(int k, int nranks, int* ranks) {
+  for (int i = 0; i < nranks; i++) ranks[i] = k == 0 ? i : k == 1 ? nranks - 1 - i : (i + 1) % nranks;
+}
+
+/* Run j of communicator k: small, so that queues rather than bandwidth limit the burst. */
+static void shape(test_case* c, int k, int j, const int* ranks, int nranks, int position) {
+  static const dfcclDataType_t types[] = {dfcclInt32, dfcclFloat32, dfcclUint8, dfcclFloat64};
+  static const dfcclRedOp_t ops[] = {dfcclSum, dfcclMax, dfcclMin};
+  memset(c, 0, sizeof *c);
+  c->id = k * 1000000 + j;
+  c->kind = five[(j + k) % 5];
+  c->dtype = types[(j / 5 + k) % 4];
+  c->op = reduces(c->kind) ? ops[j % 3] : dfcclSum;
+  c->count = 1 + (size_t)((j * 37 + k * 11) % 257);
+  c->in_place = j % 4 == 1;
+  c->ranks = ranks;
+  c->nranks = nranks;
+  c->position = position;
+  c->root = ranks[j % nranks];
+  c->seed = (unsigned)j;
+}
+
+int main(int argc, char** argv) {
+  harness h;
+  harness_init(&h, &argc, &argv, "test_burst");
+  int runs = 1000;
+  unsigned long seed = 5;
+  bool must_fill = false;
+  options o = harness_options(&h, "usage: test_burst [-n runs] [-s seed] [-f]", argc, argv, "n:s:f");
+  for (int opt; (opt = options_next(&o)) != -1;) {
+    if (opt == 'n') runs = option_int(&o, 1, 100000);
+    else if (opt == 's') seed = option_unsigned(&o);
+    else if (opt == 'f') must_fill = true;
+  }
+  if (h.nranks < 2) {
+    if (h.rank == 0) fprintf(stderr, "test_burst needs at least 2 ranks\n");
+    return harness_finish(&h, 1);
+  }
+  harness_watchdog_start(60, "a burst of runs through full queues");
+
+  static int ranks[NCOMMS][64];
+  if (h.nranks > 64) {
+    if (h.rank == 0) fprintf(stderr, "test_burst: at most 64 ranks\n");
+    return harness_finish(&h, 1);
+  }
+  dfcclComm_t comms[NCOMMS];
+  tally tallies[NCOMMS];
+  harness_counter done = {0};
+  test_case* cases = calloc((size_t)NCOMMS * runs, sizeof *cases);
+  int* order = malloc((size_t)NCOMMS * runs * sizeof *order);
+  if (!cases || !order) abort();
+  for (int k = 0; k < NCOMMS; k++) {
+    comm_ranks(k, h.nranks, ranks[k]);
+    CHECK_DFCCL(dfcclCommCreate(h.ctx, ranks[k], h.nranks, &comms[k]));
+    tallies[k] = (tally){.seen = calloc((size_t)runs, sizeof(atomic_int)), .runs = runs, .done = &done};
+    if (!tallies[k].seen) abort();
+    int position = 0;
+    for (int i = 0; i < h.nranks; i++)
+      if (ranks[k][i] == h.rank) position = i;
+    for (int j = 0; j < runs; j++) {
+      shape(&cases[k * runs + j], k, j, ranks[k], h.nranks, position);
+      prepare(&h, &cases[k * runs + j]);
+      order[k * runs + j] = k;
+    }
+  }
+  harness_progress();
+
+  /* This rank's interleaving: a permutation of the communicators' turns. */
+  int total = NCOMMS * runs, next[NCOMMS] = {0};
+  int* perm = malloc((size_t)total * sizeof *perm);
+  if (!perm) abort();
+  harness_permutation(perm, total, seed * 1000003u + (uint64_t)h.rank);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int s = 0; s < total; s++) {
+    int k = order[perm[s]];
+    submit_case_with(&h, comms[k], &cases[k * runs + next[k]++], on_complete, &tallies[k]);
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  harness_wait(&done, total);
+  double submit_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  nanosleep(&(struct timespec){.tv_nsec = 200 * 1000000}, NULL); /* a late duplicate would show now */
+
+  long bad = 0;
+  if (atomic_load(&done.done) != total) {
+    fprintf(stderr, "rank %d: %d callbacks for %d runs\n", h.rank, atomic_load(&done.done), total);
+    bad++;
+  }
+  for (int k = 0; k < NCOMMS; k++) {
+    int missing = 0, doubled = 0;
+    for (int j = 0; j < runs; j++) {
+      int n = atomic_load(&tallies[k].seen[j]);
+      missing += n == 0;
+      doubled += n > 1;
+    }
+    int failed = atomic_load(&tallies[k].failed), stray = atomic_load(&tallies[k].out_of_range);
+    if (missing || doubled || failed || stray) {
+      fprintf(stderr,
+              "rank %d, communicator %d: %d runs never completed, %d completed more than once, %d failed, %d "
+              "callbacks with a run number never submitted\n",
+              h.rank, k, missing, doubled, failed, stray);
+      bad++;
+    }
+  }
+  long wrong = 0;
+  for (int i = 0; i < total; i++) wrong += verify(&h, &cases[i]);
+  for (int k = 0; k < NCOMMS; k++) CHECK_DFCCL(dfcclCommDestroy(comms[k]));
+
+  dfcclStats_t all = harness_report_stats(&h);
+  if (h.rank == 0) {
+    printf("%d runs on %d communicators submitted in %.3f s before any was waited for: %s; %s; the submission "
+           "queue was full %llu times, a completion ring %llu times (all ranks)\n",
+           total, NCOMMS, submit_s, bad ? "LOST OR DOUBLED COMPLETIONS" : "every callback exactly once",
+           wrong ? "WRONG RESULTS" : "all results exact", (unsigned long long)all.sqFullWaits,
+           (unsigned long long)all.cqFullWaits);
+    if (must_fill && (all.sqFullWaits == 0 || all.cqFullWaits == 0)) {
+      printf("FAIL: -f: the queues were never full, so back-pressure was not tested (make them smaller)\n");
+      bad++;
+    }
+  }
+  for (int k = 0; k < NCOMMS; k++) free(tallies[k].seen);
+  free(perm);
+  free(order);
+  free(cases);
+  return harness_finish(&h, bad + wrong);
+}
