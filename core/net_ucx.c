@@ -13,9 +13,12 @@
  *             (in order) -> tail for the daemon, published with release after the data; the
  *             daemon's head -> a credit message (the count consumed) back to the sender.
  *
- * A failed run's revoked counters (kernel/daemon.h) stop the proxy: it sends and credits nothing
- * more on them, and does not carry the revocation -- nor the slots' run tags -- across (a peer on
- * another host learns of a failure from its own timeout; docs/reliability.md).
+ * Each data message starts with the slot's run tag (kernel/daemon.h), which lands in the
+ * receiver's tags as a CUDA IPC peer would have stored it.  A failed run's revoked counters
+ * (kernel/daemon.h) are carried across as the daemons would have stored them: a revoked tail goes
+ * to the receiver as a revocation message (the receiver's proxy stores it as the daemon's tail), a
+ * revoked head goes back as a revoked credit (the sender's proxy stores it as the daemon's head).
+ * After that the proxy moves nothing more on that channel.
  *
  * Tags name the collective (its id), the channel, data or credit, and the step, so that every
  * message matches exactly one receive.  Every connector's state lives in its link, which is what
@@ -40,8 +43,8 @@
 #include "clock.h"
 #include "internal.h"
 
-enum { TAG_DATA = 0, TAG_CREDIT = 1 };
-#define TAG_STEP_BITS 23
+enum { TAG_DATA = 0, TAG_CREDIT = 1, TAG_REVOKE = 2 };
+#define TAG_STEP_BITS 22 /* steps modulo 2^22: at most DF_FIFO_STEPS are ever outstanding */
 #define TAG_EXACT (~(ucp_tag_t)0)
 #define TAG_ANY_STEP (~(ucp_tag_t)0 << TAG_STEP_BITS)
 #define CLOSE_TIMEOUT_MS 10000
@@ -54,21 +57,30 @@ static ucp_tag_t make_tag(int id, uint32_t channel, unsigned type, uint64_t step
 /* One channel of a link: a connector's network state. */
 typedef struct {
   /* sending link */
-  uint64_t posted;               /* slots handed to UCX                                 */
-  uint64_t completed;            /* of those, sends completed (their slot may be reused) */
-  uint64_t credits;              /* slots the receiver has consumed, as it last told us */
-  uint64_t head;                 /* published to the daemon: min(credits, completed)    */
-  void* send_req[DF_FIFO_STEPS]; /* by slot; NULL: completed at once                    */
-  void* credit_recv;             /* the posted receive of the next credit               */
+  uint64_t posted;                         /* slots handed to UCX                                 */
+  uint64_t completed;                      /* of those, sends completed (their slot may be reused) */
+  uint64_t credits;                        /* slots the receiver has consumed, as it last told us */
+  uint64_t head;                           /* published to the daemon: min(credits, completed)    */
+  void* send_req[DF_FIFO_STEPS];           /* by slot; NULL: completed at once                    */
+  ucp_dt_iov_t send_iov[DF_FIFO_STEPS][2]; /* the slot's run tag, then its bytes           */
+  void* credit_recv;                       /* the posted receive of the next credit               */
   uint64_t credit_in;
+  uint64_t revoked_head; /* a revoked credit came back (DF_REVOKED): the daemon's head */
+  void* revoke_send;     /* the daemon revoked its tail: told to the receiver   */
+  uint64_t revoke_out;
+  bool revoke_sent;
   /* receiving link */
   uint64_t recv_posted;          /* receives posted for steps < recv_posted             */
   uint64_t arrived;              /* steps landed, published as the daemon's tail       */
   uint64_t credited;             /* consumed count last sent back                       */
   void* recv_req[DF_FIFO_STEPS]; /* by slot; NULL: landed at once (or none posted)     */
+  ucp_dt_iov_t recv_iov[DF_FIFO_STEPS][2];
   bool recv_done[DF_FIFO_STEPS];
   void* credit_send;
   uint64_t credit_out;
+  void* revoke_recv; /* the posted receive of the sender's revocation            */
+  uint64_t revoke_in;
+  bool revoked_tail; /* it came, and is the daemon's tail now                   */
 } net_channel;
 
 struct df_net_link {
@@ -194,6 +206,14 @@ static ucp_request_param_t host_memory_param(void) {
   return (ucp_request_param_t){.op_attr_mask = UCP_OP_ATTR_FIELD_MEMORY_TYPE, .memory_type = UCS_MEMORY_TYPE_HOST};
 }
 
+/* A data message: the run tag word, then the slot (iov: UCX reads or fills both in order). */
+static ucp_request_param_t iov_param(void) {
+  ucp_request_param_t p = host_memory_param();
+  p.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+  p.datatype = ucp_dt_make_iov();
+  return p;
+}
+
 static char* slot_of(const struct df_net_link* l, uint32_t c, uint64_t step) {
   char* fifos = (char*)l->a.fifo_region + l->a.nchannels * sizeof(df_recv_ctrl);
   return fifos + ((size_t)c * DF_FIFO_STEPS + step % DF_FIFO_STEPS) * l->a.slot_bytes;
@@ -202,18 +222,38 @@ static char* slot_of(const struct df_net_link* l, uint32_t c, uint64_t step) {
 static df_recv_ctrl* tails_of(const struct df_net_link* l, uint32_t c) { return (df_recv_ctrl*)l->a.fifo_region + c; }
 static df_send_ctrl* heads_of(const struct df_net_link* l, uint32_t c) { return (df_send_ctrl*)l->a.ctrl_region + c; }
 
+/* A credit from the receiver: the count it consumed, or its revoked head (the last it sends). */
+static void take_credit(net_channel* ch) {
+  if (ch->credit_in & DF_REVOKED_BIT) ch->revoked_head = ch->credit_in;
+  else if (ch->credit_in > ch->credits) ch->credits = ch->credit_in;
+}
+
 /* Posts the receive of the next credit; credits already waiting in UCX are taken at once. */
 static int post_credit_recv(struct df_net* net, struct df_net_link* l, uint32_t c) {
   net_channel* ch = &l->ch[c];
-  for (;;) {
+  while (!ch->revoked_head) {
     ucp_request_param_t p = host_memory_param();
     ucs_status_ptr_t r = ucp_tag_recv_nbx(net->worker, &ch->credit_in, sizeof ch->credit_in,
                                           make_tag(l->a.id, c, TAG_CREDIT, 0), TAG_ANY_STEP, &p);
     if (UCS_PTR_IS_ERR(r)) return -1;
     ch->credit_recv = posted_or_null(r);
     if (ch->credit_recv) return 0;
-    if (ch->credit_in > ch->credits) ch->credits = ch->credit_in;
+    take_credit(ch);
   }
+  return 0;
+}
+
+/* Sends a small control word (a credit, a revocation) unless the last one is still on its way.
+ * Returns 1 sent, 0 not now, -1 failed. */
+static int send_word(struct df_net_link* l, uint32_t c, unsigned type, void** req, uint64_t* word, uint64_t value) {
+  int f = finished(req, "control message", l);
+  if (f <= 0) return f;
+  *word = value;
+  ucp_request_param_t p = host_memory_param();
+  ucs_status_ptr_t r = ucp_tag_send_nbx(l->ep, word, sizeof *word, make_tag(l->a.id, c, type, 0), &p);
+  if (UCS_PTR_IS_ERR(r)) return -1;
+  *req = posted_or_null(r);
+  return 1;
 }
 
 /* Sending channel: new slots out, completions and credits in, the head out to the daemon.
@@ -223,14 +263,25 @@ static int poll_sending(struct df_net* net, struct df_net_link* l, uint32_t c, b
   int moved = 0;
   df_recv_ctrl* tails = tails_of(l, c);
   uint64_t tail = __atomic_load_n(&tails->tail, __ATOMIC_ACQUIRE);
-  if (tail & DF_REVOKED_BIT) tail = ch->posted; /* the run failed here: nothing more to send */
+  if (tail & DF_REVOKED_BIT) { /* the run failed here: nothing more to send but that */
+    if (!ch->revoke_sent) {
+      int f = send_word(l, c, TAG_REVOKE, &ch->revoke_send, &ch->revoke_out, tail);
+      if (f < 0) return -1;
+      ch->revoke_sent = f == 1;
+      moved = f;
+    }
+    tail = ch->posted;
+  }
+  if (ch->revoked_head) tail = ch->posted; /* the receiver's run failed: it takes nothing more */
   while (ch->posted < tail) {
     uint32_t slot = (uint32_t)(ch->posted % DF_FIFO_STEPS);
     uint32_t bytes = tails->bytes[slot];
     if (bytes > l->a.slot_bytes) bytes = l->a.slot_bytes; /* never more than a slot, whatever is there */
-    ucp_request_param_t p = host_memory_param();
-    ucs_status_ptr_t r =
-        ucp_tag_send_nbx(l->ep, slot_of(l, c, ch->posted), bytes, make_tag(l->a.id, c, TAG_DATA, ch->posted), &p);
+    ucp_dt_iov_t* iov = ch->send_iov[slot];
+    iov[0] = (ucp_dt_iov_t){(void*)&tails->tags[slot], sizeof tails->tags[slot]};
+    iov[1] = (ucp_dt_iov_t){slot_of(l, c, ch->posted), bytes};
+    ucp_request_param_t p = iov_param();
+    ucs_status_ptr_t r = ucp_tag_send_nbx(l->ep, iov, 2, make_tag(l->a.id, c, TAG_DATA, ch->posted), &p);
     if (UCS_PTR_IS_ERR(r)) {
       fprintf(stderr, "dfccl: collective %d: a network send to rank %d failed: %s\n", l->a.id, l->a.peer,
               ucs_status_string(UCS_PTR_STATUS(r)));
@@ -251,10 +302,16 @@ static int poll_sending(struct df_net* net, struct df_net_link* l, uint32_t c, b
     int f = finished(&ch->credit_recv, "credit receive", l);
     if (f < 0) return -1;
     if (f == 0) break;
-    if (ch->credit_in > ch->credits) ch->credits = ch->credit_in;
+    take_credit(ch);
     moved = 1;
     if (!l->closing && post_credit_recv(net, l, c) != 0) return -1;
   }
+  if (ch->revoked_head && ch->head != ch->revoked_head) { /* as the receiving daemon would store it */
+    ch->head = ch->revoked_head;
+    __atomic_store_n(&heads_of(l, c)->head, ch->head, __ATOMIC_RELEASE);
+    return 1;
+  }
+  if (ch->revoked_head) return moved;
   uint64_t head = ch->credits < ch->completed ? ch->credits : ch->completed;
   if (head > ch->head) {
     ch->head = head;
@@ -265,12 +322,26 @@ static int poll_sending(struct df_net* net, struct df_net_link* l, uint32_t c, b
   return moved;
 }
 
+/* The receiving link's one receive for the sender's revocation (it comes at most once). */
+static int post_revoke_recv(struct df_net* net, struct df_net_link* l, uint32_t c) {
+  net_channel* ch = &l->ch[c];
+  ucp_request_param_t p = host_memory_param();
+  ucs_status_ptr_t r = ucp_tag_recv_nbx(net->worker, &ch->revoke_in, sizeof ch->revoke_in,
+                                        make_tag(l->a.id, c, TAG_REVOKE, 0), TAG_ANY_STEP, &p);
+  if (UCS_PTR_IS_ERR(r)) return -1;
+  ch->revoke_recv = posted_or_null(r);
+  return 0;
+}
+
 static int post_data_recv(struct df_net* net, struct df_net_link* l, uint32_t c) {
   net_channel* ch = &l->ch[c];
   uint32_t slot = (uint32_t)(ch->recv_posted % DF_FIFO_STEPS);
-  ucp_request_param_t p = host_memory_param();
-  ucs_status_ptr_t r = ucp_tag_recv_nbx(net->worker, slot_of(l, c, ch->recv_posted), l->a.slot_bytes,
-                                        make_tag(l->a.id, c, TAG_DATA, ch->recv_posted), TAG_EXACT, &p);
+  ucp_dt_iov_t* iov = ch->recv_iov[slot];
+  iov[0] = (ucp_dt_iov_t){(void*)&tails_of(l, c)->tags[slot], sizeof tails_of(l, c)->tags[slot]};
+  iov[1] = (ucp_dt_iov_t){slot_of(l, c, ch->recv_posted), l->a.slot_bytes};
+  ucp_request_param_t p = iov_param();
+  ucs_status_ptr_t r =
+      ucp_tag_recv_nbx(net->worker, iov, 2, make_tag(l->a.id, c, TAG_DATA, ch->recv_posted), TAG_EXACT, &p);
   if (UCS_PTR_IS_ERR(r)) {
     fprintf(stderr, "dfccl: collective %d: a network receive from rank %d failed: %s\n", l->a.id, l->a.peer,
             ucs_status_string(UCS_PTR_STATUS(r)));
@@ -287,7 +358,16 @@ static int post_data_recv(struct df_net* net, struct df_net_link* l, uint32_t c)
 static int poll_receiving(struct df_net* net, struct df_net_link* l, uint32_t c, bool* busy) {
   net_channel* ch = &l->ch[c];
   int moved = 0;
-  while (ch->arrived < ch->recv_posted) {
+  if (!ch->revoked_tail) {
+    int f = finished(&ch->revoke_recv, "revocation receive", l);
+    if (f < 0) return -1;
+    if (f == 1 && ch->revoke_in) { /* the sender's run failed: as its daemon would store the tail */
+      ch->revoked_tail = true;
+      __atomic_store_n(&tails_of(l, c)->tail, ch->revoke_in, __ATOMIC_RELEASE);
+      moved = 1;
+    }
+  }
+  while (!ch->revoked_tail && ch->arrived < ch->recv_posted) {
     uint32_t slot = (uint32_t)(ch->arrived % DF_FIFO_STEPS);
     if (!ch->recv_done[slot]) {
       int f = finished(&ch->recv_req[slot], "receive", l);
@@ -299,26 +379,32 @@ static int poll_receiving(struct df_net* net, struct df_net_link* l, uint32_t c,
     moved = 1;
   }
   df_recv_ctrl* tails = tails_of(l, c);
-  if (moved) __atomic_store_n(&tails->tail, ch->arrived, __ATOMIC_RELEASE); /* after the data (UCX wrote it) */
+  if (moved && !ch->revoked_tail) /* after the data and tags (UCX wrote them) */
+    __atomic_store_n(&tails->tail, ch->arrived, __ATOMIC_RELEASE);
   uint64_t consumed = __atomic_load_n(&heads_of(l, c)->head, __ATOMIC_ACQUIRE);
-  if (consumed & DF_REVOKED_BIT) consumed = ch->credited; /* the run failed here: no more credits */
+  if (consumed & DF_REVOKED_BIT) { /* the run failed here: the revoked head is the last credit */
+    if (ch->credited & DF_REVOKED_BIT) return moved;
+    int f = send_word(l, c, TAG_CREDIT, &ch->credit_send, &ch->credit_out, consumed);
+    if (f < 0) return -1;
+    if (f == 1) ch->credited = consumed;
+    *busy = true;
+    return 1;
+  }
+  if (ch->revoked_tail) return moved;
   /* A slot the daemon has consumed may take the step DF_FIFO_STEPS later, before the credit that
    * lets the sender send it goes out. */
   while (!l->closing && ch->recv_posted < consumed + DF_FIFO_STEPS) {
     if (post_data_recv(net, l, c) != 0) return -1;
     moved = 1;
   }
-  int f = finished(&ch->credit_send, "credit send", l);
-  if (f < 0) return -1;
-  if (f == 1 && consumed > ch->credited) {
-    ch->credit_out = consumed;
-    ucp_request_param_t p = host_memory_param();
-    ucs_status_ptr_t r =
-        ucp_tag_send_nbx(l->ep, &ch->credit_out, sizeof ch->credit_out, make_tag(l->a.id, c, TAG_CREDIT, 0), &p);
-    if (UCS_PTR_IS_ERR(r)) return -1;
-    ch->credit_send = posted_or_null(r);
-    ch->credited = consumed;
-    moved = 1;
+  if (finished(&ch->credit_send, "credit send", l) < 0) return -1;
+  if (consumed > ch->credited) {
+    int f = send_word(l, c, TAG_CREDIT, &ch->credit_send, &ch->credit_out, consumed);
+    if (f < 0) return -1;
+    if (f == 1) {
+      ch->credited = consumed;
+      moved = 1;
+    }
   }
   if (ch->credit_send || consumed > ch->credited) *busy = true;
   return moved;
@@ -330,11 +416,11 @@ static bool drained(const struct df_net_link* l) {
     const net_channel* ch = &l->ch[c];
     if (l->a.sending) {
       uint64_t tail = __atomic_load_n(&tails_of(l, c)->tail, __ATOMIC_ACQUIRE);
-      if (tail & DF_REVOKED_BIT) continue; /* a failed run: what is still out will never be taken */
+      if ((tail & DF_REVOKED_BIT) || ch->revoked_head) continue; /* a failed run: nothing more is taken */
       if (ch->posted < tail || ch->completed < ch->posted || ch->credits < ch->posted) return false;
     } else {
       uint64_t consumed = __atomic_load_n(&heads_of(l, c)->head, __ATOMIC_ACQUIRE);
-      if (consumed & DF_REVOKED_BIT) continue;
+      if ((consumed & DF_REVOKED_BIT) || ch->revoked_tail) continue;
       if (ch->credit_send || ch->credited < consumed) return false;
     }
   }
@@ -358,6 +444,8 @@ static void release_requests(struct df_net* net, struct df_net_link* l) {
     net_channel* ch = &l->ch[c];
     cancel_and_release(net, &ch->credit_recv);
     cancel_and_release(net, &ch->credit_send);
+    cancel_and_release(net, &ch->revoke_send);
+    cancel_and_release(net, &ch->revoke_recv);
     for (int s = 0; s < DF_FIFO_STEPS; s++) {
       cancel_and_release(net, &ch->send_req[s]);
       cancel_and_release(net, &ch->recv_req[s]);
@@ -492,6 +580,8 @@ dfcclResult_t df_net_link_open(df_ctx* ctx, const df_net_link_args* args, struct
     } else {
       for (int s = 0; r == dfcclSuccess && s < DF_FIFO_STEPS; s++)
         if (post_data_recv(net, l, c) != 0) r = df_error(dfcclSystemError, "UCX: posting a receive failed");
+      if (r == dfcclSuccess && post_revoke_recv(net, l, c) != 0)
+        r = df_error(dfcclSystemError, "UCX: posting a revocation receive failed");
     }
   }
   if (r != dfcclSuccess) {

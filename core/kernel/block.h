@@ -32,7 +32,7 @@ typedef struct {
   uint64_t last_progress_ns;
   uint32_t reported;        /* DF_LAUNCH_* bits this block has written to launch_report */
   uint32_t timesliced_seen; /* this launch ran a DF_COLL_TIMESLICED_PEER collective     */
-  uint32_t give_ups;        /* waits that reached their threshold (leader's)            */
+  uint64_t error_look_ns;   /* when a wait that gave up last looked at the error words  */
 } df_block_shared;
 
 /* The run being executed: a collective on one block, from load to completion or preemption. */

@@ -55,19 +55,23 @@ DF_FN df_prim_result df_look(df_run* run, unsigned flags) {
 /* How often a block's waits that reach their threshold also look whether the run failed elsewhere:
  * at every give-up, two loads of global memory would delay the block's return to the peer's data
  * on every small collective, for failures that a timeout of seconds, or a peer's revoked counter,
- * announces anyway. */
-#define DF_ERROR_LOOK_EVERY 32
+ * announces anyway.  By time, not by count: a host-target block gives up far less often. */
+#define DF_ERROR_LOOK_NS 200000ull
 
-/* Leader: spin until every wait of the step is satisfied, or give up after the threshold.  Every
- * DF_ERROR_LOOK_EVERY-th give-up of the block also looks whether another block of this rank failed
- * the run, or the host timed it out (without preemption, the test twins' mode, it looks every 64
- * Ki polls and goes on waiting). */
+/* Leader: spin until every wait of the step is satisfied, or give up after the threshold.  A block
+ * that gives up also looks, at most every DF_ERROR_LOOK_NS, whether another block of this rank
+ * failed the run or the host timed it out (without preemption, the test twins' mode, it looks
+ * every 64 Ki polls and goes on waiting). */
 DF_FN df_prim_result df_wait_ready(df_run* run, unsigned flags) {
   bool unlimited = !run->args->spin.preemption;
   for (uint64_t polls = 0;; polls++) {
     df_prim_result r = df_look(run, flags);
     if (r != DF_PRIM_BLOCKED) return r;
-    if (polls >= run->threshold && !unlimited && ++run->sh->give_ups % DF_ERROR_LOOK_EVERY != 0) return DF_PRIM_BLOCKED;
+    if (polls >= run->threshold && !unlimited) {
+      uint64_t now = df_time_ns();
+      if (now - run->sh->error_look_ns < DF_ERROR_LOOK_NS) return DF_PRIM_BLOCKED;
+      run->sh->error_look_ns = now;
+    }
     if (polls >= run->threshold && (!unlimited || (polls & 0xffff) == 0)) {
       uint32_t error = df_load_acquire_u32(&run->args->run_errors[run->ctx->coll]);
       if (error == DF_RUN_OK && df_load_acquire_u32(&run->args->timed_out[run->ctx->coll]) == run->ctx->dyn.epoch)

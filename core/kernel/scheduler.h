@@ -230,6 +230,7 @@ DF_FN void df_daemon_block_main(const df_daemon_args* a, const df_block* blk, df
     sh->quit = DF_CONTINUE;
     sh->reported = 0;
     sh->timesliced_seen = 0;
+    sh->error_look_ns = 0;
   }
   df_block_sync();
   while (sh->quit == DF_CONTINUE) {

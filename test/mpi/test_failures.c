@@ -11,7 +11,11 @@
  *                dfcclMismatch (no timeout needed), nobody's output changes, a new communicator
  *                works.  With DFCCL_CHECK_RUNS=0 (the twin) the disagreement goes unnoticed.
  *
- *   mpirun -np N test_failures -m skip|mismatch      (N >= 2)
+ *   mpirun -np N test_failures -m skip|mismatch [-t seconds]      (N >= 2)
+ *
+ * -t: the timeout that the skipped run's failure is due to (default: this rank's DFCCL_TIMEOUT_S),
+ * for runs where only some ranks set one: the others must learn of the failure from the revoked
+ * connectors, within 2 T too.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -135,14 +139,18 @@ int main(int argc, char** argv) {
   harness h;
   harness_init(&h, &argc, &argv, "test_failures");
   const char* mode = "skip";
-  options o = harness_options(&h, "usage: test_failures -m skip|mismatch", argc, argv, "m:");
+  const char* t = getenv("DFCCL_TIMEOUT_S");
+  double timeout_s = t != NULL ? atof(t) : 0;
+  options o = harness_options(&h, "usage: test_failures -m skip|mismatch [-t seconds]", argc, argv, "m:t:");
   for (int opt; (opt = options_next(&o)) != -1;) {
+    if (opt == 't') {
+      timeout_s = option_double(&o, 0);
+      continue;
+    }
     mode = o.value;
     if (strcmp(mode, "skip") != 0 && strcmp(mode, "mismatch") != 0)
       options_fail(&o, "-m %s: not a mode (skip or mismatch)", mode);
   }
-  const char* t = getenv("DFCCL_TIMEOUT_S");
-  double timeout_s = t != NULL ? atof(t) : 0;
   harness_watchdog_start(timeout_s > 0 ? 4 * timeout_s + 20 : 20, "a collective that cannot complete");
   dfcclComm_t comm;
   CHECK_DFCCL(dfcclCommCreate(h.ctx, NULL, 0, &comm));

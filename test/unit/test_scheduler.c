@@ -328,17 +328,19 @@ static void test_failures(void) {
   CHECK(cqe != 0 && df_cqe_error(cqe) == DF_RUN_TIMED_OUT, "a revoked tail fails the run with the peer's reason");
   free(r);
 
-  /* The host timed the run out: it fails within DF_ERROR_LOOK_EVERY give-ups (the waits look at
-   * the error words that often) -- and a run that waits without a timeout only waits (the twin). */
+  /* The host timed the run out: it fails at a wait that gives up at least DF_ERROR_LOOK_NS after
+   * the last look -- and a run that waits without a timeout only waits (the twin). */
   r = zeroed(1, sizeof *r);
   ring_init(r);
   cqe = ring_run(r, 1, 4);
   CHECK(cqe == 0, "without data, a run waits (preempted, no CQE)");
   CHECK(r->f.args.progress_ns[RING_COLL] == 0, "and shows no progress to the host");
   ((uint32_t*)r->f.args.timed_out)[RING_COLL] = 7; /* another run's epoch: stale */
-  CHECK(ring_run_again(r, DF_ERROR_LOOK_EVERY + 1) == 0, "a timed-out epoch of another run does not fail this one");
+  r->f.shared.error_look_ns = 0;                   /* long ago: the next wait that gives up looks */
+  CHECK(ring_run_again(r, 1) == 0, "a timed-out epoch of another run does not fail this one");
   ((uint32_t*)r->f.args.timed_out)[RING_COLL] = 1;
-  cqe = ring_run_again(r, DF_ERROR_LOOK_EVERY + 1);
+  r->f.shared.error_look_ns = 0;
+  cqe = ring_run_again(r, 1);
   CHECK(cqe != 0 && df_cqe_error(cqe) == DF_RUN_TIMED_OUT, "the host's timeout fails the run");
   CHECK(r->peer_send.head == DF_REVOKED(DF_RUN_TIMED_OUT), "and revokes its connectors");
   free(r);
