@@ -152,7 +152,11 @@ static void calibrate(df_ctx* ctx) {
     fprintf(stderr, "dfccl: rank %d: %s; keeping the default spin thresholds\n", ctx->rank, dfcclGetLastErrorMessage());
     return;
   }
-  df_config_calibrate(&ctx->cfg, ns);
+  if (!df_config_calibrate(&ctx->cfg, ns)) {
+    fprintf(stderr, "dfccl: rank %d: a poll measured at %g ns cannot be right; keeping the default spin thresholds\n",
+            ctx->rank, ns);
+    return;
+  }
   df_debug(ctx, "a poll costs %.1f ns: spin thresholds front %llu, floor %llu, ceiling %llu polls", ns,
            (unsigned long long)ctx->cfg.spin.front, (unsigned long long)ctx->cfg.spin.floor,
            (unsigned long long)ctx->cfg.spin.ceiling);

@@ -4,21 +4,52 @@
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
+/* An integer as README.md ("Tuning") writes one: decimal digits, or hexadecimal digits after 0x.
+ * Nothing else: strtoull alone would also take leading spaces and a sign (" -1" is 2^64-1), octal
+ * (010 is 8, where a reader sees ten) and, in base 16, a second "0x". */
+static bool parse_integer(const char* text, uint64_t* value) {
+  unsigned base = 10;
+  const char* digit = text;
+  if (text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+    base = 16;
+    digit += 2;
+  } else if (text[0] == '0' && text[1] != '\0') {
+    return false; /* a leading zero: octal to C */
+  }
+  if (*digit == '\0') return false;
+  uint64_t v = 0;
+  for (; *digit; digit++) {
+    unsigned d;
+    if (*digit >= '0' && *digit <= '9') d = (unsigned)(*digit - '0');
+    else if (base == 16 && *digit >= 'a' && *digit <= 'f') d = (unsigned)(*digit - 'a' + 10);
+    else if (base == 16 && *digit >= 'A' && *digit <= 'F') d = (unsigned)(*digit - 'A' + 10);
+    else return false;
+    if (v > (UINT64_MAX - d) / base) return false; /* more than 64 bits */
+    v = v * base + d;
+  }
+  *value = v;
+  return true;
+}
+
+/* Is the variable set to something?  An empty value counts as unset. */
+static bool env_given(const char* name) {
+  const char* text = getenv(name);
+  return text && *text;
+}
+
 /* Reads an unsigned integer variable; leaves *value alone when unset. */
 static dfcclResult_t env_u64(const char* name, uint64_t min, uint64_t max, uint64_t* value) {
+  if (!env_given(name)) return dfcclSuccess;
   const char* text = getenv(name);
-  if (!text || !*text) return dfcclSuccess;
-  char* end = NULL;
-  errno = 0;
-  unsigned long long v = strtoull(text, &end, 0);
-  if (errno || *end != '\0' || text[0] == '-' || v < min || v > max)
-    return df_error(dfcclInvalidArgument, "%s=\"%s\": expected an integer in [%llu, %llu]", name, text,
+  uint64_t v = 0;
+  if (!parse_integer(text, &v) || v < min || v > max)
+    return df_error(dfcclInvalidArgument,
+                    "%s=\"%s\": expected an integer in [%llu, %llu] (decimal, or hexadecimal after 0x)", name, text,
                     (unsigned long long)min, (unsigned long long)max);
   *value = v;
   return dfcclSuccess;
@@ -51,6 +82,49 @@ dfcclResult_t df_config_target(dfcclTarget_t requested, dfcclTarget_t* target) {
   if (!env || !*env || strcmp(env, "cuda") == 0) *target = dfcclTargetCuda;
   else if (strcmp(env, "host") == 0) *target = dfcclTargetHost;
   else return df_error(dfcclInvalidArgument, "DFCCL_TARGET=\"%s\": expected \"cuda\" or \"host\"", env);
+  return dfcclSuccess;
+}
+
+/* The spin thresholds keep floor <= front <= ceiling: a queue position's threshold halves down to
+ * the floor from the front, and growth stops at the ceiling.  Thresholds given in the environment
+ * are used as is (README.md), so the ones not given -- defaults, or calibrated -- follow them. */
+static void order_spin_thresholds(df_config* cfg) {
+  df_spin_policy* s = &cfg->spin;
+  bool front_given = cfg->spin_set[0], floor_given = cfg->spin_set[1], ceiling_given = cfg->spin_set[2];
+  if (!front_given && floor_given && s->front < s->floor) s->front = s->floor;
+  if (!front_given && ceiling_given && s->front > s->ceiling) s->front = s->ceiling;
+  if (!floor_given && s->floor > s->front) s->floor = s->front;
+  if (!ceiling_given && s->ceiling < s->front) s->ceiling = s->front;
+}
+
+static dfcclResult_t spin_out_of_order(const char* lower, uint64_t low, const char* higher, uint64_t high) {
+  return df_error(dfcclInvalidArgument, "%s=%llu exceeds %s=%llu: spin thresholds need floor <= front <= ceiling",
+                  lower, (unsigned long long)low, higher, (unsigned long long)high);
+}
+
+/* Thresholds given out of order are refused rather than moved; and a threshold grown by `growth`
+ * (primitives.h: threshold x growth, then at most the ceiling) must not wrap around 64 bits into a
+ * short wait, so the ceiling times the growth must fit. */
+static dfcclResult_t check_spin_thresholds(df_config* cfg) {
+  const df_spin_policy* s = &cfg->spin;
+  bool front_given = cfg->spin_set[0], floor_given = cfg->spin_set[1], ceiling_given = cfg->spin_set[2];
+  if (floor_given && front_given && s->floor > s->front)
+    return spin_out_of_order("DFCCL_SPIN_FLOOR", s->floor, "DFCCL_SPIN_FRONT", s->front);
+  if (front_given && ceiling_given && s->front > s->ceiling)
+    return spin_out_of_order("DFCCL_SPIN_FRONT", s->front, "DFCCL_SPIN_CEILING", s->ceiling);
+  if (floor_given && ceiling_given && s->floor > s->ceiling)
+    return spin_out_of_order("DFCCL_SPIN_FLOOR", s->floor, "DFCCL_SPIN_CEILING", s->ceiling);
+  order_spin_thresholds(cfg);
+  uint64_t most = UINT64_MAX / s->growth;
+  if (s->ceiling > most) {
+    /* The ceiling is the one given, or follows the front (given, or following the floor). */
+    const char* name = ceiling_given ? "DFCCL_SPIN_CEILING" : front_given ? "DFCCL_SPIN_FRONT" : "DFCCL_SPIN_FLOOR";
+    uint64_t value = ceiling_given ? s->ceiling : front_given ? s->front : s->floor;
+    return df_error(dfcclInvalidArgument,
+                    "%s=%llu: a spin threshold grown %u times (DFCCL_SPIN_GROWTH) would overflow 64 bits; at most %llu "
+                    "with this growth (DFCCL_PREEMPTION=0 waits without bound)",
+                    name, (unsigned long long)value, s->growth, (unsigned long long)most);
+  }
   return dfcclSuccess;
 }
 
@@ -93,9 +167,9 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   cfg->spin.quit_period_ns = (gpu ? 2000ull : 50000ull) * 1000;
   cfg->spin.preemption = 1;
 
-  cfg->spin_set[0] = getenv("DFCCL_SPIN_FRONT") != NULL;
-  cfg->spin_set[1] = getenv("DFCCL_SPIN_FLOOR") != NULL;
-  cfg->spin_set[2] = getenv("DFCCL_SPIN_CEILING") != NULL;
+  cfg->spin_set[0] = env_given("DFCCL_SPIN_FRONT");
+  cfg->spin_set[1] = env_given("DFCCL_SPIN_FLOOR");
+  cfg->spin_set[2] = env_given("DFCCL_SPIN_CEILING");
   uint64_t quit_us = cfg->spin.quit_period_ns / 1000;
   uint32_t preemption = cfg->spin.preemption, debug = 0;
   DF_CHECK(env_u32("DFCCL_MAX_CHANNELS", 1, DF_MAX_BLOCKS, &cfg->max_channels));
@@ -151,9 +225,7 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
     return df_error(dfcclInvalidArgument, "DFCCL_CQ_SLOTS=%u: must be a power of two", cfg->cq_slots);
   if (!is_power_of_two(cfg->sq_entries))
     return df_error(dfcclInvalidArgument, "DFCCL_SQ_ENTRIES=%u: must be a power of two", cfg->sq_entries);
-  if (cfg->spin.floor > cfg->spin.front) cfg->spin.floor = cfg->spin.front;
-  if (cfg->spin.ceiling < cfg->spin.front) cfg->spin.ceiling = cfg->spin.front;
-  return dfcclSuccess;
+  return check_spin_thresholds(cfg);
 }
 
 /* The waits the GPU defaults intend: the front of a task queue waits 500 us for its peers, later
@@ -165,16 +237,21 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
 #define FLOOR_WAIT_NS 2000.0
 #define CEILING_WAIT_NS 5000000.0
 
+/* A poll costs between a hundredth of a nanosecond and a second; a measurement outside that (or not
+ * a number) says nothing, and would make the thresholds absurd or overflow their 64 bits. */
+#define LEAST_POLL_NS 0.01
+#define MOST_POLL_NS 1e9
+
 static uint64_t polls_for(double wait_ns, double poll_ns) {
-  double polls = wait_ns / poll_ns;
+  double polls = wait_ns / poll_ns; /* at most 5e8: fits */
   return polls < 16 ? 16 : (uint64_t)polls;
 }
 
-void df_config_calibrate(df_config* cfg, double poll_ns) {
-  if (poll_ns <= 0) return;
+bool df_config_calibrate(df_config* cfg, double poll_ns) {
+  if (!(poll_ns >= LEAST_POLL_NS && poll_ns <= MOST_POLL_NS)) return false;
   if (!cfg->spin_set[0]) cfg->spin.front = polls_for(FRONT_WAIT_NS, poll_ns);
   if (!cfg->spin_set[1]) cfg->spin.floor = polls_for(FLOOR_WAIT_NS, poll_ns);
   if (!cfg->spin_set[2]) cfg->spin.ceiling = polls_for(CEILING_WAIT_NS, poll_ns);
-  if (cfg->spin.floor > cfg->spin.front) cfg->spin.floor = cfg->spin.front;
-  if (cfg->spin.ceiling < cfg->spin.front) cfg->spin.ceiling = cfg->spin.front;
+  order_spin_thresholds(cfg);
+  return true;
 }

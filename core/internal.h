@@ -72,8 +72,9 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested);
 /* DFCCL_STREAM_ORDER (default 1; 0 only for the tests that show what the ordering prevents). */
 dfcclResult_t df_env_stream_order(bool* on);
 /* Spin thresholds from the measured cost of a poll: the waits the defaults intend, in polls of
- * this device (thresholds given in the environment stay as given). */
-void df_config_calibrate(df_config* cfg, double poll_ns);
+ * this device (thresholds given in the environment stay as given, the others follow them).  False,
+ * changing nothing, when poll_ns is no believable cost of a poll. */
+bool df_config_calibrate(df_config* cfg, double poll_ns);
 
 /* ---- execution targets (target_host.c, target_cuda.c) ---- */
 

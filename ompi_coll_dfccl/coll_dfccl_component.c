@@ -4,18 +4,16 @@
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
 #include "coll_dfccl.h"
+#include "coll_dfccl_params_parse.h"
 
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/base/mca_base_var_enum.h"
 #include "opal/util/output.h"
 
-#include <ctype.h>
 #include <dlfcn.h>
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static int dfccl_open(void);
@@ -82,18 +80,6 @@ typedef struct {
   char* text;          /* Open MPI's string storage: the value as given */
 } int_param_t;
 
-/* Decimal digits, a '-' in front at most: not "abc", "12abc", " 7", "0x10" or "1e3". */
-static bool parse_decimal(const char* text, int min, int max, int* out) {
-  const char* digits = text != NULL && text[0] == '-' ? text + 1 : text;
-  if (digits == NULL || !isdigit((unsigned char)digits[0])) return false;
-  errno = 0;
-  char* end = NULL;
-  long v = strtol(text, &end, 10);
-  if (errno != 0 || *end != '\0' || v < min || v > max) return false;
-  *out = (int)v;
-  return true;
-}
-
 static int register_var(const char* name, const char* help, mca_base_var_type_t type, mca_base_var_enum_t* values,
                         void* storage) {
   return mca_base_component_var_register(&mca_coll_dfccl_component.super.collm_version, name, help, type, values, 0, 0,
@@ -106,14 +92,13 @@ static bool register_int(int_param_t* p) {
   snprintf(default_text, sizeof default_text, "%d", *p->value);
   p->text = default_text; /* Open MPI registers a copy, then replaces it with the value given */
   int rc = register_var(p->name, p->help, MCA_BASE_VAR_TYPE_STRING, NULL, &p->text);
-  if (rc >= 0 && parse_decimal(p->text, p->min, p->max, p->value)) return true;
+  if (rc >= 0 && mca_coll_dfccl_parse_int(p->text, p->min, p->max, p->value)) return true;
   if (rc < 0) {
     opal_output(0, "coll:dfccl: coll_dfccl_%s could not be registered (%d): %s", p->name, rc, without_dfccl);
     return false;
   }
-  char range[48];
-  if (p->max == INT_MAX) snprintf(range, sizeof range, "an integer >= %d", p->min);
-  else snprintf(range, sizeof range, "an integer in [%d, %d]", p->min, p->max);
+  char range[48]; /* "an integer in [-2147483648, 2147483647]" fits */
+  mca_coll_dfccl_describe_int_range(p->min, p->max, range, sizeof range);
   opal_output(0, "coll:dfccl: coll_dfccl_%s: expected %s (default %s%s%s), got '%s': %s", p->name, range, default_text,
               p->max_why != NULL ? "; " : "", p->max_why != NULL ? p->max_why : "", p->text != NULL ? p->text : "",
               without_dfccl);

@@ -7,9 +7,11 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +106,13 @@ static void note_unused_keys(json_t* root) {
   }
 }
 
+static int too_many_parts(uint64_t parts, char* err, size_t errlen) {
+  return fail(err, errlen,
+              "%llu collective parts (GPUs of a collective, summed over the collectives) is too many (limit %u): "
+              "the lists they make take 4 bytes a part in memory",
+              (unsigned long long)parts, SIM_MAX_PARTS);
+}
+
 static int parse_3d(json_t* root, struct sim_config* cfg, char* err, size_t errlen) {
   if (get_count(root, "tp_group_size", SIM_MAX_GROUP_SIZE, &cfg->tp, err, errlen) ||
       get_count(root, "dp_group_size", SIM_MAX_GROUP_SIZE, &cfg->dp, err, errlen) ||
@@ -118,6 +127,9 @@ static int parse_3d(json_t* root, struct sim_config* cfg, char* err, size_t errl
   if (colls >= SIM_MAX_COLLECTIVES)
     return fail(err, errlen, "%llu collectives in total is too many (limit %u)", (unsigned long long)colls,
                 SIM_MAX_COLLECTIVES);
+  /* Every GPU of a stage is in one TP group and one DP group. */
+  uint64_t parts = gpus * ((uint64_t)cfg->coll_per_tp_group + cfg->coll_per_dp_group);
+  if (parts > SIM_MAX_PARTS) return too_many_parts(parts, err, errlen);
   json_t* n = json_object_get(root, "gpu_num");
   if (n && (!json_is_integer(n) || (uint64_t)json_integer_value(n) != gpus))
     return fail(err, errlen, "\"gpu_num\" must equal tp_group_size*dp_group_size*pp_group_size = %llu",
@@ -161,7 +173,7 @@ static int parse_free(json_t* root, struct sim_config* cfg, char* err, size_t er
   }
 
   int rc = 0;
-  uint64_t colls = 0;
+  uint64_t colls = 0, parts = 0;
   size_t at = 0;
   for (size_t g = 0; g < cfg->group_num && rc == 0; g++) {
     json_t* m = json_array_get(lists, g);
@@ -184,6 +196,7 @@ static int parse_free(json_t* root, struct sim_config* cfg, char* err, size_t er
     if (rc == 0 && as_count(json_array_get(counts, g), what, SIM_MAX_COLLECTIVES, &n, err, errlen)) rc = -1;
     cfg->coll_per_group[g] = (uint32_t)n;
     colls += n;
+    parts += n * json_array_size(m);
   }
   cfg->member_off[cfg->group_num] = (uint32_t)at;
   for (uint32_t gpu = 0; gpu < cfg->gpu_num && rc == 0; gpu++)
@@ -191,6 +204,7 @@ static int parse_free(json_t* root, struct sim_config* cfg, char* err, size_t er
   if (rc == 0 && colls >= SIM_MAX_COLLECTIVES)
     rc = fail(err, errlen, "%llu collectives in total is too many (limit %u)", (unsigned long long)colls,
               SIM_MAX_COLLECTIVES);
+  if (rc == 0 && parts > SIM_MAX_PARTS) rc = too_many_parts(parts, err, errlen);
   free(covered);
   return rc;
 }
@@ -225,7 +239,7 @@ static int parse_root(json_t* root, struct sim_config* cfg, char* err, size_t er
 
   v = json_object_get(root, "total_rounds");
   if (v) {
-    if (as_count(v, "\"total_rounds\"", UINT64_MAX >> 1, &cfg->rounds, err, errlen)) return -1;
+    if (as_count(v, "\"total_rounds\"", SIM_MAX_ROUNDS, &cfg->rounds, err, errlen)) return -1;
   }
   v = json_object_get(root, "seed");
   if (v) {
@@ -254,20 +268,62 @@ static int finish(json_t* root, struct sim_config* cfg, char* err, size_t errlen
   return rc;
 }
 
+/* A key given twice would be read as its last value without a word (jansson's default): refused. */
+#define JSON_FLAGS JSON_REJECT_DUPLICATES
+
+static int not_json(const json_error_t* jerr, char* err, size_t errlen) {
+  return fail(err, errlen, "cannot read JSON (line %d, column %d): %s", jerr->line, jerr->column, jerr->text);
+}
+
+/* The whole file, in a buffer to free; NULL with errno set when it cannot be read. */
+static char* read_file(const char* path, size_t* size) {
+  errno = 0;
+  FILE* f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 1 << 16, n = 0;
+  char* buf = malloc(cap);
+  while (buf) {
+    n += fread(buf + n, 1, cap - n, f);
+    if (n < cap) break;
+    char* grown = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+    if (!grown) free(buf);
+    buf = grown;
+    cap *= 2;
+  }
+  if (!buf) {
+    errno = ENOMEM;
+  } else if (ferror(f)) {
+    int read_errno = errno; /* what the failed read said (EISDIR for a directory) */
+    free(buf);
+    buf = NULL;
+    errno = read_errno ? read_errno : EIO;
+  }
+  fclose(f);
+  *size = n;
+  return buf;
+}
+
+/* The file's bytes go through config_load_buffer, the entry the fuzz target drives. */
 int config_load_file(const char* path, struct sim_config* cfg, char* err, size_t errlen) {
+  config_defaults(cfg);
+  size_t size = 0;
+  char* text = read_file(path, &size);
+  if (!text) return fail(err, errlen, "cannot read JSON: %s", strerror(errno)); /* main names the file */
+  int rc = config_load_buffer(text, size, cfg, err, errlen);
+  free(text);
+  return rc;
+}
+
+int config_load_buffer(const char* data, size_t size, struct sim_config* cfg, char* err, size_t errlen) {
   json_error_t jerr;
   config_defaults(cfg);
-  json_t* root = json_load_file(path, 0, &jerr);
-  if (!root) return fail(err, errlen, "cannot read JSON (line %d, column %d): %s", jerr.line, jerr.column, jerr.text);
+  json_t* root = json_loadb(data, size, JSON_FLAGS, &jerr);
+  if (!root) return not_json(&jerr, err, errlen);
   return finish(root, cfg, err, errlen);
 }
 
 int config_load_string(const char* text, struct sim_config* cfg, char* err, size_t errlen) {
-  json_error_t jerr;
-  config_defaults(cfg);
-  json_t* root = json_loads(text, 0, &jerr);
-  if (!root) return fail(err, errlen, "cannot read JSON (line %d, column %d): %s", jerr.line, jerr.column, jerr.text);
-  return finish(root, cfg, err, errlen);
+  return config_load_buffer(text, strlen(text), cfg, err, errlen);
 }
 
 void config_free(struct sim_config* cfg) {

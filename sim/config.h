@@ -22,6 +22,13 @@ enum sim_order { ORDER_INTERLEAVE, ORDER_CONCAT };
  * into 32 bits. */
 #define SIM_MAX_GROUP_SIZE 64u
 #define SIM_MAX_COLLECTIVES (1u << 26)
+/* A collective part is one GPU's share of one collective, an entry of that GPU's list.  The lists
+ * take 4 B a part in the topology and again in each thread's round state, so the bound keeps a
+ * config from asking for more memory than a machine has (2^28 parts: 1 GiB a copy; the largest
+ * Table 1 cell has 4.9 million). */
+#define SIM_MAX_PARTS (1u << 28)
+/* Round indices are claimed in chunks (runner.c) by an atomic 64-bit counter that must not wrap. */
+#define SIM_MAX_ROUNDS (UINT64_MAX >> 1)
 
 struct sim_config {
   enum sim_model model;
@@ -48,6 +55,8 @@ struct sim_config {
  * about accepted-but-ignored keys go to stderr. */
 int config_load_file(const char* path, struct sim_config* cfg, char* err, size_t errlen);
 int config_load_string(const char* text, struct sim_config* cfg, char* err, size_t errlen);
+/* `size` bytes of JSON text, not NUL-terminated (a NUL in them is an error). */
+int config_load_buffer(const char* data, size_t size, struct sim_config* cfg, char* err, size_t errlen);
 void config_free(struct sim_config* cfg);
 
 const char* model_name(enum sim_model m);

@@ -10,7 +10,6 @@
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
-#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,94 +17,12 @@
 
 #include "config.h"
 #include "explain.h"
+#include "options.h"
 #include "runner.h"
 #include "stats.h"
 #include "topology.h"
 
 #define EXIT_BAD_INPUT 2
-
-struct options {
-  const char* config_path;
-  uint64_t rounds, seed;
-  bool has_rounds, has_seed, has_order, explain, intersection_rule;
-  unsigned threads;
-  enum sim_order order;
-};
-
-static void usage(FILE* out) {
-  fprintf(out, "usage: dfccl-sim CONFIG.json [--rounds N] [--seed S] [--threads T]\n"
-               "                 [--order interleave|concat] [--explain]\n"
-               "                 [--rule exact|intersection]   (intersection: the authors'\n"
-               "                 over-approximating sync-model rule, for comparison only)\n");
-}
-
-static int bad_input(const char* fmt, const char* arg) {
-  fprintf(stderr, "dfccl-sim: ");
-  fprintf(stderr, fmt, arg);
-  fprintf(stderr, "\n");
-  return EXIT_BAD_INPUT;
-}
-
-static bool parse_u64(const char* s, uint64_t min, uint64_t* out) {
-  char* end;
-  if (!s || *s == '\0' || *s == '-') return false;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || *end != '\0' || v < min) return false;
-  *out = v;
-  return true;
-}
-
-/* 0 when parsed, otherwise the exit status to use. */
-static int parse_args(int argc, char** argv, struct options* o) {
-  memset(o, 0, sizeof *o);
-  o->threads = 1;
-  for (int i = 1; i < argc; i++) {
-    const char* a = argv[i];
-    const char* val = i + 1 < argc ? argv[i + 1] : NULL;
-    uint64_t n;
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      usage(stdout);
-      exit(0);
-    } else if (strcmp(a, "--explain") == 0) {
-      o->explain = true;
-    } else if (strcmp(a, "--rule") == 0) {
-      if (val && strcmp(val, "exact") == 0) o->intersection_rule = false;
-      else if (val && strcmp(val, "intersection") == 0) o->intersection_rule = true;
-      else return bad_input("--rule needs \"exact\" or \"intersection\"", NULL);
-      i++;
-    } else if (strcmp(a, "--rounds") == 0) {
-      if (!parse_u64(val, 1, &o->rounds)) return bad_input("--rounds needs a positive integer", NULL);
-      o->has_rounds = true;
-      i++;
-    } else if (strcmp(a, "--seed") == 0) {
-      if (!parse_u64(val, 0, &o->seed)) return bad_input("--seed needs a non-negative integer", NULL);
-      o->has_seed = true;
-      i++;
-    } else if (strcmp(a, "--threads") == 0) {
-      if (!parse_u64(val, 1, &n) || n > 1024) return bad_input("--threads needs an integer in 1..1024", NULL);
-      o->threads = (unsigned)n;
-      i++;
-    } else if (strcmp(a, "--order") == 0) {
-      if (order_parse(val, &o->order)) return bad_input("--order needs \"interleave\" or \"concat\"", NULL);
-      o->has_order = true;
-      i++;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      usage(stderr);
-      return bad_input("unknown option %s", a);
-    } else if (o->config_path) {
-      usage(stderr);
-      return bad_input("more than one config file given (%s)", a);
-    } else {
-      o->config_path = a;
-    }
-  }
-  if (!o->config_path) {
-    usage(stderr);
-    return EXIT_BAD_INPUT;
-  }
-  return 0;
-}
 
 static void print_setup(const struct sim_config* cfg, const struct topology* t, const struct options* o) {
   printf("config: %s\n", o->config_path);
@@ -121,11 +38,19 @@ static void print_setup(const struct sim_config* cfg, const struct topology* t, 
 
 int main(int argc, char** argv) {
   struct options o;
-  int rc = parse_args(argc, argv, &o);
-  if (rc) return rc;
+  bool show_usage;
+  char err[512];
+  switch (options_parse(argc, argv, &o, &show_usage, err, sizeof err)) {
+    case OPTIONS_RUN: break;
+    case OPTIONS_HELP: options_usage(stdout); return 0;
+    case OPTIONS_BAD:
+      if (show_usage) options_usage(stderr);
+      fprintf(stderr, "dfccl-sim: %s\n", err);
+      return EXIT_BAD_INPUT;
+  }
+  int rc = 0;
 
   struct sim_config cfg;
-  char err[512];
   if (config_load_file(o.config_path, &cfg, err, sizeof err)) {
     fprintf(stderr, "dfccl-sim: %s: %s\n", o.config_path, err);
     return EXIT_BAD_INPUT;

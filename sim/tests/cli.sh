@@ -41,6 +41,15 @@ expect_bad "zero rounds" "--rounds" "$tmp/tiny.json" --rounds 0
 expect_bad "bad threads" "--threads" "$tmp/tiny.json" --threads x
 expect_bad "unknown option" "unknown option" "$tmp/tiny.json" --fast
 expect_bad "bad rule" "--rule" "$tmp/tiny.json" --rule maybe
+# What fuzz_sim_options found: strtoull took " -5" for 2^64-5, and "+3", " 3".
+expect_bad "seed with a space and a minus" "--seed" "$tmp/tiny.json" --seed " -5"
+expect_bad "threads with a plus" "--threads" "$tmp/tiny.json" --threads +3
+expect_bad "rounds beyond 2^63-1" "--rounds needs an integer in 1..9223372036854775807" "$tmp/tiny.json" \
+	--rounds 9223372036854775808
+expect_bad "only options" "no config file given" --explain
+printf '{"model":"Single","model":"Single"}' >"$tmp/duplicate.json"
+expect_bad "a key given twice" "duplicate object key" "$tmp/duplicate.json"
+"$SIM" --help >"$tmp/out" 2>&1 && grep -q '^usage: dfccl-sim' "$tmp/out" || { echo "FAIL: --help"; fail=1; }
 
 # The last stdout line, exactly; --rounds overrides total_rounds.
 "$SIM" "$tmp/tiny.json" --rounds 1000 --seed 3 >"$tmp/out" 2>"$tmp/err" || { echo "FAIL: tiny run"; fail=1; }
