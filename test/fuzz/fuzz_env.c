@@ -54,6 +54,7 @@ GETTER(preemption, c->spin.preemption)
 GETTER(debug, c->debug)
 GETTER(stream_order, c->stream_order)
 GETTER(check_runs, c->check_runs)
+GETTER(poller_set_aside, c->poller_set_aside)
 GETTER(timeslice_yield, c->timeslice_yield)
 GETTER(timeslice_idle_us, c->spin.timeslice_idle_ns / 1000)
 
@@ -91,6 +92,7 @@ typedef enum {
   DEBUG,
   STREAM_ORDER,
   CHECK_RUNS,
+  POLLER_SET_ASIDE,
   SHOW_TRANSPORT,
   TIMESLICE_YIELD,
   TIMESLICE_IDLE_US,
@@ -124,6 +126,7 @@ static const integer_var integers[NINTEGERS] = {
     [DEBUG] = {"DFCCL_DEBUG", 0, 9, ANY_VALUE, debug},
     [STREAM_ORDER] = {"DFCCL_STREAM_ORDER", 0, 1, ANY_VALUE, stream_order},
     [CHECK_RUNS] = {"DFCCL_CHECK_RUNS", 0, 1, ANY_VALUE, check_runs},
+    [POLLER_SET_ASIDE] = {"DFCCL_POLLER_SET_ASIDE", 0, 1, ANY_VALUE, poller_set_aside},
     [SHOW_TRANSPORT] = {"DFCCL_SHOW_TRANSPORT", 0, 1, ANY_VALUE, NULL}, /* show_transport is it or DFCCL_DEBUG */
     [TIMESLICE_YIELD] = {"DFCCL_TIMESLICE_YIELD", 0, 1, ANY_VALUE, timeslice_yield},
     [TIMESLICE_IDLE_US] = {"DFCCL_TIMESLICE_IDLE_US", 0, HOUR_US, ANY_VALUE, timeslice_idle_us},
