@@ -240,7 +240,7 @@ static dfcclResult_t grow_grid(df_ctx* ctx, uint32_t blocks) {
     DF_CHECK(ctx->target->copy_in(ctx, &ctx->args.blocks[b].sq_frontier, &first, sizeof first));
   if (blocks > ctx->grid_ever) ctx->grid_ever = blocks;
   atomic_store(&ctx->grid, blocks);
-  *ctx->quit_request_host = 1;
+  __atomic_store_n(ctx->quit_request_host, 1, __ATOMIC_RELAXED); /* block 0 polls it meanwhile */
   return dfcclSuccess;
 }
 
@@ -864,7 +864,7 @@ dfcclResult_t dfcclDestroy(dfcclRankCtx_t ctx) {
                  (unsigned long long)atomic_load(&ctx->outstanding), (unsigned long long)ctx->cfg.destroy_timeout_ms);
     fprintf(stderr, "dfccl: rank %d: %s\n", ctx->rank, dfcclGetLastErrorMessage());
     df_poller_fail_outstanding(ctx, dfcclDestroyed);
-    *ctx->quit_request_host = 1;
+    __atomic_store_n(ctx->quit_request_host, 1, __ATOMIC_RELAXED);
   }
   df_poller_stop(ctx);
   dfcclResult_t exit_result = final_exit(ctx);
@@ -903,11 +903,14 @@ dfcclResult_t dfcclGetStats(dfcclRankCtx_t ctx, dfcclStats_t* stats) {
   DF_CHECK(df_ctx_check(ctx));
   if (!stats) return df_error(dfcclInvalidArgument, "stats is NULL");
   memset(stats, 0, sizeof *stats);
-  uint32_t n = ctx->grid_ever;
-  df_block_state blocks[DF_MAX_BLOCKS];
-  if (n) DF_CHECK(ctx->target->copy_out(ctx, blocks, ctx->args.blocks, n * sizeof blocks[0]));
+  pthread_mutex_lock(&ctx->tables_lock);
+  uint32_t n = ctx->grid_ever; /* a registration on another thread may grow it */
+  pthread_mutex_unlock(&ctx->tables_lock);
   for (uint32_t b = 0; b < n; b++) {
-    const df_block_counters* c = &blocks[b].counters;
+    /* The counters only: the rest of a block's state is the running daemon's own. */
+    df_block_counters counters;
+    DF_CHECK(ctx->target->copy_out(ctx, &counters, &ctx->args.blocks[b].counters, sizeof counters));
+    const df_block_counters* c = &counters;
     stats->sqesRead += c->sqes_read;
     stats->preemptions += c->preemptions;
     stats->contextLoads += c->context_loads;

@@ -27,12 +27,16 @@ static const char* const kind_names[DF_COLL_NUM_KINDS] = {"all-reduce", "all-gat
 
 /* ---- SIGUSR1 ---- */
 
-static volatile sig_atomic_t signals_seen;
+/* Counted by the handler on whichever thread the signal lands, read by the pollers: a lock-free
+ * atomic, which a handler may use (C11 7.14.1.1) and which, unlike a volatile sig_atomic_t, is also
+ * safe between threads. */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "a signal handler may use atomic_int");
+static atomic_int signals_seen;
 static pthread_once_t signal_once = PTHREAD_ONCE_INIT;
 
 static void on_sigusr1(int sig) {
   (void)sig;
-  signals_seen++;
+  atomic_fetch_add(&signals_seen, 1);
 }
 
 /* Takes SIGUSR1 only if nobody else did: a program's own handler stays. */
@@ -49,7 +53,7 @@ static void install_signal(void) {
 
 void df_hang_report_init(df_ctx* ctx) {
   pthread_once(&signal_once, install_signal);
-  ctx->report_signals_seen = signals_seen;
+  ctx->report_signals_seen = atomic_load(&signals_seen);
 }
 
 /* ---- one report ---- */
@@ -218,7 +222,7 @@ dfcclResult_t df_hang_report_write(df_ctx* ctx, const char* reason) {
 /* ---- when ---- */
 
 void df_hang_report_poll(df_ctx* ctx) {
-  sig_atomic_t seen = signals_seen;
+  int seen = atomic_load(&signals_seen);
   if (seen != ctx->report_signals_seen) {
     ctx->report_signals_seen = seen;
     df_hang_report_write(ctx, "SIGUSR1");

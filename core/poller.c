@@ -112,7 +112,7 @@ void df_poller_fail_outstanding(df_ctx* ctx, dfcclResult_t error) {
 }
 
 dfcclResult_t df_daemon_launch(df_ctx* ctx) {
-  *ctx->quit_request_host = 0;
+  __atomic_store_n(ctx->quit_request_host, 0, __ATOMIC_RELAXED); /* a caller may ask for a relaunch meanwhile */
   ctx->launch_report_host->progressed = ctx->launch_report_host->yielded = 0;
   ctx->launch_report_host->start_ns = ctx->launch_report_host->end_ns = 0;
   __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the last launch's blocks reset their vote themselves */

@@ -40,7 +40,7 @@ static int find_expired(df_ctx* ctx, uint64_t now, uint64_t timeout, int* expire
   for (int i = 0; i < ctx->ncolls && n < MAX_EXPIRED; i++) {
     df_coll* c = &ctx->colls[i];
     if (!c->in_flight || c->timing_out) continue;
-    uint64_t stamp = ctx->progress_host[i];
+    uint64_t stamp = __atomic_load_n(&ctx->progress_host[i], __ATOMIC_RELAXED); /* the blocks stamp it meanwhile */
     if (stamp != c->progress_seen) {
       c->progress_seen = stamp;
       c->progress_us = now;

@@ -393,6 +393,13 @@ typedef struct mca_coll_dfccl_request_t {
   dfccl_call_t call;
   dfcclResult_t status; /* written by the DFCCL callback */
   bool reported;        /* its failure was said when DFCCL refused it */
+  /* A blocking call's request, which only its caller frees: `finished` is stored (release) once
+   * its completion is handled, by whichever thread's progress handled it.  The caller waits for it
+   * (acquire) rather than for REQUEST_COMPLETE: Open MPI completes a request with an acquire-only
+   * compare-and-swap and reads req_complete with plain loads, which order nothing in C11 -- the
+   * caller could see the request complete before the results and the status. */
+  bool blocking;
+  atomic_bool finished;
   /* persistent requests only */
   mca_coll_dfccl_module_t* module; /* dc is alive while module->dc is still dc */
   dfccl_kept_t kept;
@@ -430,6 +437,14 @@ int mca_coll_dfccl_persistent_init(mca_coll_dfccl_module_t* m, ompi_communicator
 /* An init handed to the previous component returned `rc` and *request: makes that request hold
  * `kept` until it is freed (stock libnbc crashes at MPI_Start after MPI_Op_free otherwise). */
 int mca_coll_dfccl_persistent_fallback(int rc, dfccl_kept_t kept, ompi_request_t** request);
+
+/* Open MPI initializes an object class at its first OBJ_NEW, after a plain check of
+ * cls_initialized (opal_obj_new): two threads making the first requests of a class at once race
+ * on the class's arrays.  The component's classes are initialized at init_query instead, inside
+ * MPI_Init, before any other thread can make one. */
+void mca_coll_dfccl_init_classes(void);
+opal_class_t* mca_coll_dfccl_local_class(void);  /* coll_dfccl_local.c's requests */
+opal_class_t* mca_coll_dfccl_staged_class(void); /* coll_dfccl_staging.c's requests */
 
 /* The component's progress callback, registered with the first context (idempotent) and
  * unregistered at component close. */

@@ -342,5 +342,6 @@ static int dfccl_close(void) {
 static int dfccl_init_query(bool enable_progress_threads, bool enable_mpi_threads) {
   (void)enable_progress_threads;
   (void)enable_mpi_threads;
+  mca_coll_dfccl_init_classes(); /* inside MPI_Init: before any thread makes a module or a request */
   return OMPI_SUCCESS;
 }

@@ -27,6 +27,8 @@ typedef struct {
 
 static OBJ_CLASS_INSTANCE(local_request_t, ompi_coll_base_nbc_request_t, NULL, NULL);
 
+opal_class_t* mca_coll_dfccl_local_class(void) { return OBJ_CLASS(local_request_t); }
+
 static int do_copy(const local_copy_t* c) {
   if (c->bytes == 0 || c->to == c->from) return OMPI_SUCCESS;
   if (dfcclCopy(c->to, c->from, c->bytes) == dfcclSuccess) return OMPI_SUCCESS;

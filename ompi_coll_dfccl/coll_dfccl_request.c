@@ -71,6 +71,8 @@ mca_coll_dfccl_request_t* mca_coll_dfccl_request_new(ompi_communicator_t* comm, 
   req->run = -1;
   req->call = *call;
   req->status = dfcclSuccess;
+  req->blocking = false;
+  atomic_init(&req->finished, false);
   req->module = NULL;
   req->kept = DFCCL_KEEP(NULL, NULL);
   return req;
@@ -140,8 +142,10 @@ static void complete(mca_coll_dfccl_request_t* req) {
                 mca_coll_dfccl_kind_name[c->coll->sig.kind], dc->comm->c_name, c->coll->sig.count, req->run,
                 req->status == dfcclSuccess ? "" : " with an error");
   /* Completing never releases the request: MPI_Wait/Test free a nonblocking one (or set a
-   * persistent one inactive), the blocking call frees its own. */
-  ompi_request_complete(r, true);                                   /* req may be freed from here on */
+   * persistent one inactive), the blocking call frees its own once it sees `finished`. */
+  bool blocking = req->blocking;
+  ompi_request_complete(r, true); /* req may be freed from here on, unless blocking */
+  if (blocking) atomic_store_explicit(&req->finished, true, memory_order_release);
   atomic_fetch_sub_explicit(&dc->pending, 1, memory_order_release); /* dc may be destroyed from here on */
 }
 
@@ -211,16 +215,25 @@ int mca_coll_dfccl_start(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, 
 }
 
 int mca_coll_dfccl_run(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_call_t* call) {
-  ompi_request_t* req = NULL;
-  int rc = mca_coll_dfccl_start(m, comm, call, &req);
-  if (rc != OMPI_SUCCESS) return rc;
-  while (!REQUEST_COMPLETE(req)) {
+  mca_coll_dfccl_request_t* req = mca_coll_dfccl_request_new(comm, m->dc, call, false);
+  req->blocking = true;
+  mca_coll_dfccl_launch(req);
+  /* Another thread's progress may complete it (MPI_THREAD_MULTIPLE): `finished` orders its results
+   * and status before what follows here. */
+  while (!atomic_load_explicit(&req->finished, memory_order_acquire)) {
     opal_progress(); /* completes it, and keeps MPI (other communicators, their queued runs) moving */
     sched_yield();   /* DFCCL's daemon and poller threads share the cores */
   }
-  rc = req->req_status.MPI_ERROR; /* an MPI error class: the MPI layer hands it to the error handler */
-  (void)request_free(&req);
+  ompi_request_t* r = mpi_request(req);
+  int rc = r->req_status.MPI_ERROR; /* an MPI error class: the MPI layer hands it to the error handler */
+  (void)request_free(&r);
   return rc;
+}
+
+void mca_coll_dfccl_init_classes(void) {
+  opal_class_t* classes[] = {OBJ_CLASS(mca_coll_dfccl_module_t), OBJ_CLASS(mca_coll_dfccl_request_t),
+                             mca_coll_dfccl_local_class(), mca_coll_dfccl_staged_class()};
+  for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++) opal_class_initialize(classes[i]);
 }
 
 void mca_coll_dfccl_drain(dfccl_comm_t* dc) {

@@ -173,6 +173,8 @@ typedef struct staged_request {
 
 static OBJ_CLASS_INSTANCE(staged_request_t, ompi_coll_base_nbc_request_t, NULL, NULL);
 
+opal_class_t* mca_coll_dfccl_staged_class(void) { return OBJ_CLASS(staged_request_t); }
+
 static pthread_mutex_t staged_lock = PTHREAD_MUTEX_INITIALIZER;
 static staged_request_t* staged_first;
 static atomic_int staged_count;

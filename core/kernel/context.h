@@ -29,9 +29,9 @@ DF_FN int32_t df_static_priority(const df_daemon_args* a, uint32_t coll) {
 
 DF_FN void df_context_save(const df_daemon_args* a, const df_block* blk, df_context_slot* slot) {
   if (slot->coll < 0 || !slot->dirty) return;
-  *df_global_dynamic(a, blk, (uint32_t)slot->coll) = slot->dyn;
+  DF_STORE_SHARED(df_global_dynamic(a, blk, (uint32_t)slot->coll), slot->dyn); /* a hang report may read it */
   slot->dirty = 0;
-  a->blocks[blk->bid].counters.context_saves++;
+  DF_COUNT(a->blocks[blk->bid].counters.context_saves);
   df_atomic_add_u32(&a->coll_counters[slot->coll].context_saves, 1);
 }
 
@@ -56,7 +56,7 @@ DF_FN uint32_t df_context_acquire(const df_daemon_args* a, const df_block* blk, 
   slot->tag = df_run_tag(&slot->stat, slot->dyn.epoch);
   slot->coll = (int32_t)coll;
   slot->dirty = 0;
-  a->blocks[blk->bid].counters.context_loads++;
+  DF_COUNT(a->blocks[blk->bid].counters.context_loads);
   df_atomic_add_u32(&a->coll_counters[coll].context_loads, 1);
   return index;
 }
@@ -70,14 +70,14 @@ DF_FN void df_context_start_run(const df_daemon_args* a, const df_block* blk, df
   d.iteration = 0;
   d.step = 0;
   d.pad[0] = d.pad[1] = d.pad[2] = d.pad[3] = 0;
-  *df_global_dynamic(a, blk, e->coll) = d;
+  DF_STORE_SHARED(df_global_dynamic(a, blk, e->coll), d);
   df_context_slot* slot = &sh->slots[e->coll % DF_CONTEXT_SLOTS];
   if (slot->coll == (int32_t)e->coll) slot->coll = -1; /* a finished run's copy: stale now */
 }
 
 /* Leader: the block's part of the run is complete. */
 DF_FN void df_context_finish_run(const df_daemon_args* a, const df_block* blk, df_context_slot* slot) {
-  *df_global_dynamic(a, blk, (uint32_t)slot->coll) = slot->dyn;
+  DF_STORE_SHARED(df_global_dynamic(a, blk, (uint32_t)slot->coll), slot->dyn);
   slot->coll = -1;
   slot->dirty = 0;
 }

@@ -99,6 +99,52 @@ DF_FN uint64_t df_load_relaxed_u64(const volatile uint64_t* p) {
 #endif
 }
 
+/* ---- words that several agents read and write with no order between them ----
+ * Statistics, progress stamps, flags that are only ever set to one value, a struct the host copies
+ * out for a report while the daemon runs.  On a GPU an aligned plain (or volatile) access of up to
+ * 8 bytes is single-copy atomic: DF_RELAXED_* compile there to exactly the access they wrap.  On
+ * the host target the blocks, the poller and the caller's threads share one process, where C11
+ * makes such concurrent plain accesses a data race (ThreadSanitizer reports them): there they are
+ * relaxed atomics, plain loads and stores on x86-64 and AArch64 all the same. */
+#if DF_CUDA
+#define DF_RELAXED_LOAD(lvalue) (lvalue)
+#define DF_RELAXED_STORE(lvalue, value) ((lvalue) = (value))
+#else
+#define DF_RELAXED_LOAD(lvalue) __atomic_load_n(&(lvalue), __ATOMIC_RELAXED)
+#define DF_RELAXED_STORE(lvalue, value) __atomic_store_n(&(lvalue), (value), __ATOMIC_RELAXED)
+#endif
+/* A counter that only its own block writes, and that the host may read meanwhile. */
+#define DF_COUNT(lvalue) DF_RELAXED_STORE(lvalue, (lvalue) + 1)
+
+#if !DF_CUDA
+/* Host target: copies `bytes` with relaxed atomic accesses, in words of 8, 4 or 1 bytes as the
+ * addresses and the size allow -- what a GPU's memcpy to or from memory the daemon is using is. */
+DF_FN void df_copy_relaxed(void* dst, const void* src, size_t bytes) {
+  uintptr_t mix = (uintptr_t)dst | (uintptr_t)src | (uintptr_t)bytes;
+  if ((mix & 7) == 0) {
+    for (size_t i = 0; i < bytes / 8; i++)
+      __atomic_store_n((uint64_t*)dst + i, __atomic_load_n((const uint64_t*)src + i, __ATOMIC_RELAXED),
+                       __ATOMIC_RELAXED);
+  } else if ((mix & 3) == 0) {
+    for (size_t i = 0; i < bytes / 4; i++)
+      __atomic_store_n((uint32_t*)dst + i, __atomic_load_n((const uint32_t*)src + i, __ATOMIC_RELAXED),
+                       __ATOMIC_RELAXED);
+  } else {
+    for (size_t i = 0; i < bytes; i++)
+      __atomic_store_n((unsigned char*)dst + i, __atomic_load_n((const unsigned char*)src + i, __ATOMIC_RELAXED),
+                       __ATOMIC_RELAXED);
+  }
+}
+#endif
+
+/* `*dst = value` for a struct that the host may copy out while the daemon runs (a hang report reads
+ * the dynamic contexts): on the host target word by word (df_copy_relaxed).  value: an lvalue. */
+#if DF_CUDA
+#define DF_STORE_SHARED(dst, value) (*(dst) = (value))
+#else
+#define DF_STORE_SHARED(dst, value) df_copy_relaxed((dst), &(value), sizeof *(dst))
+#endif
+
 /* Loads of what the host rewrites while the daemon runs (a collective's static context, copied in
  * at registration, maybe to an index a deregistered collective used before).  An SM's L1 is not
  * kept coherent with such copies and could still hold the old line -- or the line of a neighbour
@@ -114,7 +160,7 @@ DF_FN void df_load_l2(void* dst, const void* src, size_t bytes) {
     to[2 * i + 1] = v.y;
   }
 #else
-  memcpy(dst, src, bytes);
+  df_copy_relaxed(dst, src, bytes); /* the host's copy_in writes it likewise, from another thread */
 #endif
 }
 
@@ -122,7 +168,7 @@ DF_FN uint32_t df_load_l2_u32(const uint32_t* p) {
 #if DF_CUDA
   return __ldcg((const unsigned int*)p);
 #else
-  return *p;
+  return __atomic_load_n(p, __ATOMIC_RELAXED);
 #endif
 }
 

@@ -48,10 +48,13 @@ DF_FN uint32_t df_fetch_sqes(const df_daemon_args* a, const df_block* blk, df_bl
     if ((uint32_t)blk->bid >= e.nchannels) continue; /* no channel here */
     df_context_start_run(a, blk, sh, &e);
     df_task_queue_insert(a, sh, (uint16_t)e.coll);
-    bs->counters.sqes_read++;
-    if (sh->ntasks > bs->counters.max_queue_length) bs->counters.max_queue_length = sh->ntasks;
-    if (blk->bid == 0) a->coll_counters[e.coll].last_queue_length = sh->ntasks;
-    if (sh->ntasks > a->coll_counters[e.coll].max_queue_length) a->coll_counters[e.coll].max_queue_length = sh->ntasks;
+    /* Counters the host may read meanwhile (dfcclGetStats, hang reports), the collective's shared by
+     * its blocks: relaxed on the host target (platform.h), plain on a GPU. */
+    DF_COUNT(bs->counters.sqes_read);
+    if (sh->ntasks > bs->counters.max_queue_length) DF_RELAXED_STORE(bs->counters.max_queue_length, sh->ntasks);
+    if (blk->bid == 0) DF_RELAXED_STORE(a->coll_counters[e.coll].last_queue_length, sh->ntasks);
+    if (sh->ntasks > DF_RELAXED_LOAD(a->coll_counters[e.coll].max_queue_length))
+      DF_RELAXED_STORE(a->coll_counters[e.coll].max_queue_length, sh->ntasks);
     taken++;
   }
   return taken;
@@ -102,7 +105,7 @@ DF_FN void df_complete_run(const df_daemon_args* a, const df_block* blk, df_cont
   df_block_state* bs = &a->blocks[blk->bid];
   uint64_t cqe = df_cqe_pack(coll, epoch, error);
   for (uint64_t i = 0; !df_cq_try_write(a->cq, (uint32_t)blk->bid, &bs->cq_tail, &bs->cq_head_seen, cqe); i++) {
-    if (i == 0) bs->counters.cq_full_waits++;
+    if (i == 0) DF_COUNT(bs->counters.cq_full_waits);
     df_spin_pause(i); /* the host's poller is behind: it takes entries whenever runs are out */
   }
 }
@@ -134,11 +137,11 @@ DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_sh
       df_complete_run(a, blk, run.ctx, r == DF_PRIM_FAILED ? run.error : DF_RUN_OK);
     } else {
       df_block_state* bs = &a->blocks[blk->bid];
-      bs->counters.preemptions++;
+      DF_COUNT(bs->counters.preemptions);
       df_atomic_add_u32(&a->coll_counters[run.ctx->coll].preemptions, 1);
       if (run.progressed) {
-        run.ctx->dirty = 1;                                               /* saved lazily, on eviction */
-        if (a->progress_ns) a->progress_ns[run.ctx->coll] = df_time_ns(); /* the host's timeout starts over */
+        run.ctx->dirty = 1; /* saved lazily, on eviction */
+        if (a->progress_ns) DF_RELAXED_STORE(a->progress_ns[run.ctx->coll], df_time_ns()); /* the timeout starts over */
       }
     }
   }
@@ -189,8 +192,8 @@ DF_FN void df_report(const df_daemon_args* a, df_block_shared* sh, uint32_t bits
   sh->reported |= bits;
   /* Plain stores of 1: a read-modify-write of host memory is not atomic with respect to the host. */
   volatile df_launch_report* r = a->launch_report;
-  if (bits & DF_LAUNCH_PROGRESSED) r->progressed = 1;
-  if (bits & DF_LAUNCH_YIELDED) r->yielded = 1;
+  if (bits & DF_LAUNCH_PROGRESSED) DF_RELAXED_STORE(r->progressed, 1u); /* every block may store it */
+  if (bits & DF_LAUNCH_YIELDED) DF_RELAXED_STORE(r->yielded, 1u);
 }
 
 /* Leader: quit or go on after a traversal of the task queue.  `yield`: every task of the queue is
@@ -205,7 +208,7 @@ DF_FN uint32_t df_decide(const df_daemon_args* a, const df_block* blk, df_block_
   if (bs->exited && sh->ntasks == 0) return DF_FINAL_EXIT;
   /* The host wants a relaunch (e.g. a larger grid): block 0, the one block that reads host memory,
    * casts every vote, and the others see the decision below. */
-  if (blk->bid == 0 && *a->quit_request) df_atomic_or_u64(a->quit_votes, df_all_blocks(blk));
+  if (blk->bid == 0 && DF_RELAXED_LOAD(*a->quit_request)) df_atomic_or_u64(a->quit_votes, df_all_blocks(blk));
   uint64_t now = df_time_ns();
   if (active) {
     sh->last_progress_ns = now;
@@ -258,7 +261,7 @@ DF_FN void df_daemon_block_main(const df_daemon_args* a, const df_block* blk, df
   }
   if (df_is_leader(blk)) {
     if (sh->quit == DF_VOLUNTARY_QUIT) {
-      a->blocks[blk->bid].counters.voluntary_quits++;
+      DF_COUNT(a->blocks[blk->bid].counters.voluntary_quits);
       df_leave_vote(a, blk);
     }
     df_context_block_stop(a, blk, sh);
