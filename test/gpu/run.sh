@@ -411,14 +411,17 @@ fi
 # PART=failures: collectives that cannot complete (issue 16) with the GPU daemon -- a rank that
 # skips one (DFCCL_TIMEOUT_S=1: every rank gets dfcclTimedOut, the hang report names the rank), ranks
 # that disagree on a count (dfcclMismatch everywhere), at 3 and 2 ranks; the twins (no timeout:
-# hang; DFCCL_CHECK_RUNS=0: silent success); the dead peer (host target only: forked processes).
+# hang; DFCCL_CHECK_RUNS=0: silent success); the dead peer (forked processes), with host-target
+# daemons and with GPU daemons (then no survivor may be left on the GPU).
 if named failures; then
   step failures 200 sh test/mpi/failures.sh
   summarize "^rank|PASS|FAIL|dfccl:"
   step failures-twin 120 sh test/mpi/failures_twin.sh
   summarize "PASS|FAIL"
-  step dead-peer 60 test/unit/test_dead_peer
+  step dead-peer 60 env DFCCL_TARGET=host test/unit/test_dead_peer
   summarize "^rank|process|test_dead_peer"
+  step dead-peer-gpu 90 env DFCCL_TARGET=cuda test/unit/test_dead_peer
+  summarize "^rank|process|test_dead_peer|left"
 fi
 
 # PART=soak (issue 16): test_soak for SOAK_S seconds (default 480) at 2 ranks -- the five

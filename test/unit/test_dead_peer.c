@@ -9,6 +9,9 @@
  *                        shared-memory segment of any of the three is left in /dev/shm.
  *   test_dead_peer twin  no timeout: the survivors still wait after 5 s (the parent ends them).
  *
+ * DFCCL_TARGET=cuda: the same with GPU daemons on device 0 (buffers in device memory), and the
+ * parent checks with nvidia-smi that no survivor is left on the GPU.
+ *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
 #include <dirent.h>
@@ -57,6 +60,7 @@ static int barrier(board* b) {
 }
 
 static int my_rank; /* this process's, set before dfcclInit */
+static bool gpu;    /* DFCCL_TARGET=cuda: GPU daemons, device buffers */
 
 static int allgather(void* state, const int* ranks, int nranks, const void* send, void* recv, size_t bytes) {
   board* b = state;
@@ -96,18 +100,23 @@ static dfcclResult_t run(dfcclComm_t comm, int32_t* buf, outcome* o) {
 
 static int child(int rank, board* b) {
   my_rank = rank;
-  dfcclInitArgs_t args = {.target = dfcclTargetHost, .device = -1, .bootstrap = {rank, NPROC, allgather, b}};
+  dfcclTarget_t target = gpu ? dfcclTargetCuda : dfcclTargetHost;
+  dfcclInitArgs_t args = {.target = target, .device = gpu ? 0 : -1, .bootstrap = {rank, NPROC, allgather, b}};
   dfcclRankCtx_t ctx;
   MUST(dfcclInit(&ctx, &args));
   dfcclComm_t comm;
   MUST(dfcclCommCreate(ctx, NULL, 0, &comm));
-  int32_t* buf = malloc(COUNT * sizeof *buf);
-  for (int i = 0; i < COUNT; i++) buf[i] = (rank + 1) * (i % 5 + 1);
+  int32_t* host = malloc(COUNT * sizeof *host);
+  int32_t* buf = NULL;
+  MUST(dfcclMemAlloc(target, args.device, COUNT * sizeof *buf, (void**)&buf));
+  for (int i = 0; i < COUNT; i++) host[i] = (rank + 1) * (i % 5 + 1);
+  MUST(dfcclCopy(buf, host, COUNT * sizeof *buf));
   outcome o;
   MUST(run(comm, buf, &o));
   while (!atomic_load(&o.done)) usleep(100);
+  MUST(dfcclCopy(host, buf, COUNT * sizeof *buf));
   long wrong = atomic_load(&o.status) != dfcclSuccess;
-  for (int i = 0; i < COUNT; i++) wrong += buf[i] != 6 * (i % 5 + 1);
+  for (int i = 0; i < COUNT; i++) wrong += host[i] != 6 * (i % 5 + 1);
   printf("rank %d: first all-reduce %s\n", rank, wrong ? "WRONG" : "exact");
   fflush(stdout);
   MUST(run(comm, buf, &o));
@@ -125,9 +134,25 @@ static int child(int rank, board* b) {
   dfcclResult_t closed = dfcclDestroy(ctx); /* the closing exchange cannot reach the dead rank */
   printf("rank %d: dfcclDestroy: %s after %.2f s\n", rank, dfcclGetErrorString(closed), now_s() - start);
   fflush(stdout);
-  free(buf);
+  dfcclMemFree(buf);
+  free(host);
   bool ok = !wrong && status == dfcclTimedOut && waited < TIMEOUT_S + 5;
   return ok ? 0 : 1;
+}
+
+/* GPU: processes of these that nvidia-smi still lists on a GPU. */
+static int left_on_gpu(const pid_t* pids) {
+  FILE* f = popen("nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null", "r");
+  if (f == NULL) return 0;
+  int n = 0;
+  for (int pid; fscanf(f, "%d", &pid) == 1;)
+    for (int i = 0; i < NPROC; i++)
+      if (pid == pids[i]) {
+        printf("left on the GPU: process %d (rank %d)\n", pid, i);
+        n++;
+      }
+  pclose(f);
+  return n;
 }
 
 /* Segments in /dev/shm made by one of these processes. */
@@ -150,6 +175,8 @@ static int leftovers(const pid_t* pids) {
 
 int main(int argc, char** argv) {
   bool twin = argc > 1 && strcmp(argv[1], "twin") == 0;
+  const char* target = getenv("DFCCL_TARGET");
+  gpu = target != NULL && strcmp(target, "cuda") == 0; /* before any fork: the children inherit it */
   setenv("DFCCL_TIMEOUT_S", twin ? "0" : "1", 1);
   setenv("DFCCL_TRANSPORT", "p2p", 1);
   board* b = mmap(NULL, sizeof(board), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -180,10 +207,11 @@ int main(int argc, char** argv) {
     if (rank == NPROC - 1) failures += !killed;
     else failures += twin ? done != 0 : !clean;
   }
-  if (!twin) failures += leftovers(pids);
-  printf("test_dead_peer%s: %s\n", twin ? " twin" : "",
+  if (!twin) failures += leftovers(pids) + (gpu ? left_on_gpu(pids) : 0);
+  printf("test_dead_peer%s (%s daemons): %s\n", twin ? " twin" : "", gpu ? "GPU" : "host-target",
          failures ? "FAILED"
          : twin   ? "without a timeout the survivors wait for the dead rank"
+         : gpu    ? "the survivors got the error, exited cleanly, left nothing in /dev/shm or on the GPU"
                   : "the survivors got the error, exited cleanly, left nothing in /dev/shm");
   return failures ? 1 : 0;
 }
