@@ -51,7 +51,9 @@ static void on_completion(void* arg, uint64_t cqe) {
  * submits.  When the SQ is full it must not simply wait: daemon block 0, which forwards the SQ,
  * takes no new entry while it waits to store a completion in its full CQ ring, which only the
  * poller empties.  So a waiting poller takes completions aside (df_poller_set_aside) and completes
- * them when back in its loop -- never from inside a reap, whose ring heads are not stored yet. */
+ * them when back in its loop -- never from inside a reap, whose ring heads are not stored yet.  It
+ * also keeps the daemon running meanwhile: one that quit would never take the entry, and only the
+ * poller launches it. */
 
 static _Thread_local const df_ctx* poller_of_this_thread;
 
@@ -69,7 +71,7 @@ static void put_aside(void* arg, uint64_t cqe) {
   ctx->set_aside[ctx->set_aside_tail++ % DF_MAX_COLLS] = cqe;
 }
 
-void df_poller_set_aside(void* ctx) { df_cq_host_reap(&((df_ctx*)ctx)->cq, put_aside, ctx); }
+static void take_aside(df_ctx* ctx) { df_cq_host_reap(&ctx->cq, put_aside, ctx); }
 
 /* Completes what was set aside, oldest first; the callbacks may set more aside.  Returns how many. */
 static uint32_t complete_set_aside(df_ctx* ctx) {
@@ -81,7 +83,7 @@ static uint32_t complete_set_aside(df_ctx* ctx) {
 
 /* Takes every published completion and completes it. */
 static uint32_t reap(df_ctx* ctx) {
-  df_poller_set_aside(ctx);
+  take_aside(ctx);
   return complete_set_aside(ctx);
 }
 
@@ -183,6 +185,14 @@ static bool manage_daemon(df_ctx* ctx, daemon_watch* w) {
   return true;
 }
 
+static _Thread_local daemon_watch* poller_watch; /* the poller loop's, for df_poller_set_aside */
+
+void df_poller_set_aside(void* arg) {
+  df_ctx* ctx = arg;
+  take_aside(ctx);
+  if (atomic_load(&ctx->fatal) == dfcclSuccess) manage_daemon(ctx, poller_watch);
+}
+
 static void idle_wait(df_ctx* ctx, uint64_t idle_rounds, bool daemon_needed) {
   if (!daemon_needed && atomic_load(&ctx->outstanding) == 0) {
     /* Nothing to do until someone submits. */
@@ -213,6 +223,7 @@ static void* poller_main(void* arg) {
   df_ctx* ctx = arg;
   poller_of_this_thread = ctx;
   daemon_watch watch = {.delay_us = ctx->cfg.relaunch_delay_us};
+  poller_watch = &watch;
   uint64_t idle = 0;
   bool failed_outstanding = false;
   while (!atomic_load(&ctx->poller_stop)) {
