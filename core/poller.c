@@ -135,12 +135,14 @@ typedef struct {
   uint64_t progress_us; /* when a launch last reported progress */
 } daemon_watch;
 
-/* Returns false when the daemon is not running and nothing asks for it. */
+/* Returns false when the daemon is not running and nothing asks for it.  A failure is left in
+ * ctx->fatal for the poller's loop, which fails the outstanding runs: this may run inside a
+ * submission (df_poller_set_aside), where their callbacks must not run. */
 static bool manage_daemon(df_ctx* ctx, daemon_watch* w) {
   bool running = false;
   dfcclResult_t r = ctx->target->daemon_running(ctx, &running);
   if (r != dfcclSuccess) {
-    df_poller_fail_outstanding(ctx, r);
+    atomic_store(&ctx->fatal, r);
     return false;
   }
   if (running) {
@@ -177,7 +179,7 @@ static bool manage_daemon(df_ctx* ctx, daemon_watch* w) {
   }
   r = df_daemon_launch(ctx);
   if (r != dfcclSuccess) {
-    df_poller_fail_outstanding(ctx, r);
+    atomic_store(&ctx->fatal, r);
     return false;
   }
   w->was_running = true;
