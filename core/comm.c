@@ -61,6 +61,8 @@ struct dfcclComm {
   uint64_t runs;                /* submitted: the next run's number                             */
   struct df_comm_table* tables; /* ctx->lock */
   int ntables;
+  bool has_exchange;        /* made by dfcclCommCreateStart: its exchanges are the caller's */
+  dfcclExchange_t exchange; /* ... also for its destruction                                  */
 };
 
 static dfcclResult_t comm_check(const struct dfcclComm* comm) {
@@ -96,15 +98,13 @@ static int set_id(uint32_t serial, int set) {
   return -1 - (int)(serial % (INT_MAX / DF_COMM_MAX_SETS)) * DF_COMM_MAX_SETS - set;
 }
 
-static dfcclResult_t create(df_ctx* ctx, const int* ranks, int nranks, uint32_t serial, dfcclComm_t* comm);
-
 dfcclResult_t dfcclCommCreate(dfcclRankCtx_t ctx, const int* ranks, int nranks, dfcclComm_t* comm) {
   DF_CHECK(df_ctx_check(ctx));
   if (comm == NULL) return df_error(dfcclInvalidArgument, "dfcclCommCreate: NULL comm");
   *comm = NULL;
   uint32_t serial;
   DF_CHECK(agree_serial(ctx, ranks, nranks, &serial));
-  return create(ctx, ranks, nranks, serial, comm);
+  return df_comm_create(ctx, ranks, nranks, serial, NULL, comm);
 }
 
 dfcclResult_t dfcclCommCreateWithKey(dfcclRankCtx_t ctx, const int* ranks, int nranks, uint32_t key,
@@ -112,17 +112,27 @@ dfcclResult_t dfcclCommCreateWithKey(dfcclRankCtx_t ctx, const int* ranks, int n
   DF_CHECK(df_ctx_check(ctx));
   if (comm == NULL) return df_error(dfcclInvalidArgument, "dfcclCommCreateWithKey: NULL comm");
   *comm = NULL;
+  DF_CHECK(df_comm_check_key(key, "dfcclCommCreateWithKey"));
+  return df_comm_create(ctx, ranks, nranks, key, NULL, comm);
+}
+
+dfcclResult_t df_comm_check_key(uint32_t key, const char* caller) {
   if (key >= DF_COMM_KEYS)
-    return df_error(dfcclInvalidArgument, "dfcclCommCreateWithKey: key %u is not below %u", key, DF_COMM_KEYS);
-  return create(ctx, ranks, nranks, key, comm);
+    return df_error(dfcclInvalidArgument, "%s: key %u is not below %u", caller, key, DF_COMM_KEYS);
+  return dfcclSuccess;
 }
 
 /* The communicator's sets, registered under the serial's ids: a key in use is a dfcclDuplicateId. */
-static dfcclResult_t create(df_ctx* ctx, const int* ranks, int nranks, uint32_t serial, dfcclComm_t* comm) {
+dfcclResult_t df_comm_create(df_ctx* ctx, const int* ranks, int nranks, uint32_t serial,
+                             const dfcclExchange_t* exchange, dfcclComm_t* comm) {
   const df_config* cfg = &ctx->cfg;
   struct dfcclComm* c = calloc(1, sizeof *c);
   if (c == NULL) return df_error(dfcclOutOfResources, "out of memory");
   c->ctx = ctx;
+  if (exchange != NULL) {
+    c->has_exchange = true;
+    c->exchange = *exchange;
+  }
   c->nsets = (int)cfg->comm_sets;
   c->shape = (df_shape){cfg->max_channels, cfg->comm_slot_bytes};
   dfcclResult_t r = dfcclSuccess;
@@ -422,7 +432,10 @@ dfcclResult_t dfcclCommDestroy(dfcclComm_t comm) {
   df_ctx* ctx = comm->ctx;
   /* Collective, like a deregistration: a run still in flight (or queued) anywhere fails it
    * everywhere, and the communicator stays usable. */
-  DF_CHECK(dfcclDeregister(ctx, comm->set_ids, comm->nsets));
+  if (comm->has_exchange) df_exchange_wait_with(&comm->exchange); /* this thread's exchanges: the caller's */
+  dfcclResult_t r = dfcclDeregister(ctx, comm->set_ids, comm->nsets);
+  df_exchange_wait_with(NULL);
+  DF_CHECK(r);
   /* Its memory stays until dfcclDestroy, so that a later use of the handle is told, not undefined.
    * Its tables go now: no run holds them any more. */
   pthread_mutex_lock(&ctx->lock);

@@ -40,9 +40,7 @@ typedef struct {
 } registration_card;
 
 static dfcclResult_t allgather(df_ctx* ctx, const df_group* g, const void* send, void* recv, size_t bytes) {
-  int rc = ctx->bootstrap.allgather(ctx->bootstrap.state, g->ranks, g->nranks, send, recv, bytes);
-  if (rc != 0) return df_error(dfcclBootstrapError, "the bootstrap allgather over %d ranks returned %d", g->nranks, rc);
-  return dfcclSuccess;
+  return df_exchange_allgather(ctx, g->ranks, g->nranks, send, recv, bytes);
 }
 
 static dfcclResult_t check_card(const df_ctx* ctx, const df_group* g, int i, const registration_card* mine,

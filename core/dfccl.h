@@ -42,11 +42,12 @@ typedef enum {
   dfcclCudaError,       /* a CUDA call failed                                             */
   dfcclBootstrapError,  /* the caller's allgather failed                                  */
   dfcclInternalError,
-  dfcclTimedOut, /* a run made no progress for DFCCL_TIMEOUT_S (here or on a participant)  */
-  dfcclMismatch, /* the participants disagree on a run: kind, count, type, op, root, or
+  dfcclTimedOut,   /* a run made no progress for DFCCL_TIMEOUT_S (here or on a participant)  */
+  dfcclMismatch,   /* the participants disagree on a run: kind, count, type, op, root, or
                   * which run it is (a rank skipped one)                                 */
-  dfcclRevoked,  /* a run of this collective (communicator) failed earlier: it takes no
+  dfcclRevoked,    /* a run of this collective (communicator) failed earlier: it takes no
                   * new runs (deregister or destroy it; make a new one)                  */
+  dfcclInProgress, /* dfcclCommCreateTest: the creation is still exchanging; test again    */
   dfcclNumResults
 } dfcclResult_t;
 
@@ -302,6 +303,35 @@ dfcclResult_t dfcclCommCreateWithKey(dfcclRankCtx_t ctx, const int* ranks, int n
 dfcclResult_t dfcclSubmit(dfcclComm_t comm, const dfcclCollDesc_t* desc, const void* sendbuff, void* recvbuff,
                           dfcclCallback_t callback, void* callbackArg);
 dfcclResult_t dfcclCommDestroy(dfcclComm_t comm);
+
+/*
+ * Nonblocking creation, for callers that may not wait for the other participants where they create
+ * (an MPI library creating the communicator inside a nonblocking collective: the others may reach
+ * that call only after a blocking call of their own that waits for this rank).  The communicator's
+ * exchanges are then the caller's: `exchange` starts an allgather among the participants (each
+ * contributes `bytes`, received in the order of `ranks`) without waiting, and tests it.  They are
+ * called only from dfcclCommCreateTest (and later from dfcclCommDestroy, which waits, calling test
+ * in a loop: test must then make progress itself), on the caller's thread; the creation's CUDA and
+ * memory work runs meanwhile on a thread of DFCCL's.
+ *
+ * dfcclCommCreateStart returns at once; dfcclCommCreateTest returns dfcclInProgress until the
+ * creation has ended, then its result (*comm set on success) and the creation handle is gone.
+ * Test one creation from one thread at a time.  The key is as for dfcclCommCreateWithKey.
+ */
+typedef struct {
+  /* Starts the allgather; *request is the caller's.  Returns 0 on success. */
+  int (*start)(void* arg, const void* sendbuf, void* recvbuf, size_t bytes, void** request);
+  /* *done = 1 once the allgather has completed (the request is then the caller's to forget).
+   * Returns 0 on success. */
+  int (*test)(void* arg, void* request, int* done);
+  void* arg;
+} dfcclExchange_t;
+
+typedef struct dfcclCommCreation* dfcclCommCreation_t;
+
+dfcclResult_t dfcclCommCreateStart(dfcclRankCtx_t ctx, const int* ranks, int nranks, uint32_t key,
+                                   const dfcclExchange_t* exchange, dfcclCommCreation_t* creation);
+dfcclResult_t dfcclCommCreateTest(dfcclCommCreation_t creation, dfcclComm_t* comm);
 
 /*
  * Hang report: every collective registered on this rank, and for each pending run how long it has

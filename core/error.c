@@ -50,6 +50,7 @@ const char* dfcclGetErrorString(dfcclResult_t result) {
     case dfcclTimedOut: return "collective made no progress within the timeout";
     case dfcclMismatch: return "participants disagree on the collective";
     case dfcclRevoked: return "collective revoked by an earlier failure";
+    case dfcclInProgress: return "still in progress";
     default: return "unknown result code";
   }
 }

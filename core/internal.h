@@ -373,6 +373,22 @@ void df_comm_run_ended(df_coll* c);
 /* dfcclDestroy: frees the communicators' memory (their sets are deregistered with the rest); runs
  * still queued end with `error`. */
 void df_comm_free_all(df_ctx* ctx, dfcclResult_t error);
+/* Creates a communicator whose sets carry `serial` (a key, or an agreed serial); with an exchange
+ * (dfcclCommCreateStart), the communicator keeps it for its destruction. */
+dfcclResult_t df_comm_create(df_ctx* ctx, const int* ranks, int nranks, uint32_t serial,
+                             const dfcclExchange_t* exchange, dfcclComm_t* comm);
+/* dfcclInvalidArgument, naming the caller, for a key that is not a caller's key. */
+dfcclResult_t df_comm_check_key(uint32_t key, const char* caller);
+
+/* ---- exchanges (exchange.c) ---- */
+
+/* Collective over `ranks`: an allgather of `bytes` from each, in their order, through this thread's
+ * way of exchanging (the bootstrap's, a communicator's own, or a nonblocking creation's caller). */
+dfcclResult_t df_exchange_allgather(df_ctx* ctx, const int* ranks, int nranks, const void* send, void* recv,
+                                    size_t bytes);
+/* This thread's blocking exchanges go through `exchange` (start, then test until done) until
+ * called again with NULL. */
+void df_exchange_wait_with(const dfcclExchange_t* exchange);
 
 /* ---- queues (queue/sq_host.c, queue/cq_host.c) ---- */
 
