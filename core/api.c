@@ -893,6 +893,13 @@ dfcclResult_t dfcclTargetSynchronize(dfcclRankCtx_t ctx) {
   return ctx->target->synchronize(ctx);
 }
 
+dfcclResult_t dfcclContextDevice(dfcclRankCtx_t ctx, int* device) {
+  DF_CHECK(df_ctx_check(ctx));
+  if (device == NULL) return df_error(dfcclInvalidArgument, "dfcclContextDevice: NULL device");
+  *device = ctx->cfg.target == dfcclTargetCuda ? ctx->device : -1;
+  return dfcclSuccess;
+}
+
 dfcclResult_t dfcclHostSynchronize(int* contexts) {
   int n = df_host_synchronize_all();
   if (contexts != NULL) *contexts = n;

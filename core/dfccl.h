@@ -354,6 +354,8 @@ dfcclResult_t dfcclDestroy(dfcclRankCtx_t ctx);
  * target; for the host target, blocks until the running daemon has exited, as a device
  * synchronization waits for a running kernel.  Tests use it to build synchronization deadlocks. */
 dfcclResult_t dfcclTargetSynchronize(dfcclRankCtx_t ctx);
+/* The GPU the context's daemon runs on (the device dfcclInit chose for -1); -1 on the host target. */
+dfcclResult_t dfcclContextDevice(dfcclRankCtx_t ctx, int* device);
 
 /* The host target's cudaDeviceSynchronize, without a context: blocks until the daemon launches
  * running in every host-target context of this process have exited; *contexts (if not NULL) says

@@ -3,10 +3,11 @@
  *
  * component (coll_dfccl_component.c)  MCA parameters, MPI_T counters, comm_query
  * module    (coll_dfccl_module.c)     enable (saves the previous functions); the communicator's
- *                                      signatures, each with the route agreed for it, and the
- *                                      set-up points
+ *                                      signatures, each with the route decided for it
  * context   (coll_dfccl_context.c)    the process's DFCCL contexts; a communicator's share of one:
- *                                      created on first use, gone on free/finalize
+ *                                      its DFCCL communicators, made without waiting at its first
+ *                                      routed call, and the runs waiting for them; gone on
+ *                                      free/finalize
  * buffers   (coll_dfccl_buffers.c)    where a call's buffers are, and scratch copies in the route's
  *                                      memory for a rank whose buffers are elsewhere
  * requests  (coll_dfccl_request.c)    runs on DFCCL (descriptors submitted to the communicator's
@@ -16,8 +17,7 @@
  * local     (coll_dfccl_local.c)      communicators of one rank: local copies, every form
  * collectives (coll_dfccl_<coll>.c)   one per collective, blocking, nonblocking and persistent:
  *                                      check -> route -> fall back
- * entry     (coll_dfccl_entry.c)      what those entry points share: set-up point, routed end,
- *                                      fallen-back end
+ * entry     (coll_dfccl_entry.c)      what those entry points share: routed end, fallen-back end
  * staging   (coll_dfccl_staging.c)    fallbacks with device buffers run on host copies
  * staged-only (coll_dfccl_gather.c, _alltoall.c but for MPI_Alltoall, _scan.c, _neighbor.c, _inter.c)
  *                                      the collectives DFCCL does not run (and the routed ones on
@@ -138,8 +138,8 @@ OMPI_MODULE_DECLSPEC extern mca_coll_dfccl_component_t mca_coll_dfccl_component;
 /* This process's rank in MPI_COMM_WORLD (known from the first communicator query on). */
 extern int mca_coll_dfccl_world_rank;
 
-/* Where the calls of a signature run.  Decided once per signature, at its first set-up point, by
- * an agreement among the ranks (coll_dfccl_module.c), so the same on every rank. */
+/* Where the calls of a signature run.  Decided once per signature, at its first call, the same on
+ * every rank (coll_dfccl_module.c says how). */
 typedef enum {
   DFCCL_ROUTE_PREVIOUS = 0, /* the previous component; device buffers staged through host memory */
   DFCCL_ROUTE_HOST,         /* DFCCL's host execution target (test modes)                          */
@@ -174,7 +174,7 @@ typedef struct {
 #define DFCCL_MAX_CONCURRENT_RUNS 16
 #define DFCCL_SPARE_COPIES 4 /* per signature: two buffers of two calls in flight */
 
-/* A signature of a communicator, with the route its ranks agreed on at its first set-up point.
+/* A signature of a communicator, with the route decided at its first call.
  * Its runs are descriptors submitted to the communicator's DFCCL communicator of the route's
  * target: routed call n of the communicator runs on connector set n mod coll_dfccl_concurrent_runs
  * (the same set on every rank, since every rank makes the same calls on a communicator in the same
@@ -184,7 +184,6 @@ typedef struct dfccl_coll {
   dfccl_sig_t sig;
   dfccl_route_t route; /* DFCCL_ROUTE_HOST or DFCCL_ROUTE_CUDA                        */
   int device;          /* the GPU of the context (cuda route)                        */
-  dfcclComm_t comm;    /* the communicator's DFCCL communicator on the route's target */
   dfcclCollDesc_t desc;
   size_t* counts; /* desc.counts of a v collective (its blocks in DFCCL's elements) */
   /* Copies in the route's memory that finished calls left for the next ones (a rank whose buffers
@@ -198,29 +197,32 @@ typedef struct dfccl_coll {
 
 struct mca_coll_dfccl_module_t;
 
+struct mca_coll_dfccl_request_t;
+
 /* The DFCCL side of one communicator: its share of the process's DFCCL context
  * (coll_dfccl_context.c). */
 typedef struct dfccl_comm {
-  struct dfccl_comm* next_live; /* creation order: the order of teardown at finalize        */
+  struct dfccl_comm* next_live;     /* in cid order: the order of teardown at finalize          */
+  struct dfccl_comm* next_creating; /* listed while runs wait for a DFCCL communicator          */
+  bool listed;
   struct mca_coll_dfccl_module_t* module;
   ompi_communicator_t* comm;
-  ompi_communicator_t* boot; /* private duplicate: carries DFCCL's bootstrap allgather    */
   int size;
   int* members; /* [comm rank]: world rank (DFCCL's participants, ring order) */
   dfccl_coll_t* colls;
-  int ncolls;           /* signatures                                                */
-  dfcclComm_t dfccl[3]; /* [target]: made at the first set-up of a route to it       */
-  bool dfccl_failed[3]; /* [target]: making it failed (on every member): not again     */
-  atomic_int pending;   /* runs started whose completion is not handled yet          */
+  int ncolls; /* signatures                                                */
+  /* The DFCCL communicators, made when the first run on each target is launched, and the runs
+   * waiting for them, in call order (under lock). */
+  pthread_mutex_t lock;
+  dfcclComm_t dfccl[3];            /* [target]                                          */
+  dfcclCommCreation_t creation[3]; /* [target]: being made                              */
+  bool dfccl_failed[3];            /* [target]: making it failed (on every member)      */
+  struct mca_coll_dfccl_request_t *waiting, *waiting_last;
+  ompi_request_t** exchange; /* the point-to-point requests of a DFCCL exchange     */
+  int nexchange;
+  bool exchange_waits; /* a blocking caller tests the exchange: it progresses */
+  atomic_int pending;  /* runs started whose completion is not handled yet          */
 } dfccl_comm_t;
-
-/* A signature that a nonblocking call could not use yet, or whose pool it wants grown: set up by
- * the next set-up point. */
-typedef struct dfccl_wanted {
-  struct dfccl_wanted* next;
-  dfccl_sig_t sig;
-  dfccl_memory_t memory; /* of that call's buffers: this rank's wish for the route    */
-} dfccl_wanted_t;
 
 /* A signature whose calls go to the previous component: decided, and remembered so that its
  * later calls need no agreement. */
@@ -236,14 +238,8 @@ typedef struct mca_coll_dfccl_module_t {
   mca_coll_base_module_##fn##_fn_t prev_##name; \
   mca_coll_base_module_t* prev_##name##_module;
   DFCCL_ENTRIES(DFCCL_MODULE_FIELDS)
-  mca_coll_base_module_barrier_fn_t prev_barrier; /* MPI_Barrier is a set-up point only */
-  mca_coll_base_module_t* prev_barrier_module;
-  dfccl_comm_t* dc;        /* NULL until the first set-up                               */
-  bool unusable;           /* DFCCL could not be set up on this communicator: fall back */
-  atomic_bool duplicating; /* DFCCL duplicates it for the bootstrap (Open MPI's calls)   */
-  dfccl_wanted_t* wanted;  /* in the order the nonblocking calls asked               */
-  dfccl_wanted_t* wanted_last;
-  int nwanted;
+  dfccl_comm_t* dc;          /* NULL until the first call routed through DFCCL             */
+  bool unusable;             /* DFCCL cannot run on this communicator: fall back           */
   dfccl_decided_t* previous; /* signatures routed to the previous component             */
   int nprevious;
   struct dfccl_layout* layouts; /* all-gather-v byte counts met on the communicator (interned) */
@@ -256,40 +252,33 @@ mca_coll_base_module_t* mca_coll_dfccl_comm_query(ompi_communicator_t* comm, int
 
 /* ---- contexts (coll_dfccl_context.c) ---- */
 
-/* The communicator's share of the process's DFCCL context, set up on first use: collective over
- * comm.  NULL when the communicator falls back (then m->unusable is set, alike on every rank). */
+/* The communicator's share of the process's DFCCL context, made on first use (local).  NULL when
+ * the communicator falls back (then m->unusable is set, alike on every rank). */
 dfccl_comm_t* mca_coll_dfccl_comm_context(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm);
-/* The process's DFCCL context for `target` (and, for the cuda target, the GPU `device`), created
- * on first use (local: dfcclInit exchanges nothing).  NULL when there is none: dfcclInit failed,
- * or the process's GPU context is on another device (one GPU per process). */
-dfcclRankCtx_t mca_coll_dfccl_process_context(dfcclTarget_t target, int device);
-/* The communicator's DFCCL communicator on ctx's target, made on first use: collective over the
- * communicator (call it at a set-up point).  NULL when it could not be made (alike on every member). */
-dfcclComm_t mca_coll_dfccl_dfccl_comm(dfccl_comm_t* dc, dfcclRankCtx_t ctx, dfcclTarget_t target);
-/* True when `ok` holds on every member (an allreduce over the bootstrap duplicate). */
-bool mca_coll_dfccl_all_ranks(dfccl_comm_t* dc, bool ok);
-/* True for the private duplicate DFCCL makes of a communicator (comm_query declines it). */
-bool mca_coll_dfccl_is_boot_duplicate(const ompi_communicator_t* comm);
+/* The process's DFCCL context for `target`, created on first use (local: dfcclInit exchanges
+ * nothing).  For the cuda target, *device names the GPU (-1: the current one; NULL: any): the
+ * context is made there, and *device is set to the context's GPU.  NULL when there is none:
+ * dfcclInit failed, or the process's GPU context is on another device than *device asks for (one
+ * GPU per process). */
+dfcclRankCtx_t mca_coll_dfccl_process_context(dfcclTarget_t target, int* device);
+/* Submits the request's run to its DFCCL communicator now, or, while that one is being made (or
+ * other runs of the communicator wait for theirs), in call order once it exists: starts making it
+ * if nobody has.  Never waits for the other ranks. */
+void mca_coll_dfccl_launch_in_order(struct mca_coll_dfccl_request_t* req);
+/* Part of the component's progress callback: tests the DFCCL communicators being made and submits
+ * the runs that waited for them; the number of communicators whose runs all left the line. */
+int mca_coll_dfccl_creations_progress(void);
 /* calloc, or abort the job: for rank-local failures inside collective set-up. */
 void* mca_coll_dfccl_alloc_or_abort(size_t bytes, ompi_communicator_t* comm);
 
-/*
- * Set-up (the communicator's DFCCL context, a signature's DFCCL collectives) is an exchange among
- * the communicator's ranks that returns only when all of them have joined: it may happen only where
- * MPI makes every rank wait for the others anyway, i.e. in a blocking collective on the
- * communicator.  A nonblocking call never sets up (nor waits for anything): it is routed when its
- * signature is ready, and otherwise falls back and asks for it (the same on every rank); the next
- * blocking collective of coll/dfccl on the communicator, MPI_Barrier included, sets up what was
- * asked for, in order.  So nonblocking calls may be issued on several communicators in any order.
- */
 typedef enum { DFCCL_BLOCKING, DFCCL_NONBLOCKING, DFCCL_PERSISTENT } dfccl_form_t;
 
-/* The communicator's collective for `sig`, whose route is agreed at its first set-up point from
- * every rank's wish (`memory`, of this call's buffers).  Blocking: sets up on first use.
- * Nonblocking: only what is set up already.  Persistent (MPIX_..._init, a set-up point like a
- * blocking call): sets up on first use with the full pool of coll_dfccl_concurrent_runs
- * collectives.  NULL, with *why set, when the call goes to the previous component; the decision is
- * the same on every rank. */
+/* The communicator's collective for `sig`, decided at its first call: a blocking call or a
+ * persistent init (where MPI lets a rank wait for the others) agrees on the route with the other
+ * ranks from each one's wish (`memory`, of this call's buffers); a nonblocking call, which must not
+ * wait, takes the process's DFCCL target whatever its buffers (memory only says the GPU), which
+ * every rank does alike.  NULL, with *why set, when the call goes to the previous component; the
+ * decision is the same on every rank. */
 dfccl_coll_t* mca_coll_dfccl_coll_get(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_form_t form,
                                       const dfccl_sig_t* sig, dfccl_memory_t memory, const char** why);
 
@@ -315,10 +304,6 @@ dfccl_memory_t mca_coll_dfccl_memory_both(dfccl_memory_t a, dfccl_memory_t b);
  * the module.  NULL (the call falls back) past DFCCL_MAX_LAYOUTS tables, or without memory. */
 #define DFCCL_MAX_LAYOUTS 256
 const uint64_t* mca_coll_dfccl_intern_blocks(mca_coll_dfccl_module_t* m, const uint64_t* bytes, int n);
-
-/* A set-up point: sets up what nonblocking calls asked for.  Collective over comm: call it where
- * every rank makes the same blocking call. */
-void mca_coll_dfccl_set_up_wanted(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm);
 
 /* A buffer of the caller's that DFCCL uses through a copy in the route's memory
  * (coll_dfccl_buffers.c): copied in before each run (in), back after it (out). */
@@ -386,8 +371,9 @@ typedef struct {
 /* A run as an MPI request: a nonblocking call's, the one a blocking call waits for, or a
  * persistent request's (one run per MPI_Start). */
 typedef struct mca_coll_dfccl_request_t {
-  ompi_coll_base_nbc_request_t super;    /* the MPI layer may retain datatypes through it */
-  struct mca_coll_dfccl_request_t* next; /* in the completed stack */
+  ompi_coll_base_nbc_request_t super;            /* the MPI layer may retain datatypes through it */
+  struct mca_coll_dfccl_request_t* next;         /* in the completed stack            */
+  struct mca_coll_dfccl_request_t* next_waiting; /* in its communicator's line (dc->lock) */
   dfccl_comm_t* dc;
   int run; /* its number on the DFCCL communicator (DFCCL's callback id) */
   dfccl_call_t call;
@@ -412,9 +398,14 @@ OBJ_CLASS_DECLARATION(mca_coll_dfccl_request_t);
 mca_coll_dfccl_request_t* mca_coll_dfccl_request_new(ompi_communicator_t* comm, dfccl_comm_t* dc,
                                                      const dfccl_call_t* call, bool persistent);
 
-/* Starts the request's run: submits its descriptor (DFCCL queues it behind the run of its
- * connector set, if that one is busy).  Never waits. */
+/* Starts the request's run: its input copied where DFCCL reads it, its descriptor submitted in call
+ * order (mca_coll_dfccl_launch_in_order; DFCCL queues it behind the run of its connector set, if
+ * that one is busy).  Never waits. */
 void mca_coll_dfccl_launch(mca_coll_dfccl_request_t* req);
+/* The request's run goes to DFCCL communicator `dfccl` now; one DFCCL refuses ends with that error. */
+void mca_coll_dfccl_submit(mca_coll_dfccl_request_t* req, dfcclComm_t dfccl);
+/* The request's run ends with error r without running (said, with why). */
+void mca_coll_dfccl_fail(mca_coll_dfccl_request_t* req, dfcclResult_t r, const char* why);
 
 /* Starts `call` and returns its request; never waits.  A run that DFCCL refuses or that fails completes the request with MPI_ERR_INTERN
  * (reported): not a fallback, since the other ranks are inside DFCCL already. */
@@ -428,8 +419,8 @@ int mca_coll_dfccl_run(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, co
 /* Until every run started on dc has completed (before its context is destroyed). */
 void mca_coll_dfccl_drain(dfccl_comm_t* dc);
 
-/* Persistent collectives (coll_dfccl_persistent.c).  An init is a set-up point: the plan agrees on
- * the signature's route there.  A routed init returns a persistent request that runs `call`
+/* Persistent collectives (coll_dfccl_persistent.c).  An init agrees on a new signature's route
+ * like a blocking call.  A routed init returns a persistent request that runs `call`
  * at each MPI_Start and holds `kept` and the communicator until it is freed. */
 int mca_coll_dfccl_persistent_init(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_call_t* call,
                                    dfccl_kept_t kept, ompi_request_t** request);
@@ -466,7 +457,6 @@ DFCCL_ENTRIES(DFCCL_DECLARE_ENTRY)
 #define DFCCL_DECLARE_INTER_ENTRY(name, mpi, fn) \
   extern __typeof__(*(mca_coll_base_module_##fn##_fn_t)NULL) mca_coll_dfccl_inter_##name;
 DFCCL_COLLS(DFCCL_DECLARE_INTER_ENTRY)
-int mca_coll_dfccl_barrier(struct ompi_communicator_t* comm, mca_coll_base_module_t* module);
 
 /* The routed part of (I)Reduce_scatter_block, shared with (I)Reduce_scatter (equal counts): true
  * with *call planned, false (with *why) when the call falls back. */
@@ -609,9 +599,6 @@ typedef struct {
        : (m)->prev_##name##_init(__VA_ARGS__, comm, (e)->info, (e)->request, (m)->prev_##name##_init_module))
 #define DFCCL_KEEP_NOTHING DFCCL_KEEP(NULL, NULL)
 
-/* The set-up point that a blocking call or a persistent init is (first thing of every entry point;
- * nothing for a nonblocking call). */
-void mca_coll_dfccl_enter(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, ompi_communicator_t* comm);
 /* A planned call through DFCCL, counted as routed: a blocking call runs it (and is counted once it
  * succeeded), a nonblocking one starts it, a persistent init returns its request. */
 int mca_coll_dfccl_routed(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, ompi_communicator_t* comm,

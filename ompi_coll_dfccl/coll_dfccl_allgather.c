@@ -3,7 +3,7 @@
  *
  * All-gather moves bytes: the signature is the number of bytes each rank contributes, alike on
  * every rank (MPI lets ranks and the two sides describe them with different datatypes of the same
- * type signature); the route is the one its ranks agreed at the signature's first set-up point
+ * type signature); the route is the one decided at the signature's first call
  * (MPI_IN_PLACE, when used, is used on every rank).  A rank whose buffers are not in the route's
  * memory, or whose datatypes have gaps, runs on copies of them.  DFCCL's in place
  * (sendbuff == recvbuff + rank x block) is MPI_IN_PLACE's layout.
@@ -38,7 +38,6 @@ static bool route(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, const void
                   struct ompi_communicator_t* comm, dfccl_staging_t* st, int* rc) {
   dfccl_call_t call;
   const char* why = "a layout that is not contiguous, on one rank";
-  mca_coll_dfccl_enter(e, m, comm);
   if (ompi_comm_size(comm) == 1) {
     if (mca_coll_dfccl_local(e, comm, sbuf, sdtype, (size_t)scount, rbuf, rdtype, (size_t)rcount, rc)) return true;
   } else if (plan(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m, e->form, &call, &why)) {

@@ -95,7 +95,6 @@ static bool plan(const void* sbuf, int scount, dtype_t* sdtype, void* rbuf, cons
 static bool route(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, const void* sbuf, int scount, dtype_t* sdtype,
                   void* rbuf, const int* rcounts, const int* displs, dtype_t* rdtype, comm_t* comm, int* rc,
                   const char** why) {
-  mca_coll_dfccl_enter(e, m, comm);
   if (ompi_comm_size(comm) == 1) {
     ptrdiff_t lb, extent;
     ompi_datatype_get_extent(rdtype, &lb, &extent);

@@ -2,8 +2,8 @@
  * MPI_Allreduce, MPI_Iallreduce and MPIX_Allreduce_init through DFCCL: check -> route -> fall back.
  *
  * Routing depends only on what every rank passes alike (communicator, count, datatype, op), on the
- * calls made on the communicator before and on the route its ranks agreed for the signature at its
- * first set-up point; so all ranks take the same route.  A rank whose buffers are not in the
+ * calls made on the communicator before and on the route decided at the signature's first call
+ * (coll_dfccl_module.c); so all ranks take the same route.  A rank whose buffers are not in the
  * route's memory runs on copies of them.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
@@ -34,7 +34,6 @@ static bool route(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, const void
                   dfccl_staging_t* st, int* rc) {
   dfccl_call_t call;
   const char* why = "a layout that is not contiguous, on one rank";
-  mca_coll_dfccl_enter(e, m, comm);
   if (ompi_comm_size(comm) == 1) {
     if (mca_coll_dfccl_local(e, comm, sbuf, dtype, (size_t)count, rbuf, dtype, (size_t)count, rc)) return true;
   } else if (plan(sbuf, rbuf, count, dtype, op, comm, m, e->form, &call, &why)) {

@@ -78,7 +78,6 @@ static int alltoall(const dfccl_entry_t* e, mca_coll_base_module_t* module, cons
   const char* why = "a layout that is not contiguous, on one rank";
   dfccl_call_t call;
   int rc;
-  mca_coll_dfccl_enter(e, m, comm);
   if (ompi_comm_size(comm) == 1) { /* the one block (MPI_IN_PLACE: nothing to copy) */
     if (mca_coll_dfccl_local(e, comm, sbuf, sdtype, (size_t)scount, rbuf, rdtype, (size_t)rcount, &rc)) return rc;
   } else if (alltoall_plan(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m, e->form, &call, &why)) {

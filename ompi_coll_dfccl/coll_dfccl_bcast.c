@@ -3,7 +3,7 @@
  *
  * Broadcast moves bytes: the signature is the number of bytes, which every rank has alike (MPI
  * lets ranks describe them with different datatypes of the same type signature), with the root;
- * the route is the one its ranks agreed at the signature's first set-up point.  A rank whose
+ * the route is the one decided at the signature's first call.  A rank whose
  * buffer is not in the route's memory, or whose datatype has gaps, runs on a copy of it.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
@@ -32,7 +32,6 @@ static bool route(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, void* buf,
                   int* rc) {
   dfccl_call_t call;
   const char* why = "a layout that is not contiguous, on one rank";
-  mca_coll_dfccl_enter(e, m, comm);
   if (ompi_comm_size(comm) == 1) {
     if (mca_coll_dfccl_local(e, comm, NULL, dtype, 0, buf, dtype, (size_t)count, rc)) return true;
   } else if (plan(buf, count, dtype, root, comm, m, e->form, &call, &why)) {

@@ -67,7 +67,8 @@ dfccl_memory_t mca_coll_dfccl_memory_of_layout(const void* buf, struct ompi_data
 
 void mca_coll_dfccl_memory_available(dfccl_memory_t* wish) {
   if (wish->route == DFCCL_ROUTE_PREVIOUS) return;
-  if (mca_coll_dfccl_process_context(mca_coll_dfccl_route_target(wish->route), wish->device) != NULL) return;
+  int device = wish->device;
+  if (mca_coll_dfccl_process_context(mca_coll_dfccl_route_target(wish->route), &device) != NULL) return;
   *wish = (dfccl_memory_t){
       DFCCL_ROUTE_PREVIOUS, -1,
       wish->route == DFCCL_ROUTE_CUDA ? "no DFCCL context for the buffers' GPU" : "no DFCCL host-target context"};

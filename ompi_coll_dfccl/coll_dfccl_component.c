@@ -238,10 +238,9 @@ static bool register_enables(void) {
     const char* mpi = colls[i].mpi;
     bool nonblocking = strncmp(mpi, "MPI_I", 5) == 0;
     bool persistent = strstr(mpi, "_init") != NULL; /* "MPIX_..._init" */
-    const char* form = nonblocking ? " (once its signature is set up by a blocking collective on the communicator)"
-                       : persistent
-                           ? " (the init is a set-up point: it registers the signature; each MPI_Start runs it)"
-                           : "";
+    const char* form = nonblocking  ? " (from its first call on)"
+                       : persistent ? " (the init decides the signature's route; each MPI_Start runs it)"
+                                    : "";
     snprintf(names[i], sizeof names[i], "%s_enable", colls[i].name);
     if (colls[i].staged_only)
       snprintf(helps[i], sizeof helps[i],
@@ -304,7 +303,8 @@ static int dfccl_register(void) {
   bool enables = register_enables();
   bool agree = register_checked(
       "agree_routes",
-      "Agree among the ranks on each new signature's route, at its first set-up point (a boolean, default true). "
+      "Agree among the ranks on the route of each new signature of a blocking call or persistent init, at its "
+      "first call (a boolean, default true). "
       "false decides on each rank's own buffers, which hangs as soon as ranks pass different kinds of memory: only "
       "for the test that shows what the agreement prevents",
       MCA_BASE_VAR_TYPE_BOOL, NULL, "a boolean", &mca_coll_dfccl_component.agree_routes);

@@ -7,18 +7,17 @@
  * DFCCL preempt one for another (with a daemon per communicator, two communicators' collectives
  * would busy-wait side by side, each holding its own daemon).
  *
- * The process context needs no exchange to start (dfcclInit is local): it is created by the first
- * set-up of any communicator.  A communicator's DFCCL communicator is made at its first set-up
- * point that routes a signature to DFCCL (dfcclCommCreate: the one exchange among its members);
- * every run after that is a descriptor submitted with no exchange.  DFCCL's bootstrap allgather
- * runs over a private duplicate of the communicator; the thread making or destroying a DFCCL
- * communicator names the communicator (a thread-local), so threads may set up different
- * communicators at once.
+ * The process context needs no exchange to start (dfcclInit is local).  A communicator's DFCCL
+ * communicator is made when its first run is launched, without waiting: dfcclCommCreateStart, its
+ * exchanges being point-to-point messages on the communicator (below) that go out as this rank's
+ * progress tests the creation.  Runs launched meanwhile wait in the communicator's line, in call
+ * order, and are submitted in that order once it exists -- so a nonblocking call is routed from its
+ * first call on, and no call ever waits for the other ranks where it starts.
  *
  * Teardown: MPI_Comm_free destroys the DFCCL communicators (an attribute delete callback; runs
  * still going are completed first); at MPI_Finalize an attribute on MPI_COMM_SELF does that for
- * the communicators still alive, in creation order (the order of the exchanges is then the same on
- * every rank), and destroys the process context.
+ * the communicators still alive, in the order of their cids (the same on every rank), and destroys
+ * the process context.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -32,6 +31,8 @@
 
 #include "ompi/attribute/attribute.h"
 #include "ompi/group/group.h"
+#include "ompi/mca/coll/base/coll_tags.h"
+#include "ompi/mca/pml/pml.h"
 #include "ompi/runtime/mpiruntime.h"
 #include "opal/util/output.h"
 
@@ -44,110 +45,190 @@ static struct {
   int cuda_device;
 } proc = {.lock = PTHREAD_MUTEX_INITIALIZER, .cuda_device = -1};
 
-/* The communicator whose DFCCL exchange this thread is running (the bootstrap's target). */
-static _Thread_local dfccl_comm_t* exchanging;
-/* The communicators being duplicated for a bootstrap, by cid.  With MPI_THREAD_MULTIPLE, Open MPI
- * may select the duplicate's components (comm_query) on whichever thread drives its progress, so
- * a thread-local flag cannot tell comm_query that the new communicator is DFCCL's own duplicate:
- * its name can ("MPI COMMUNICATOR <cid> DUP FROM <parent cid>", set before selection), and no
- * other duplicate of that parent can be made meanwhile (the duplication runs inside a blocking
- * collective on the parent, and MPI forbids two at once on one communicator). */
-#define MAX_DUPLICATING 64
-static pthread_mutex_t duplicating_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint32_t duplicating[MAX_DUPLICATING];
-static int nduplicating;
-
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static dfccl_comm_t* live_first; /* creation order */
 static dfccl_comm_t* live_last;
 static int comm_keyval = -1; /* on each communicator with a context: its teardown    */
 static int self_keyval = -1; /* an attribute on MPI_COMM_SELF: teardown at finalize  */
 
-bool mca_coll_dfccl_is_boot_duplicate(const ompi_communicator_t* comm) {
-  const char* from = strstr(comm->c_name, " DUP FROM ");
-  bool mine = false;
-  pthread_mutex_lock(&duplicating_lock);
-  for (int i = 0; from != NULL && i < nduplicating && !mine; i++) {
-    char suffix[32];
-    snprintf(suffix, sizeof suffix, " DUP FROM %u", duplicating[i]);
-    mine = strcmp(from, suffix) == 0;
-  }
-  pthread_mutex_unlock(&duplicating_lock);
-  return mine;
-}
+/* The communicators whose runs wait for a DFCCL communicator being made (progress drives them). */
+static pthread_mutex_t creating_lock = PTHREAD_MUTEX_INITIALIZER;
+static dfccl_comm_t* creating_first;
+static atomic_int ncreating;
 
-/* The private duplicate of m's communicator: collective over it. */
-static int duplicate_for_bootstrap(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, ompi_communicator_t** boot) {
-  uint32_t cid = ompi_comm_get_cid(comm);
-  for (bool listed = false; !listed; sched_yield()) { /* more than 64 threads setting up at once: wait */
-    pthread_mutex_lock(&duplicating_lock);
-    if ((listed = nduplicating < MAX_DUPLICATING)) duplicating[nduplicating++] = cid;
-    pthread_mutex_unlock(&duplicating_lock);
-  }
-  atomic_store(&m->duplicating, true); /* Open MPI's own nonblocking calls on comm meanwhile fall back */
-  int rc = ompi_comm_dup(comm, boot);
-  atomic_store(&m->duplicating, false);
-  pthread_mutex_lock(&duplicating_lock);
-  for (int i = 0; i < nduplicating; i++)
-    if (duplicating[i] == cid) duplicating[i] = duplicating[--nduplicating];
-  pthread_mutex_unlock(&duplicating_lock);
-  return rc;
-}
+static const char* target_name(int t) { return t == dfcclTargetCuda ? "cuda" : "host"; }
 
-/* ---- bootstrap ---------------------------------------------------------------------------------- */
+/* ---- exchanges ------------------------------------------------------------------------------------
+ *
+ * A DFCCL communicator's exchanges (making it, destroying it) are point-to-point messages among
+ * the communicator's ranks on a tag of coll/dfccl's own, so that they match only each other,
+ * whatever else runs on the communicator meanwhile: making it never waits, and its messages go out
+ * whenever this rank's progress tests the creation.  An allgather is n - 1 sends and receives
+ * (small cards, once per communicator).  Inside pml/ucx's 24-bit tags it stays negative (internal). */
+#define DFCCL_EXCHANGE_TAG (MCA_COLL_BASE_TAG_NEIGHBOR_END - 4096)
 
-/* DFCCL's bootstrap allgather: over the private duplicate of the communicator being set up (with
- * the lower-priority allgather).  The communicator's collectives list its members in communicator
- * rank order (DFCCL's ring order, so that blocks land where MPI wants them), which is the order
- * of the duplicate's allgather too. */
-static int boot_allgather(void* state, const int* ranks, int nranks, const void* sendbuf, void* recvbuf, size_t bytes) {
-  (void)state;
-  dfccl_comm_t* dc = exchanging;
-  if (dc == NULL || nranks != dc->size || bytes > INT_MAX) return 1;
-  for (int i = 0; i < nranks; i++)
-    if (ranks[i] != dc->members[i]) return 1; /* not this communicator's collective */
-  ompi_communicator_t* boot = dc->boot;
-  return boot->c_coll->coll_allgather(sendbuf, (int)bytes, MPI_BYTE, recvbuf, (int)bytes, MPI_BYTE, boot,
-                                      boot->c_coll->coll_allgather_module) != OMPI_SUCCESS;
-}
-
-bool mca_coll_dfccl_all_ranks(dfccl_comm_t* dc, bool ok) {
-  int mine = ok, all = 0;
-  ompi_communicator_t* boot = dc->boot;
-  if (boot->c_coll->coll_allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, boot, boot->c_coll->coll_allreduce_module) !=
-      OMPI_SUCCESS)
-    return false;
-  return all != 0;
-}
-
-dfcclComm_t mca_coll_dfccl_dfccl_comm(dfccl_comm_t* dc, dfcclRankCtx_t ctx, dfcclTarget_t target) {
-  if (dc->dfccl[target] != NULL || dc->dfccl_failed[target]) return dc->dfccl[target];
-  dfcclComm_t made = NULL;
-  dfcclResult_t r = dfcclInvalidArgument; /* no context here: still in the agreement below */
-  if (ctx != NULL) {
-    /* Keyed by the communicator's cid (alike on every member, unique among the live ones): threads
-     * may set up communicators over the same ranks at once, which an agreed serial would not
-     * survive.  A cid beyond the keys fails on every member alike. */
-    exchanging = dc;
-    r = dfcclCommCreateWithKey(ctx, dc->members, dc->size, ompi_comm_get_cid(dc->comm), &made);
-    exchanging = NULL;
-  }
-  if (r != dfcclSuccess)
-    opal_output(0, "coll:dfccl: comm '%s': no DFCCL communicator (%s target): %s (%s)", dc->comm->c_name,
-                target == dfcclTargetCuda ? "cuda" : "host", dfcclGetErrorString(r),
-                ctx != NULL ? dfcclGetLastErrorMessage() : "no process context");
-  if (!mca_coll_dfccl_all_ranks(dc, r == dfcclSuccess)) {
-    if (r == dfcclSuccess) { /* dfcclCommCreate fails on every member or on none: cannot go on consistently */
-      opal_output(0, "coll:dfccl: comm '%s': a DFCCL communicator made here failed elsewhere", dc->comm->c_name);
-      ompi_mpi_abort(dc->comm, 1);
+static int exchange_start(void* arg, const void* send, void* recv, size_t bytes, void** request) {
+  dfccl_comm_t* dc = arg;
+  ompi_communicator_t* comm = dc->comm;
+  int me = ompi_comm_rank(comm), k = 0;
+  if (bytes > INT_MAX) return 1;
+  memcpy((char*)recv + (size_t)me * bytes, send, bytes);
+  for (int i = 0; i < dc->size; i++) {
+    if (i == me) continue;
+    int rc = MCA_PML_CALL(
+        irecv((char*)recv + (size_t)i * bytes, (int)bytes, MPI_BYTE, i, DFCCL_EXCHANGE_TAG, comm, &dc->exchange[k++]));
+    if (rc == OMPI_SUCCESS)
+      rc = MCA_PML_CALL(isend((void*)send, (int)bytes, MPI_BYTE, i, DFCCL_EXCHANGE_TAG, MCA_PML_BASE_SEND_STANDARD,
+                              comm, &dc->exchange[k++]));
+    if (rc != OMPI_SUCCESS) { /* the others are sending already: no consistent way back */
+      opal_output(0, "coll:dfccl: comm '%s': posting DFCCL's set-up messages failed (%d)", comm->c_name, rc);
+      ompi_mpi_abort(comm, 1);
     }
-    dc->dfccl_failed[target] = true;
-    return NULL;
   }
-  dc->dfccl[target] = made;
-  DFCCL_VERBOSE(1, "comm '%s': DFCCL communicator of %d ranks on the %s target", dc->comm->c_name, dc->size,
-                target == dfcclTargetCuda ? "cuda" : "host");
-  return made;
+  dc->nexchange = k;
+  *request = dc;
+  return 0;
+}
+
+static int exchange_test(void* arg, void* request, int* done) {
+  (void)request;
+  dfccl_comm_t* dc = arg;
+  if (dc->exchange_waits) opal_progress(); /* a blocking caller (destruction): nobody else progresses */
+  *done = 0;
+  for (int i = 0; i < dc->nexchange; i++)
+    if (!REQUEST_COMPLETE(dc->exchange[i])) return 0;
+  int failed = 0;
+  for (int i = 0; i < dc->nexchange; i++) {
+    failed |= dc->exchange[i]->req_status.MPI_ERROR != MPI_SUCCESS;
+    ompi_request_free(&dc->exchange[i]);
+  }
+  dc->nexchange = 0;
+  *done = 1;
+  return failed;
+}
+
+/* The process context's bootstrap: coll/dfccl's communicators bring their own exchanges. */
+static int no_bootstrap(void* state, const int* ranks, int nranks, const void* sendbuf, void* recvbuf, size_t bytes) {
+  (void)state, (void)ranks, (void)nranks, (void)sendbuf, (void)recvbuf, (void)bytes;
+  return 1;
+}
+
+/* ---- runs waiting for their DFCCL communicator ---------------------------------------------------- */
+
+static void submit_now(dfccl_comm_t* dc, mca_coll_dfccl_request_t* req) {
+  int t = mca_coll_dfccl_route_target(req->call.coll->route);
+  if (dc->dfccl[t] != NULL) mca_coll_dfccl_submit(req, dc->dfccl[t]);
+  else mca_coll_dfccl_fail(req, dfcclInternalError, "its DFCCL communicator could not be made (see above)");
+}
+
+/* Caller holds dc->lock: target t's DFCCL communicator starts being made. */
+static void start_creation(dfccl_comm_t* dc, int t) {
+  dfcclRankCtx_t ctx = mca_coll_dfccl_process_context((dfcclTarget_t)t, NULL);
+  dfcclExchange_t exchange = {exchange_start, exchange_test, dc};
+  /* Keyed by the communicator's cid (alike on every member, unique among the live ones). */
+  dfcclResult_t r = ctx == NULL ? dfcclInvalidArgument
+                                : dfcclCommCreateStart(ctx, dc->members, dc->size, ompi_comm_get_cid(dc->comm),
+                                                       &exchange, &dc->creation[t]);
+  if (r != dfcclSuccess) { /* this rank cannot take part: the others would wait for it forever */
+    opal_output(0, "coll:dfccl: comm '%s': no DFCCL communicator (%s target): %s (%s)", dc->comm->c_name,
+                target_name(t), dfcclGetErrorString(r),
+                ctx != NULL ? dfcclGetLastErrorMessage() : "no process context");
+    ompi_mpi_abort(dc->comm, 1);
+  }
+  pthread_mutex_lock(&creating_lock);
+  if (!dc->listed) {
+    dc->next_creating = creating_first;
+    creating_first = dc;
+    dc->listed = true;
+    atomic_fetch_add(&ncreating, 1);
+  }
+  pthread_mutex_unlock(&creating_lock);
+}
+
+/* Caller holds dc->lock: tests the creations going on, then submits the waiting runs, in call
+ * order, as far as their DFCCL communicators exist (starting the next one needed).  True when
+ * nothing waits any more. */
+static bool advance(dfccl_comm_t* dc) {
+  for (int t = 0; t < 3; t++) {
+    if (dc->creation[t] == NULL) continue;
+    dfcclComm_t made = NULL;
+    dfcclResult_t r = dfcclCommCreateTest(dc->creation[t], &made);
+    if (r == dfcclInProgress) continue;
+    dc->creation[t] = NULL;
+    dc->dfccl[t] = made;
+    dc->dfccl_failed[t] = r != dfcclSuccess;
+    if (r != dfcclSuccess) /* on every member (DFCCL tells every participant of a failure) */
+      opal_output(0, "coll:dfccl: comm '%s': no DFCCL communicator (%s target): %s (%s); its calls on DFCCL fail",
+                  dc->comm->c_name, target_name(t), dfcclGetErrorString(r), dfcclGetLastErrorMessage());
+    else
+      DFCCL_VERBOSE(1, "comm '%s': DFCCL communicator of %d ranks on the %s target", dc->comm->c_name, dc->size,
+                    target_name(t));
+  }
+  while (dc->waiting != NULL) {
+    mca_coll_dfccl_request_t* req = dc->waiting;
+    int t = mca_coll_dfccl_route_target(req->call.coll->route);
+    if (dc->dfccl[t] == NULL && !dc->dfccl_failed[t]) {
+      if (dc->creation[t] == NULL) start_creation(dc, t);
+      return false;
+    }
+    dc->waiting = req->next_waiting;
+    if (dc->waiting == NULL) dc->waiting_last = NULL;
+    submit_now(dc, req);
+  }
+  return true;
+}
+
+static void unlist(dfccl_comm_t* dc) {
+  pthread_mutex_lock(&creating_lock);
+  for (dfccl_comm_t** p = &creating_first; dc->listed && *p != NULL; p = &(*p)->next_creating)
+    if (*p == dc) {
+      *p = dc->next_creating;
+      dc->listed = false;
+      atomic_fetch_sub(&ncreating, 1);
+      break;
+    }
+  pthread_mutex_unlock(&creating_lock);
+}
+
+void mca_coll_dfccl_launch_in_order(mca_coll_dfccl_request_t* req) {
+  dfccl_comm_t* dc = req->dc;
+  int t = mca_coll_dfccl_route_target(req->call.coll->route);
+  pthread_mutex_lock(&dc->lock);
+  if (dc->waiting == NULL && (dc->dfccl[t] != NULL || dc->dfccl_failed[t])) { /* the common case */
+    submit_now(dc, req);
+    pthread_mutex_unlock(&dc->lock);
+    return;
+  }
+  req->next_waiting = NULL;
+  if (dc->waiting_last != NULL) dc->waiting_last->next_waiting = req;
+  else dc->waiting = req;
+  dc->waiting_last = req;
+  bool idle = advance(dc); /* the first exchange goes out now */
+  pthread_mutex_unlock(&dc->lock);
+  if (idle) unlist(dc);
+}
+
+int mca_coll_dfccl_creations_progress(void) {
+  if (atomic_load_explicit(&ncreating, memory_order_relaxed) == 0) return 0; /* the common case */
+  if (pthread_mutex_trylock(&creating_lock) != 0) return 0;                  /* another thread is at it */
+  int n = 0;
+  for (dfccl_comm_t **p = &creating_first, *dc; (dc = *p) != NULL;) {
+    bool idle = false;
+    if (pthread_mutex_trylock(&dc->lock) == 0) {
+      idle = advance(dc);
+      pthread_mutex_unlock(&dc->lock);
+    }
+    if (idle) {
+      *p = dc->next_creating;
+      dc->listed = false;
+      atomic_fetch_sub(&ncreating, 1);
+      n++;
+    } else {
+      p = &dc->next_creating;
+    }
+  }
+  pthread_mutex_unlock(&creating_lock);
+  return n;
 }
 
 /* ---- teardown ----------------------------------------------------------------------------------- */
@@ -161,17 +242,24 @@ static void unlink_live(dfccl_comm_t* dc) {
   }
 }
 
+static void free_comm_context(dfccl_comm_t* dc) {
+  pthread_mutex_destroy(&dc->lock);
+  free(dc->exchange);
+  free(dc->members);
+  free(dc);
+}
+
 /* Collective over the communicator: its DFCCL communicators go (dfcclCommDestroy meets the other
- * members). */
+ * members, through the communicator's exchange, waiting). */
 static void destroy_comm(dfccl_comm_t* dc) {
   /* MPI lets a communicator be freed with nonblocking collectives outstanding: they complete
-   * normally. */
+   * normally (runs waiting for their DFCCL communicator included: progress makes it). */
   mca_coll_dfccl_drain(dc);
+  unlist(dc);
+  dc->exchange_waits = true;
   for (int t = 0; t < 3; t++) { /* every member made the same ones: the same calls */
     if (dc->dfccl[t] == NULL) continue;
-    exchanging = dc;
     dfcclResult_t r = dfcclCommDestroy(dc->dfccl[t]);
-    exchanging = NULL;
     if (r != dfcclSuccess)
       opal_output(0, "coll:dfccl: destroying the DFCCL communicator of comm '%s': %s (%s)", dc->comm->c_name,
                   dfcclGetErrorString(r), dfcclGetLastErrorMessage());
@@ -184,11 +272,9 @@ static void destroy_comm(dfccl_comm_t* dc) {
     free(dc->colls);
     dc->colls = next;
   }
-  ompi_comm_free(&dc->boot);
   DFCCL_VERBOSE(1, "comm '%s' left DFCCL (%d signatures ran on it)", dc->comm->c_name, n);
   if (dc->module != NULL) dc->module->dc = NULL;
-  free(dc->members);
-  free(dc);
+  free_comm_context(dc);
 }
 
 static int comm_freed(MPI_Comm comm, int keyval, void* attr, void* extra) {
@@ -281,14 +367,14 @@ void* mca_coll_dfccl_alloc_or_abort(size_t bytes, ompi_communicator_t* comm) {
   return p;
 }
 
-dfcclRankCtx_t mca_coll_dfccl_process_context(dfcclTarget_t target, int device) {
+dfcclRankCtx_t mca_coll_dfccl_process_context(dfcclTarget_t target, int* device) {
   pthread_mutex_lock(&proc.lock);
   dfcclRankCtx_t ctx = proc.ctx[target];
   if (ctx == NULL && !proc.failed[target]) {
     dfcclInitArgs_t args = {.target = target,
-                            .device = device,
+                            .device = device != NULL ? *device : -1,
                             .bootstrap = {ompi_comm_rank(&ompi_mpi_comm_world.comm),
-                                          ompi_comm_size(&ompi_mpi_comm_world.comm), boot_allgather, NULL}};
+                                          ompi_comm_size(&ompi_mpi_comm_world.comm), no_bootstrap, NULL}};
     /* The MCA parameters the core reads from its environment. */
     char number[16];
     snprintf(number, sizeof number, "%d", mca_coll_dfccl_component.concurrent_runs);
@@ -306,23 +392,26 @@ dfcclRankCtx_t mca_coll_dfccl_process_context(dfcclTarget_t target, int device) 
       snprintf(seconds, sizeof seconds, "%d", mca_coll_dfccl_component.timeout);
       setenv("DFCCL_TIMEOUT_S", seconds, 1);
     }
+    int chosen = -1;
     dfcclResult_t r = dfcclInit(&ctx, &args);
+    if (r == dfcclSuccess) r = dfcclContextDevice(ctx, &chosen); /* -1 asks for the current device */
     if (r != dfcclSuccess) {
-      opal_output(0, "coll:dfccl: dfcclInit (%s target, device %d): %s (%s)",
-                  target == dfcclTargetCuda ? "cuda" : "host", device, dfcclGetErrorString(r),
-                  dfcclGetLastErrorMessage());
+      opal_output(0, "coll:dfccl: dfcclInit (%s target, device %d): %s (%s)", target_name(target), args.device,
+                  dfcclGetErrorString(r), dfcclGetLastErrorMessage());
       ctx = NULL;
       proc.failed[target] = true;
     } else {
       proc.ctx[target] = ctx;
-      if (target == dfcclTargetCuda) proc.cuda_device = device;
-      DFCCL_VERBOSE(1, "process context (%s target%s) ready: world rank %d of %d",
-                    target == dfcclTargetCuda ? "cuda" : "host", target == dfcclTargetCuda ? ", GPU" : "",
-                    args.bootstrap.rank, args.bootstrap.nranks);
+      if (target == dfcclTargetCuda) proc.cuda_device = chosen;
+      DFCCL_VERBOSE(1, "process context (%s target%s) ready: world rank %d of %d", target_name(target),
+                    target == dfcclTargetCuda ? ", GPU" : "", args.bootstrap.rank, args.bootstrap.nranks);
     }
   }
-  /* One GPU per process: a collective on another device's buffers has no context. */
-  if (ctx != NULL && target == dfcclTargetCuda && device != proc.cuda_device) ctx = NULL;
+  if (device != NULL && ctx != NULL && target == dfcclTargetCuda) {
+    /* One GPU per process: a collective on another device's buffers has no context of its own. */
+    if (*device >= 0 && *device != proc.cuda_device) ctx = NULL;
+    else *device = proc.cuda_device;
+  }
   pthread_mutex_unlock(&proc.lock);
   return ctx;
 }
@@ -344,10 +433,17 @@ static bool map_members(dfccl_comm_t* dc) {
   return ok;
 }
 
-static void free_comm_context(dfccl_comm_t* dc) {
-  if (dc->boot != NULL) ompi_comm_free(&dc->boot);
-  free(dc->members);
-  free(dc);
+/* Inserts dc in the live list, kept in the order of the communicators' cids: the finalize sweep
+ * destroys them in that order, which is the same on every rank (a destruction waits for the other
+ * members, so two ranks going through their communicators in different orders would wait for each
+ * other forever).  Call with live_lock held. */
+static void link_live(dfccl_comm_t* dc) {
+  uint32_t cid = ompi_comm_get_cid(dc->comm);
+  dfccl_comm_t** p = &live_first;
+  while (*p != NULL && ompi_comm_get_cid((*p)->comm) < cid) p = &(*p)->next_live;
+  dc->next_live = *p;
+  *p = dc;
+  if (dc->next_live == NULL) live_last = dc;
 }
 
 dfccl_comm_t* mca_coll_dfccl_comm_context(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm) {
@@ -355,37 +451,28 @@ dfccl_comm_t* mca_coll_dfccl_comm_context(mca_coll_dfccl_module_t* m, ompi_commu
   dfccl_comm_t* dc = mca_coll_dfccl_alloc_or_abort(sizeof *dc, comm);
   dc->comm = comm;
   dc->size = ompi_comm_size(comm);
-  const char* no = NULL;
-  /* Everything decided before the duplicate is alike on every member. */
-  if (!map_members(dc)) no = "a member is not in MPI_COMM_WORLD";
-  if (no == NULL) {
-    int rc = duplicate_for_bootstrap(m, comm, &dc->boot);
-    if (rc != OMPI_SUCCESS) no = "duplicating it for the bootstrap failed"; /* collective: alike everywhere */
-  }
-  if (no != NULL) {
-    DFCCL_VERBOSE(1, "comm '%s' falls back: %s", comm->c_name, no);
-    free_comm_context(dc);
+  /* Alike on every member: a communicator with a member outside MPI_COMM_WORLD falls back. */
+  if (!map_members(dc)) {
+    DFCCL_VERBOSE(1, "comm '%s' falls back: a member is not in MPI_COMM_WORLD", comm->c_name);
+    free(dc->members);
+    free(dc);
     m->unusable = true;
     return NULL;
   }
-
-  /* Requests complete from the progress callback: without it there is no DFCCL for us. */
+  dc->exchange = mca_coll_dfccl_alloc_or_abort(sizeof *dc->exchange * 2 * (size_t)dc->size, comm);
+  pthread_mutex_init(&dc->lock, NULL);
+  /* Requests complete from the progress callback: without it there is no DFCCL for us, and a rank
+   * that falls back alone would leave the others waiting. */
   int rc = mca_coll_dfccl_progress_register();
-  if (rc != OMPI_SUCCESS)
+  if (rc != OMPI_SUCCESS) {
     opal_output(0, "coll:dfccl: comm '%s': registering the progress callback failed (%d)", comm->c_name, rc);
-  if (!mca_coll_dfccl_all_ranks(dc, rc == OMPI_SUCCESS)) {
-    opal_output(0, "coll:dfccl: comm '%s': no progress callback on every member: falling back", comm->c_name);
-    free_comm_context(dc);
-    m->unusable = true;
-    return NULL;
+    ompi_mpi_abort(comm, 1);
   }
   atomic_init(&dc->pending, 0);
   dc->module = m;
   pthread_mutex_lock(&live_lock);
   rc = attach_teardown(m, comm);
-  if (live_last != NULL) live_last->next_live = dc;
-  else live_first = dc;
-  live_last = dc;
+  link_live(dc);
   pthread_mutex_unlock(&live_lock);
   if (rc != OMPI_SUCCESS) opal_output(0, "coll:dfccl: comm '%s': no teardown hook (%d)", comm->c_name, rc);
   m->dc = dc;

@@ -1,7 +1,7 @@
 /*
  * What every collective entry point (coll_dfccl_<coll>.c) does the same way in its three forms:
- * entering (blocking calls and persistent inits are set-up points), the routed end (a blocking call
- * runs, a nonblocking one starts, an init makes its persistent request) and the fallen-back end
+ * the routed end (a blocking call runs, a nonblocking one starts, an init makes its persistent
+ * request) and the fallen-back end
  * (the previous component's result, on host copies of device buffers).  The entry points keep what
  * differs: the plan, and the call to the previous component.
  *
@@ -10,11 +10,6 @@
 #include "coll_dfccl.h"
 
 #include "opal/util/output.h"
-
-void mca_coll_dfccl_enter(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, ompi_communicator_t* comm) {
-  /* A nonblocking call never sets up: it must not wait for the other ranks. */
-  if (e->form != DFCCL_NONBLOCKING) mca_coll_dfccl_set_up_wanted(m, comm);
-}
 
 int mca_coll_dfccl_routed(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, ompi_communicator_t* comm,
                           const dfccl_call_t* call) {

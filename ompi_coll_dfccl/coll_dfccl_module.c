@@ -1,7 +1,14 @@
 /*
- * coll/dfccl module: selection, the saved previous functions, the communicator's registry of
- * signatures (each with the route its ranks agreed on, and for DFCCL routes its pool of DFCCL
- * collectives), and the set-up points.  The DFCCL context behind it is in coll_dfccl_context.c.
+ * coll/dfccl module: selection, the saved previous functions, and the communicator's registry of
+ * signatures, each with its route -- decided at its first call, the same on every rank:
+ *   - a blocking call or a persistent init may wait for the other ranks (MPI makes them all make
+ *     that call): they agree, from each rank's buffers, on DFCCL where every rank's buffers suit
+ *     it, else on the previous component (host memory everywhere stays off the GPU);
+ *   - a nonblocking call must not wait: it takes DFCCL on the process's target whatever the
+ *     buffers -- every rank alike, since the signature is the same everywhere -- and a rank whose
+ *     buffers are elsewhere runs on copies (coll_dfccl_buffers.c).
+ * Later calls of a signature, in any form, go where its first call went.  The DFCCL context
+ * behind it is in coll_dfccl_context.c.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -24,12 +31,6 @@ const char* const mca_coll_dfccl_kind_name[] = {[dfcclAllReduce] = "allreduce",
 
 /* ---- selection ---------------------------------------------------------------------------------- */
 
-static bool any_nonblocking_enabled(void) {
-  const mca_coll_dfccl_component_t* c = &mca_coll_dfccl_component;
-  return c->iallreduce_enable || c->ibcast_enable || c->ireduce_enable || c->iallgather_enable ||
-         c->ireduce_scatter_block_enable || c->ireduce_scatter_enable || c->iallgatherv_enable || c->ialltoall_enable;
-}
-
 static int dfccl_module_enable(mca_coll_base_module_t* module, ompi_communicator_t* comm) {
   mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
   /* Lower-priority modules have been enabled: comm->c_coll holds what we fall back to, for each
@@ -50,7 +51,6 @@ static int dfccl_module_enable(mca_coll_base_module_t* module, ompi_communicator
     }                                                                                          \
   }
   DFCCL_ENTRIES(DFCCL_SAVE_PREV)
-  DFCCL_SAVE_PREV(barrier, "MPI_Barrier", barrier)
   DFCCL_VERBOSE(1, "enabled on comm '%s' (cid %d, size %d)", comm->c_name, ompi_comm_get_cid(comm),
                 ompi_comm_size(comm));
   return OMPI_SUCCESS;
@@ -67,8 +67,7 @@ mca_coll_base_module_t* mca_coll_dfccl_comm_query(ompi_communicator_t* comm, int
    * buffers with memcpy; coll_dfccl_local.c copies them right.  Intercommunicators too: DFCCL runs
    * nothing on them, but their device buffers must reach coll/inter as host copies. */
   bool inter = OMPI_COMM_IS_INTER(comm);
-  if (mca_coll_dfccl_is_boot_duplicate(comm)) no = "DFCCL's own bootstrap duplicate";
-  else if (!c->host_target && dfcclDeviceCount() == 0) no = "no GPU here (and coll_dfccl_host_target is off)";
+  if (!c->host_target && dfcclDeviceCount() == 0) no = "no GPU here (and coll_dfccl_host_target is off)";
   else if (!any) no = "no collective enabled";
   if (no != NULL) {
     DFCCL_VERBOSE(10, "declines comm '%s': %s", comm->c_name, no);
@@ -83,8 +82,6 @@ mca_coll_base_module_t* mca_coll_dfccl_comm_query(ompi_communicator_t* comm, int
 #define DFCCL_PROVIDE_STAGED(name, mpi, fn) \
   if (c->name##_enable) m->super.coll_##name = mca_coll_dfccl_##name;
   DFCCL_STAGED_COLLS(DFCCL_PROVIDE_STAGED)
-  /* Only nonblocking calls ask for set-up, and MPI_Barrier is one more place that does it. */
-  if (any_nonblocking_enabled() && !inter) m->super.coll_barrier = mca_coll_dfccl_barrier;
   *priority = c->priority;
   return &m->super;
 }
@@ -163,13 +160,11 @@ static void describe(dfccl_coll_t* c, int n, ompi_communicator_t* comm) {
   c->desc.counts = c->counts; /* displs NULL: packed (a rank laid out otherwise runs on a packed copy) */
 }
 
-static dfccl_coll_t* add_coll(dfccl_comm_t* dc, const dfccl_sig_t* sig, dfccl_route_t route, int device,
-                              dfcclComm_t dfccl) {
+static dfccl_coll_t* add_coll(dfccl_comm_t* dc, const dfccl_sig_t* sig, dfccl_route_t route, int device) {
   dfccl_coll_t* c = mca_coll_dfccl_alloc_or_abort(sizeof *c, dc->comm);
   c->sig = *sig;
   c->route = route;
   c->device = device;
-  c->comm = dfccl;
   pthread_mutex_init(&c->spare_lock, NULL);
   describe(c, dc->size, dc->comm);
   c->next = dc->colls;
@@ -180,11 +175,22 @@ static dfccl_coll_t* add_coll(dfccl_comm_t* dc, const dfccl_sig_t* sig, dfccl_ro
   return c;
 }
 
+/* The signature runs on DFCCL by `route` from now on; NULL (the call falls back) where the
+ * communicator cannot (alike on every rank). */
+static dfccl_coll_t* new_coll(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_sig_t* sig,
+                              dfccl_route_t route, int device, const char** why) {
+  dfccl_comm_t* dc = mca_coll_dfccl_comm_context(m, comm);
+  if (dc == NULL) return route_to_previous(m, comm, sig, "no DFCCL context for the communicator", why);
+  if (dc->ncolls >= mca_coll_dfccl_component.max_colls)
+    return route_to_previous(m, comm, sig, "coll_dfccl_max_colls reached", why);
+  return add_coll(dc, sig, route, device);
+}
+
 /* The route of a new signature, agreed among the ranks from their wishes: a DFCCL route when every
  * rank wishes for it, else the previous component (where each rank stages its device buffers).
- * One allreduce over the communicator with the previous component's allreduce on host memory: a
- * set-up point is a blocking collective that every rank makes, so they all make this one too, in
- * the same order.  Deciding on each rank's own buffers instead would send ranks that pass device
+ * One allreduce over the communicator with the previous component's allreduce on host memory:
+ * the first call is a blocking collective (or persistent init) that every rank makes, so they all
+ * make this one too, in the same order.  Deciding on each rank's own buffers instead would send ranks that pass device
  * memory to DFCCL and ranks that pass host memory to the previous component: each would wait for
  * the others forever. */
 static dfccl_route_t agree_route(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_route_t wish) {
@@ -203,11 +209,47 @@ static dfccl_route_t agree_route(mca_coll_dfccl_module_t* m, ompi_communicator_t
   return all[0] == -all[1] ? (dfccl_route_t)all[0] : DFCCL_ROUTE_PREVIOUS;
 }
 
-/* Blocking: the signature's route, agreed on first use (and the communicator's DFCCL communicator
- * on the route's target, made on the first use of that target).  NULL, with *why, for the previous
+/* Blocking: the signature's route, agreed on first use.  NULL, with *why, for the previous
  * component. */
-static dfccl_coll_t* set_up_coll(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_sig_t* sig,
+static dfccl_coll_t* agree_coll(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_sig_t* sig,
+                                dfccl_memory_t memory, const char** why) {
+  /* What every rank knows alike needs no agreement (nor a DFCCL context for the buffers). */
+  if (m->dc != NULL && m->dc->ncolls >= mca_coll_dfccl_component.max_colls)
+    return route_to_previous(m, comm, sig, "coll_dfccl_max_colls reached", why);
+  mca_coll_dfccl_memory_available(&memory);
+  dfccl_route_t route = agree_route(m, comm, memory.route);
+  if (route == DFCCL_ROUTE_PREVIOUS) {
+    const char* reason = memory.route == DFCCL_ROUTE_PREVIOUS
+                             ? memory.why
+                             : "the ranks' buffers are in different kinds of memory (decided at its first use)";
+    return route_to_previous(m, comm, sig, reason, why);
+  }
+  /* Every rank wished for this route only with a context of its own for it (coll_dfccl_buffers.c). */
+  return new_coll(m, comm, sig, route, memory.device, why);
+}
+
+/* Nonblocking: a new signature runs on DFCCL on the process's target, decided by what every rank
+ * knows alike (the signature, the calls made on the communicator before, the component's
+ * parameters), never by the buffers: the ranks cannot wait to compare them here.  A rank whose
+ * buffers are not in the target's memory runs on copies.  The process context must exist for it:
+ * a rank without one could not take part, and the others would wait for it. */
+static dfccl_coll_t* decide_coll(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_sig_t* sig,
                                  dfccl_memory_t memory, const char** why) {
+  dfccl_route_t route =
+      mca_coll_dfccl_component.host_target != DFCCL_HOST_TARGET_OFF ? DFCCL_ROUTE_HOST : DFCCL_ROUTE_CUDA;
+  int device = memory.route == DFCCL_ROUTE_CUDA ? memory.device : -1;
+  dfcclTarget_t target = mca_coll_dfccl_route_target(route);
+  if (mca_coll_dfccl_process_context(target, &device) == NULL &&
+      (device = -1, mca_coll_dfccl_process_context(target, &device) == NULL)) {
+    opal_output(0, "coll:dfccl: comm '%s': a nonblocking %s needs DFCCL's %s context, which this rank has not",
+                comm->c_name, mca_coll_dfccl_kind_name[sig->kind], target == dfcclTargetCuda ? "GPU" : "host-target");
+    ompi_mpi_abort(comm, 1);
+  }
+  return new_coll(m, comm, sig, route, device, why);
+}
+
+dfccl_coll_t* mca_coll_dfccl_coll_get(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_form_t form,
+                                      const dfccl_sig_t* sig, dfccl_memory_t memory, const char** why) {
   dfccl_coll_t* c = find_coll(m->dc, sig);
   if (c != NULL) return c;
   const dfccl_decided_t* d = find_previous(m, sig);
@@ -219,75 +261,8 @@ static dfccl_coll_t* set_up_coll(mca_coll_dfccl_module_t* m, ompi_communicator_t
     *why = "too many signatures on this communicator";
     return NULL;
   }
-  /* What every rank knows alike needs no agreement (nor a DFCCL context for the buffers). */
   if (m->unusable) return route_to_previous(m, comm, sig, "no DFCCL context for the communicator", why);
-  if (m->dc != NULL && m->dc->ncolls >= mca_coll_dfccl_component.max_colls)
-    return route_to_previous(m, comm, sig, "coll_dfccl_max_colls reached", why);
-  mca_coll_dfccl_memory_available(&memory);
-  dfccl_route_t route = agree_route(m, comm, memory.route);
-  if (route == DFCCL_ROUTE_PREVIOUS) {
-    const char* reason = memory.route == DFCCL_ROUTE_PREVIOUS
-                             ? memory.why
-                             : "the ranks' buffers are in different kinds of memory (decided at its first use)";
-    return route_to_previous(m, comm, sig, reason, why);
-  }
-  dfccl_comm_t* dc = mca_coll_dfccl_comm_context(m, comm);
-  if (dc == NULL) return route_to_previous(m, comm, sig, "no DFCCL context for the communicator", why);
-  if (dc->ncolls >= mca_coll_dfccl_component.max_colls) /* alike on every rank */
-    return route_to_previous(m, comm, sig, "coll_dfccl_max_colls reached", why);
-  /* Every rank wished for this route only with a context of its own for it (coll_dfccl_buffers.c). */
-  dfcclTarget_t target = mca_coll_dfccl_route_target(route);
-  dfcclComm_t dfccl = mca_coll_dfccl_dfccl_comm(dc, mca_coll_dfccl_process_context(target, memory.device), target);
-  if (dfccl == NULL) return route_to_previous(m, comm, sig, "no DFCCL communicator for the communicator", why);
-  return add_coll(dc, sig, route, memory.device, dfccl);
-}
-
-static bool is_wanted(const mca_coll_dfccl_module_t* m, const dfccl_sig_t* sig) {
-  for (const dfccl_wanted_t* w = m->wanted; w != NULL; w = w->next)
-    if (sig_equal(&w->sig, sig)) return true;
-  return false;
-}
-
-static void want(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_sig_t* sig, dfccl_memory_t memory) {
-  dfccl_wanted_t* w = mca_coll_dfccl_alloc_or_abort(sizeof *w, comm);
-  w->sig = *sig;
-  w->memory = memory;
-  if (m->wanted_last != NULL) m->wanted_last->next = w;
-  else m->wanted = w;
-  m->wanted_last = w;
-  m->nwanted++;
-}
-
-/* Nonblocking: what is decided already; asks the next set-up point for the rest.  Everything here depends on the calls made on the communicator so far, in MPI order, so
- * it is alike on every rank. */
-static dfccl_coll_t* ready_coll(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_sig_t* sig,
-                                dfccl_memory_t memory, const char** why) {
-  if (atomic_load(&m->duplicating)) { /* Open MPI agreeing on our duplicate's id: nothing of the user's */
-    *why = "DFCCL's set-up is running";
-    return NULL;
-  }
-  dfccl_coll_t* c = find_coll(m->dc, sig);
-  if (c != NULL) return c;
-  bool wanted = is_wanted(m, sig);
-  const dfccl_decided_t* d = find_previous(m, sig);
-  if (d != NULL) {
-    *why = d->why;
-  } else if (m->unusable) {
-    *why = "no DFCCL context";
-  } else if (wanted) {
-    *why = "not set up yet (the next blocking collective on the communicator does it)";
-  } else if (m->nprevious + m->nwanted >= DFCCL_MAX_PREVIOUS) {
-    *why = "too many signatures on this communicator";
-  } else {
-    want(m, comm, sig, memory);
-    *why = "not set up yet (asked for: the next blocking collective on the communicator does it)";
-  }
-  return NULL;
-}
-
-dfccl_coll_t* mca_coll_dfccl_coll_get(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_form_t form,
-                                      const dfccl_sig_t* sig, dfccl_memory_t memory, const char** why) {
-  return form == DFCCL_NONBLOCKING ? ready_coll(m, comm, sig, memory, why) : set_up_coll(m, comm, sig, memory, why);
+  return form == DFCCL_NONBLOCKING ? decide_coll(m, comm, sig, memory, why) : agree_coll(m, comm, sig, memory, why);
 }
 
 dfccl_coll_t* mca_coll_dfccl_coll_for_reduction(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm,
@@ -320,39 +295,13 @@ dfccl_coll_t* mca_coll_dfccl_coll_for_bytes(mca_coll_dfccl_module_t* m, ompi_com
   return mca_coll_dfccl_coll_get(m, comm, form, sig, memory, why);
 }
 
-/* ---- set-up points ------------------------------------------------------------------------------ */
-
-void mca_coll_dfccl_set_up_wanted(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm) {
-  while (m->wanted != NULL) {
-    dfccl_wanted_t* w = m->wanted;
-    m->wanted = w->next;
-    if (m->wanted == NULL) m->wanted_last = NULL;
-    m->nwanted--;
-    const char* why = NULL;
-    if (set_up_coll(m, comm, &w->sig, w->memory, &why) == NULL)
-      DFCCL_VERBOSE(10, "comm '%s': %s (count %zu) asked for by a nonblocking call is not set up: %s", comm->c_name,
-                    mca_coll_dfccl_kind_name[w->sig.kind], w->sig.count, why);
-    free(w);
-  }
-}
-
-int mca_coll_dfccl_barrier(struct ompi_communicator_t* comm, mca_coll_base_module_t* module) {
-  mca_coll_dfccl_module_t* m = (mca_coll_dfccl_module_t*)module;
-  mca_coll_dfccl_set_up_wanted(m, comm);
-  return m->prev_barrier(comm, m->prev_barrier_module);
-}
-
 /* ---- module object ------------------------------------------------------------------------------ */
 
 static void module_construct(mca_coll_dfccl_module_t* m) {
 #define DFCCL_CLEAR_PREV(name, mpi, fn) m->prev_##name = NULL, m->prev_##name##_module = NULL;
   DFCCL_ENTRIES(DFCCL_CLEAR_PREV)
-  DFCCL_CLEAR_PREV(barrier, "MPI_Barrier", barrier)
   m->dc = NULL;
   m->unusable = false;
-  atomic_init(&m->duplicating, false);
-  m->wanted = m->wanted_last = NULL;
-  m->nwanted = 0;
   m->previous = NULL;
   m->nprevious = 0;
   m->layouts = NULL;
@@ -365,11 +314,6 @@ static void module_destruct(mca_coll_dfccl_module_t* m) {
   if (m->dc != NULL) {
     m->dc->module = NULL;
     DFCCL_VERBOSE(1, "module destroyed before its context");
-  }
-  while (m->wanted != NULL) {
-    dfccl_wanted_t* next = m->wanted->next;
-    free(m->wanted);
-    m->wanted = next;
   }
   while (m->previous != NULL) {
     dfccl_decided_t* next = m->previous->next;
@@ -384,7 +328,6 @@ static void module_destruct(mca_coll_dfccl_module_t* m) {
 #define DFCCL_RELEASE_PREV(name, mpi, fn) \
   if (m->prev_##name##_module != NULL) OBJ_RELEASE(m->prev_##name##_module);
   DFCCL_ENTRIES(DFCCL_RELEASE_PREV)
-  DFCCL_RELEASE_PREV(barrier, "MPI_Barrier", barrier)
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_dfccl_module_t, mca_coll_base_module_t, module_construct, module_destruct);

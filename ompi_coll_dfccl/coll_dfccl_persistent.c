@@ -2,9 +2,9 @@
  * coll/dfccl persistent collectives (MPIX_<coll>_init, MPI_Start/MPI_Startall): register once, run
  * many.
  *
- * Init.  A persistent init is a set-up point like a blocking call: MPI orders inits with the other
- * collectives on the communicator, and lets them wait for the other ranks, so the collective's plan
- * agrees on the signature's route there.  A routed init returns a request of this file; it holds
+ * Init.  A persistent init decides a new signature's route like a blocking call: MPI orders inits
+ * with the other collectives on the communicator, and lets them wait for the other ranks, so the
+ * collective's plan agrees on the route there.  A routed init returns a request of this file; it holds
  * no run until it is started.
  *
  * Start.  Each MPI_Start launches one run exactly as a nonblocking call does (a descriptor

@@ -36,7 +36,6 @@ static bool route(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, const void
                   dfccl_staging_t* st, int* rc) {
   dfccl_call_t call;
   const char* why = "a layout that is not contiguous, on one rank";
-  mca_coll_dfccl_enter(e, m, comm);
   if (ompi_comm_size(comm) == 1) {
     if (mca_coll_dfccl_local(e, comm, sbuf, dtype, (size_t)count, rbuf, dtype, (size_t)count, rc)) return true;
   } else if (plan(sbuf, rbuf, count, dtype, op, root, comm, m, e->form, &call, &why)) {

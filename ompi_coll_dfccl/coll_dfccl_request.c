@@ -66,7 +66,7 @@ mca_coll_dfccl_request_t* mca_coll_dfccl_request_new(ompi_communicator_t* comm, 
   r->req_free = request_free;
   r->req_mpi_object.comm = comm;
   r->req_status = ompi_status_empty;
-  req->next = NULL;
+  req->next = req->next_waiting = NULL;
   req->dc = dc;
   req->run = -1;
   req->call = *call;
@@ -78,15 +78,15 @@ mca_coll_dfccl_request_t* mca_coll_dfccl_request_new(ompi_communicator_t* comm, 
   return req;
 }
 
-/* A failed run's sentence: DFCCL's last error message where it is this thread's (a refused
- * submission); a run that failed in the daemon is said by its code. */
-static void report(const mca_coll_dfccl_request_t* req, dfcclResult_t r, bool refused) {
-  const char* why = refused              ? dfcclGetLastErrorMessage()
-                    : r == dfcclTimedOut ? "no progress within coll_dfccl_timeout (DFCCL_TIMEOUT_S) on some rank; "
-                                           "the communicator's collectives on DFCCL fail from now on"
-                    : r == dfcclMismatch ? "the ranks passed different counts, types, ops or roots (or one skipped "
-                                           "a call); the communicator's collectives on DFCCL fail from now on"
-                                         : "see the lines above";
+/* A failed run's sentence: `why` where the caller knows it (a refused submission: DFCCL's last
+ * error message on this thread); a run that failed in the daemon is said by its code. */
+static void report(const mca_coll_dfccl_request_t* req, dfcclResult_t r, const char* why) {
+  if (why == NULL)
+    why = r == dfcclTimedOut   ? "no progress within coll_dfccl_timeout (DFCCL_TIMEOUT_S) on some rank; "
+                                 "the communicator's collectives on DFCCL fail from now on"
+          : r == dfcclMismatch ? "the ranks passed different counts, types, ops or roots (or one skipped "
+                                 "a call); the communicator's collectives on DFCCL fail from now on"
+                               : "see the lines above";
   opal_output(0, "coll:dfccl: %s (run %d on DFCCL) on comm '%s' failed: %s (%s)",
               mca_coll_dfccl_kind_name[req->call.coll->sig.kind], req->run, req->dc->comm->c_name,
               dfcclGetErrorString(r), why);
@@ -113,11 +113,17 @@ static void on_done(int run, dfcclResult_t status, void* arg) {
 
 /* A run DFCCL refuses ends with that error, like a failed one, through the completed stack: its
  * request reports it. */
-static void submit(mca_coll_dfccl_request_t* req) {
+void mca_coll_dfccl_submit(mca_coll_dfccl_request_t* req, dfcclComm_t dfccl) {
   const dfccl_call_t* c = &req->call;
-  dfcclResult_t r = dfcclSubmit(c->coll->comm, &c->coll->desc, c->send, c->recv, on_done, req);
+  dfcclResult_t r = dfcclSubmit(dfccl, &c->coll->desc, c->send, c->recv, on_done, req);
   if (r == dfcclSuccess) return;
-  report(req, r, true);
+  report(req, r, dfcclGetLastErrorMessage());
+  req->reported = true;
+  on_done(-1, r, req);
+}
+
+void mca_coll_dfccl_fail(mca_coll_dfccl_request_t* req, dfcclResult_t r, const char* why) {
+  report(req, r, why);
   req->reported = true;
   on_done(-1, r, req);
 }
@@ -128,7 +134,7 @@ static void submit(mca_coll_dfccl_request_t* req) {
 static void complete(mca_coll_dfccl_request_t* req) {
   dfccl_comm_t* dc = req->dc;
   dfccl_call_t* c = &req->call;
-  if (req->status != dfcclSuccess && !req->reported) report(req, req->status, false);
+  if (req->status != dfcclSuccess && !req->reported) report(req, req->status, NULL);
   else if (c->move_bytes > 0 && dfcclCopy(c->move_to, c->move_from, c->move_bytes) != dfcclSuccess) {
     /* device memory, or host memory: dfcclCopy handles both (no overlap: see the plan) */
     opal_output(0, "coll:dfccl: moving the in-place result: %s", dfcclGetLastErrorMessage());
@@ -151,7 +157,7 @@ static void complete(mca_coll_dfccl_request_t* req) {
 
 /* The opal_progress callback: the number of requests it completed. */
 static int progress(void) {
-  int staged = mca_coll_dfccl_staged_progress();
+  int staged = mca_coll_dfccl_staged_progress() + mca_coll_dfccl_creations_progress();
   if (atomic_load_explicit(&completed, memory_order_relaxed) == NULL) return staged; /* the common case */
   mca_coll_dfccl_request_t* stack = atomic_exchange_explicit(&completed, NULL, memory_order_acquire);
   mca_coll_dfccl_request_t* in_order = NULL; /* the stack holds the latest first */
@@ -201,7 +207,7 @@ void mca_coll_dfccl_launch(mca_coll_dfccl_request_t* req) {
   req->status = dfcclSuccess;
   req->reported = false;
   atomic_fetch_add_explicit(&dc->pending, 1, memory_order_relaxed);
-  submit(req);
+  mca_coll_dfccl_launch_in_order(req);
   DFCCL_VERBOSE(10, "%s on comm '%s' (count %zu) started on DFCCL", mca_coll_dfccl_kind_name[coll->sig.kind],
                 dc->comm->c_name, coll->sig.count);
 }

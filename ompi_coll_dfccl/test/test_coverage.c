@@ -21,8 +21,9 @@
  *   single   MPI_COMM_SELF and a split that leaves every rank alone: the six collectives in their
  *            three forms, in and out of place: local copies, never a fallback.
  *   mixed    (with -d device) one rank passes host memory where the others pass device memory: for a
- *            new signature every rank falls back (and none hangs); for a signature the ranks set up
- *            on device memory, that rank runs through DFCCL on a copy.  Blocking and nonblocking.
+ *            new signature of a blocking call every rank falls back (and none hangs); a nonblocking
+ *            call, which cannot wait to agree, is routed (that rank on a copy), and so is every call
+ *            of a signature the ranks set up on device memory.  Blocking and nonblocking.
  *
  * Run with mpirun.sh through coll/dfccl (see coverage.sh).  The last line on rank 0 is "PASS ..." or
  * "FAIL ..."; the exit status is nonzero on failure.  A watchdog turns a hang into a failure.
@@ -661,15 +662,14 @@ static void test_mixed(MPI_Comm comm) {
   bcast_mixed(comm, 502, 0, ROUTED, "MPI_Bcast, the root on host memory");
   others_mixed(comm, 18, -1, ROUTED, "on device memory");
   others_mixed(comm, 18, last, ROUTED, "one rank on host memory");
-  /* Nonblocking: a new signature falls back and asks for set-up; the barrier agrees on it from
-   * the wishes of that call (mixed: the fallback); a signature set up on device memory is routed
-   * for a rank with host memory too. */
-  allreduce_mixed(comm, 303, 0, NONBLOCKING, FALLBACK, "MPI_Iallreduce, first call mixed");
-  CHECK_MPI(MPI_Barrier(comm));
-  allreduce_mixed(comm, 303, -1, NONBLOCKING, FALLBACK, "MPI_Iallreduce, decided for the fallback");
-  allreduce_mixed(comm, 304, -1, NONBLOCKING, FALLBACK, "MPI_Iallreduce, first call on device memory");
-  CHECK_MPI(MPI_Barrier(comm));
+  /* Nonblocking: the ranks cannot wait to compare their buffers, so a new signature runs on DFCCL
+   * whatever they are (a rank with host memory on a copy); a signature a blocking call decided for
+   * the fallback stays there in every form. */
+  allreduce_mixed(comm, 303, 0, NONBLOCKING, ROUTED, "MPI_Iallreduce, first call mixed");
+  allreduce_mixed(comm, 303, -1, NONBLOCKING, ROUTED, "MPI_Iallreduce, then on device memory");
+  allreduce_mixed(comm, 304, -1, NONBLOCKING, ROUTED, "MPI_Iallreduce, first call on device memory");
   allreduce_mixed(comm, 304, last, NONBLOCKING, ROUTED, "MPI_Iallreduce, one rank on host memory");
+  allreduce_mixed(comm, 301, last, NONBLOCKING, FALLBACK, "MPI_Iallreduce of a signature decided for the fallback");
   counters_check("mixed");
   if (rank == 0) printf("mixed: host memory on one rank, device memory on the others: one decision everywhere\n");
 }

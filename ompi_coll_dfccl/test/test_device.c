@@ -23,7 +23,7 @@
  *     extension) with device buffers: each of the six with two shapes (datatypes, ops, counts up
  *     to 1<<20), MPI_IN_PLACE wherever MPI allows it, roots 0 and last, plus more requests of one
  *     signature than its pool (coll_dfccl_concurrent_runs, default 2).  Every init is routed (it
- *     is a set-up point).  Each request is started 3 times with MPI_Start + MPI_Wait, then all of
+ *     decides the route like a blocking call).  Each request is started 3 times with MPI_Start + MPI_Wait, then all of
  *     them 3 times with one MPI_Startall (completed by MPI_Waitall or MPI_Testall); the device
  *     input is rewritten before every start and the result checked exactly after it; then
  *     MPI_Request_free.  An init that falls back with device buffers (a user op) runs the previous
@@ -33,9 +33,9 @@
  *   test_device -m cross [-i iterations] [-w watchdog_s] [-q]
  *     Three communicators (two MPI_Comm_dup of MPI_COMM_WORLD, one MPI_Comm_split with the ranks
  *     in reverse order) with six nonblocking collectives each on device buffers (all-reduce,
- *     broadcast, all-gather, reduce-scatter, all-to-all, all-gather-v with uneven counts).  Every
- *     signature is set up first (one blocking call of each, then MPI_Barrier on each communicator:
- *     a nonblocking fallback with device buffers is an error).  Every iteration each rank issues the
+ *     broadcast, all-gather, reduce-scatter, all-to-all, all-gather-v with uneven counts), and no
+ *     blocking call before them: the communicators' DFCCL communicators are made by the first
+ *     iteration's calls, in a different order on every rank.  Every iteration each rank issues the
  *     eighteen calls in its own random interleaving
  *     of the communicators (each communicator's calls in the same order everywhere, as MPI
  *     requires), then one MPI_Waitall; every result is checked, and every call must be routed.
@@ -712,9 +712,8 @@ static void suite(int iterations) {
     for (int c = 0; c < 2; c++) {
       int salt = it * 1000 + c * 500;
       blocking_pass(comms[c], comm_names[c], salt);
-      CHECK_MPI(MPI_Barrier(comms[c])); /* set-up point: nothing wanted, the blocking calls did it */
+      CHECK_MPI(MPI_Barrier(comms[c])); /* the nonblocking calls of the blocking pass's signatures */
       nonblocking_pass(comms[c], comm_names[c], salt + 1, WAIT_ALL);
-      CHECK_MPI(MPI_Barrier(comms[c])); /* set-up point: grows the pools the nonblocking calls asked for */
       nonblocking_pass(comms[c], comm_names[c], salt + 2, TEST_ALL);
       where = comm_names[c];
       say("%s: %d calls that fall back with device buffers (staged through host memory), 6 bitwise and derived\n",
@@ -826,7 +825,7 @@ static void persistent_pass(MPI_Comm comm, const char* name, int salt) {
   CHECK_MPI(MPI_Comm_size(comm, &size));
   int n = persistent_calls(calls, size);
   for (int i = 0; i < n; i++) call_alloc(&calls[i], comm), call_init(&calls[i], &reqs[i]);
-  staged_init(comm, name); /* a set-up point among the others: the requests run after it */
+  staged_init(comm, name); /* an init that falls back among the others: the requests run after it */
   char pass[128];
   unsigned long long routed, fallen;
   snprintf(pass, sizeof pass, "%s, persistent inits", name);
@@ -957,17 +956,6 @@ static void pattern(int iterations, bool sync) {
       *call = shape(kinds[j], types[c], reduces ? ops[c] : MPI_SUM, counts[c], kinds[j] == BCAST ? size - 1 : -1, 0);
       call_alloc(call, comms[c]);
     }
-  }
-  /* Set-up, in the same order everywhere: one blocking call of every signature, then a barrier. */
-  for (int c = 0; c < NCOMMS; c++) {
-    for (int j = 0; j < CALLS_PER_COMM; j++) {
-      call_t* call = &calls[c * CALLS_PER_COMM + j];
-      call_fill(call, j);
-      uploads_done();
-      call_issue(call, NULL);
-      call_check(call, "set-up");
-    }
-    CHECK_MPI(MPI_Barrier(comms[c]));
   }
   watchdog_reset();
 

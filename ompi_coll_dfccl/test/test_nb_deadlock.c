@@ -28,9 +28,9 @@
  *     DFCCL starts a waiting one when its set frees; the pattern checks that runs waiting for
  *     their sets complete exactly, and the disorder of such runs is the core's test_comm's.
  *
- * Iteration 0 is every signature's first use: it falls back (nothing is set up), and an
- * MPI_Barrier on every communicator then sets it up; the later iterations must all be routed
- * through DFCCL (checked with the component's MPI_T counters), with exact results.  A watchdog
+ * Every call is routed through DFCCL from iteration 0 on, which is every signature's first use and
+ * where each communicator's DFCCL communicator is made -- in a different order on every rank,
+ * without any blocking call (checked with the component's MPI_T counters), with exact results.  A watchdog
  * (alarm) that no iteration resets prints "WATCHDOG" and exits with 42: with DFCCL_PREEMPTION=0,
  * the three patterns are caught hanging that way (nb_deadlock_twin.sh), and the queue pattern's
  * control is not.
@@ -211,8 +211,6 @@ static int cross(int iterations, MPI_Comm* comms, bool sync) {
     for (int j = 0; j < CALLS_PER_COMM; j++) call_init(&calls[c * CALLS_PER_COMM + j], comms[c], j, counts[c] + j);
   for (int it = 0; it < iterations; it++) {
     cross_iteration(calls, it, sync);
-    if (it == 0) /* set-up points, in the same order everywhere */
-      for (int c = 0; c < NCOMMS; c++) CHECK_MPI(MPI_Barrier(comms[c]));
     watchdog_reset();
   }
   for (int k = 0; k < NCOMMS * CALLS_PER_COMM; k++) call_fini(&calls[k]);
@@ -238,7 +236,6 @@ static int queue(int iterations, int pool, MPI_Comm* comms) {
   call_init(&other, comms[0], ALLREDUCE, 2048);
   for (int it = 0; it < iterations; it++) {
     queue_iteration(same, pool, &other, it);
-    if (it == 0) CHECK_MPI(MPI_Barrier(comms[0])); /* the set-up point */
     watchdog_reset();
   }
   for (int j = 0; j <= pool; j++) call_fini(&same[j]);
@@ -278,8 +275,8 @@ int main(int argc, char** argv) {
   unsigned long long before = entry_counters_routed(&routed_counters);
   int per_iteration = is_cross ? cross(iterations, comms, is_sync) : queue(iterations, pool, comms);
   unsigned long long routed = entry_counters_routed(&routed_counters) - before;
-  unsigned long long want = (unsigned long long)(iterations - 1) * per_iteration;
-  if (routed != want) { /* iteration 0 falls back, every later call is routed */
+  unsigned long long want = (unsigned long long)iterations * per_iteration;
+  if (routed != want) { /* every call, the first ones included */
     fprintf(stderr, "rank %d: %llu calls routed through DFCCL, expected %llu\n", world_rank, routed, want);
     failures++;
   }
