@@ -388,7 +388,8 @@ fi
 
 # PART=comm: communicators and descriptors (issue 13) -- test_comm (six kinds on overlapping
 # communicators, new shapes every iteration, random interleavings, runs waiting for their connector
-# sets, device synchronizations) x COMM_ITERS at 3 and 4 ranks, its twin without preemption, and
+# sets, device synchronizations) x COMM_ITERS at 3 and 4 ranks, its twin without preemption,
+# test_comm_async (nonblocking creation) at 2 and 4 ranks and its twin, and
 # dfccl_bench through registrations and through a communicator in one session each, the same sizes.
 if named comm; then
   for np in 3 4; do
@@ -396,6 +397,14 @@ if named comm; then
   done
   step comm-twin-no-preemption 60 env DFCCL_PREEMPTION=0 TEST_WATCHDOG_S=10 sh -c \
     'sh test/mpi/mpirun.sh 4 test/mpi/test_comm -i 20 2>&1 | tail -n 5; exit 0'
+  twin_verdict
+  # Nonblocking communicator creation on the GPU target: started and driven in different orders on
+  # every rank; its twin waits for each creation where it starts and must hang.
+  for np in 2 4; do
+    step "comm-async-${np}ranks" ${COMM_ASYNC_LIMIT:-120} $mpi $np test/mpi/test_comm_async -i "${COMM_ASYNC_ITERS:-20}"
+  done
+  step comm-async-twin 60 env TEST_WATCHDOG_S=10 sh -c \
+    'sh test/mpi/mpirun.sh 4 test/mpi/test_comm_async -i 2 -b 2>&1 | tail -n 5; exit 0'
   twin_verdict
   # Hang reports on the GPU (issue 16): the daemon's tables read while it runs.
   step hang-report 120 sh test/mpi/hang_report.sh
