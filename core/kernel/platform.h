@@ -14,16 +14,20 @@
 #include <string.h>
 
 /* DF_FN: daemon code.  DF_HOST_DEVICE_FN: also callable from the host code of a CUDA file (the
- * facts about types and ops that the host checks and the daemon relies on). */
+ * facts about types and ops that the host checks and the daemon relies on).  DF_ALWAYS_INLINE:
+ * daemon code that must be inlined on the host too, where DF_FN is a mere `static inline`: generic
+ * code whose arguments are constants at every call and fold away once inlined (reduce.h). */
 #if defined(__CUDACC__)
 #define DF_CUDA 1
 #define DF_FN static __device__ __forceinline__
+#define DF_ALWAYS_INLINE static __device__ __forceinline__
 #define DF_HOST_DEVICE_FN static __host__ __device__ __forceinline__
 #define DF_NOINLINE static __device__ __noinline__
 #define DF_RESTRICT __restrict__
 #else
 #define DF_CUDA 0
 #define DF_FN static inline
+#define DF_ALWAYS_INLINE static inline __attribute__((always_inline))
 #define DF_HOST_DEVICE_FN static inline
 #define DF_NOINLINE static
 #define DF_RESTRICT restrict

@@ -19,7 +19,13 @@
  *
  * Routines go by op family (dtypes.h), as many as there are distinct computations: copies per
  * element width (4), arithmetic per type and op (12 x 4), bitwise per op on the buffers seen as
- * nelem x size bytes (3), logical per width and op (4 x 3).
+ * nelem x size bytes (3), logical per width and op (4 x 3).  Their code is written once, as
+ * generic functions of the element size and of the computation (a df_calc code, reduce_ops.h):
+ * df_reduce_layout, df_reduce_packs, df_reduce_elements and df_reduce_bytewise, always inlined.
+ * Each routine and each of its pieces is a one-line DF_NOINLINE function that calls them with
+ * constants (DF_DEFINE_REDUCE_COPY), in which every switch on the size or the code folds away,
+ * leaving the code of a routine written out for its type and op.  C11 (the host target) has no
+ * templates; constant arguments of inlined functions do their work in both languages.
  *
  * Layout of the work: when all pointers share the same offset modulo 16 and that offset is a whole
  * number of elements, a few head elements bring them to a 16-byte boundary, the bulk moves as
@@ -61,7 +67,8 @@
 #define DF_ASSERT_ALIGNED(p, bytes) ((void)0)
 #endif
 
-/* ========================= memory access ========================= */
+/* ========================= memory access =========================
+ * The generic code carries an element of `size` bytes (1, 2, 4 or 8) in a uint64_t, zero-extended. */
 
 DF_FN const char* df_offset_src(const void* p, size_t bytes) { return p ? (const char*)p + bytes : NULL; }
 
@@ -91,7 +98,7 @@ DF_FN void df_store_pack(char* p, df_pack v) {
 #endif
 }
 
-/* Loads of one element aligned to its size, from a source. */
+/* The GPU's loads of one element aligned to its size, one per width. */
 #if DF_CUDA
 DF_FN uint8_t df_load_u8(const char* p) {
   uint32_t v;
@@ -113,28 +120,41 @@ DF_FN uint64_t df_load_u64(const char* p) {
   asm volatile("ld.volatile.global.u64 %0, [%1];" : "=l"(v) : "l"(__cvta_generic_to_global(p)));
   return v;
 }
-#else
-#define DF_DEFINE_HOST_LOAD(BITS)                       \
-  DF_FN uint##BITS##_t df_load_u##BITS(const char* p) { \
-    uint##BITS##_t v;                                   \
-    DF_ASSERT_ALIGNED(p, sizeof v);                     \
-    memcpy(&v, p, sizeof v);                            \
-    return v;                                           \
-  }
-DF_DEFINE_HOST_LOAD(8)
-DF_DEFINE_HOST_LOAD(16)
-DF_DEFINE_HOST_LOAD(32)
-DF_DEFINE_HOST_LOAD(64)
-#undef DF_DEFINE_HOST_LOAD
 #endif
 
-/* The host stores through memcpy because the caller's buffer has another effective type (C's
- * aliasing rules); the GPU stores directly. */
+/* One element aligned to its size, from a source.  The host copies the bytes into the low ones of
+ * the result, as on every (little-endian) target DFCCL runs on. */
+DF_ALWAYS_INLINE uint64_t df_load_element(size_t size, const char* p) {
+  DF_ASSERT_ALIGNED(p, size);
 #if DF_CUDA
-#define DF_STORE_ALIGNED(T, p, v) (*(T*)(p) = (v))
+  switch (size) {
+    case 1: return df_load_u8(p);
+    case 2: return df_load_u16(p);
+    case 4: return df_load_u32(p);
+    default: return df_load_u64(p);
+  }
 #else
-#define DF_STORE_ALIGNED(T, p, v) memcpy((p), &(v), sizeof(T))
+  uint64_t v = 0;
+  memcpy(&v, p, size);
+  return v;
 #endif
+}
+
+/* One element aligned to its size, to a destination.  The host stores through memcpy because the
+ * caller's buffer has another effective type (C's aliasing rules); the GPU stores directly. */
+DF_ALWAYS_INLINE void df_store_element(size_t size, char* p, uint64_t v) {
+  DF_ASSERT_ALIGNED(p, size);
+#if DF_CUDA
+  switch (size) {
+    case 1: *(uint8_t*)p = (uint8_t)v; return;
+    case 2: *(uint16_t*)p = (uint16_t)v; return;
+    case 4: *(uint32_t*)p = (uint32_t)v; return;
+    default: *(uint64_t*)p = v; return;
+  }
+#else
+  memcpy(p, &v, size);
+#endif
+}
 
 /* One byte of an element at any address.  The GPU stores it with inline PTX: ptxas 13.0 turned a
  * byte store of the result of a float->fp16 conversion into a numeric fp16->u8 conversion
@@ -147,28 +167,18 @@ DF_FN void df_store_byte(char* p, uint32_t byte) {
 #endif
 }
 
-/* Stores of one element aligned to its size; and loads/stores of one element at any address
- * (byte by byte, little-endian like every target DFCCL runs on). */
-#define DF_DEFINE_ELEMENT_ACCESS(BITS)                                                                           \
-  DF_FN void df_store_u##BITS(char* p, uint##BITS##_t v) {                                                       \
-    DF_ASSERT_ALIGNED(p, sizeof v);                                                                              \
-    DF_STORE_ALIGNED(uint##BITS##_t, p, v);                                                                      \
-  }                                                                                                              \
-  DF_FN uint##BITS##_t df_load_unaligned_u##BITS(const char* p) {                                                \
-    uint##BITS##_t v = 0;                                                                                        \
-    DF_UNROLL_LOOP                                                                                               \
-    for (unsigned k = 0; k < BITS / 8; k++) v |= (uint##BITS##_t)((uint##BITS##_t)df_load_u8(p + k) << (8 * k)); \
-    return v;                                                                                                    \
-  }                                                                                                              \
-  DF_FN void df_store_unaligned_u##BITS(char* p, uint##BITS##_t v) {                                             \
-    DF_UNROLL_LOOP                                                                                               \
-    for (unsigned k = 0; k < BITS / 8; k++) df_store_byte(p + k, (uint32_t)(v >> (8 * k)) & 0xffu);              \
-  }
-DF_DEFINE_ELEMENT_ACCESS(8)
-DF_DEFINE_ELEMENT_ACCESS(16)
-DF_DEFINE_ELEMENT_ACCESS(32)
-DF_DEFINE_ELEMENT_ACCESS(64)
-#undef DF_DEFINE_ELEMENT_ACCESS
+/* One element at any address, byte by byte (little-endian, like every target DFCCL runs on). */
+DF_ALWAYS_INLINE uint64_t df_load_unaligned(size_t size, const char* p) {
+  uint64_t v = 0;
+  DF_UNROLL_LOOP
+  for (size_t k = 0; k < size; k++) v |= df_load_element(1, p + k) << (8 * k);
+  return v;
+}
+
+DF_ALWAYS_INLINE void df_store_unaligned(size_t size, char* p, uint64_t v) {
+  DF_UNROLL_LOOP
+  for (size_t k = 0; k < size; k++) df_store_byte(p + k, (uint32_t)(v >> (8 * k)) & 0xffu);
+}
 
 /* ========================= work layout ========================= */
 
@@ -189,179 +199,218 @@ DF_FN bool df_all_aligned(const void* s0, const void* s1, const void* d0, const 
   return (any & (bytes - 1u)) == 0;
 }
 
-/* ========================= the routine of one element operation =========================
- * DF_DEFINE_REDUCE_COPY(NAME, BITS, HAS_SRC1, OP) defines, for elements of BITS bits combined by
- * df_op_<OP> and packs combined by df_pack_<OP> (HAS_SRC1 = 0: copy of src0, src1 is ignored):
- *   NAME_packs      the 16-byte aligned bulk, DF_REDUCE_UNROLL packs per thread in flight
- *   NAME_elements   elements aligned to their size, DF_REDUCE_UNROLL per thread in flight
- *   NAME_bytewise   elements at any address
- *   NAME            the routine: picks the layout above
+/* ========================= the generic routines =========================
+ * Written once, for elements of `size` bytes combined by `calc` (reduce_ops.h); calc ==
+ * DF_CALC_COPY copies src0 and ignores src1.  They are only ever inlined into the wrappers of
+ * DF_DEFINE_REDUCE_COPY below, which pass constants: there every switch on size or calc folds away.
  * Indices are split over threads round-robin so that a warp's accesses are contiguous. */
 
-/* clang-format off */
-#define DF_DEFINE_REDUCE_COPY(NAME, BITS, HAS_SRC1, OP)                                           \
-  DF_FN void NAME##_one_pack(const char* s0, const char* s1, char* d0, char* d1, size_t offset) { \
-    df_pack v = df_load_pack(s0 + offset);                                                        \
-    if (HAS_SRC1) v = df_pack_##OP(v, df_load_pack(s1 + offset));                                 \
-    df_store_pack(d0 + offset, v);                                                                \
-    if (d1) df_store_pack(d1 + offset, v);                                                        \
-  }                                                                                               \
-                                                                                                  \
-  DF_NOINLINE void NAME##_packs(const df_block* b, const char* s0, const char* s1, char* d0,      \
-                                char* d1, size_t npacks) {                                        \
-    const size_t nthreads = (size_t)b->nthreads;                                                  \
-    const size_t step = nthreads * DF_REDUCE_UNROLL;                                              \
-    const size_t unrolled = npacks - npacks % step;                                               \
-    size_t index = (size_t)b->tid;                                                                \
-    for (; index < unrolled; index += step) {                                                     \
-      df_pack v[DF_REDUCE_UNROLL], w[DF_REDUCE_UNROLL];                                           \
-      /* All loads first, so that they are in flight together. */                                 \
-      DF_UNROLL_LOOP                                                                              \
-      for (int u = 0; u < DF_REDUCE_UNROLL; u++)                                                  \
-        v[u] = df_load_pack(s0 + (index + u * nthreads) * DF_PACK_BYTES);                         \
-      if (HAS_SRC1) {                                                                             \
-        DF_UNROLL_LOOP                                                                            \
-        for (int u = 0; u < DF_REDUCE_UNROLL; u++)                                                \
-          w[u] = df_load_pack(s1 + (index + u * nthreads) * DF_PACK_BYTES);                       \
-        DF_UNROLL_LOOP                                                                            \
-        for (int u = 0; u < DF_REDUCE_UNROLL; u++) v[u] = df_pack_##OP(v[u], w[u]);               \
-      }                                                                                           \
-      DF_UNROLL_LOOP                                                                              \
-      for (int u = 0; u < DF_REDUCE_UNROLL; u++)                                                  \
-        df_store_pack(d0 + (index + u * nthreads) * DF_PACK_BYTES, v[u]);                         \
-      if (d1) {                                                                                   \
-        DF_UNROLL_LOOP                                                                            \
-        for (int u = 0; u < DF_REDUCE_UNROLL; u++)                                                \
-          df_store_pack(d1 + (index + u * nthreads) * DF_PACK_BYTES, v[u]);                       \
-      }                                                                                           \
-    }                                                                                             \
-    /* Fewer than DF_REDUCE_UNROLL packs per thread remain: one at a time. */                     \
-    for (; index < npacks; index += nthreads)                                                     \
-      NAME##_one_pack(s0, s1, d0, d1, index * DF_PACK_BYTES);                                     \
-  }                                                                                               \
-                                                                                                  \
-  DF_NOINLINE void NAME##_elements(const df_block* b, const char* s0, const char* s1, char* d0,   \
-                                   char* d1, size_t nelem) {                                      \
-    const size_t size = BITS / 8;                                                                 \
-    const size_t nthreads = (size_t)b->nthreads;                                                  \
-    const size_t step = nthreads * DF_REDUCE_UNROLL;                                              \
-    const size_t unrolled = nelem - nelem % step;                                                 \
-    size_t index = (size_t)b->tid;                                                                \
-    for (; index < unrolled; index += step) {                                                     \
-      uint##BITS##_t v[DF_REDUCE_UNROLL], w[DF_REDUCE_UNROLL];                                    \
-      DF_UNROLL_LOOP                                                                              \
-      for (int u = 0; u < DF_REDUCE_UNROLL; u++)                                                  \
-        v[u] = df_load_u##BITS(s0 + (index + u * nthreads) * size);                               \
-      if (HAS_SRC1) {                                                                             \
-        DF_UNROLL_LOOP                                                                            \
-        for (int u = 0; u < DF_REDUCE_UNROLL; u++)                                                \
-          w[u] = df_load_u##BITS(s1 + (index + u * nthreads) * size);                             \
-        DF_UNROLL_LOOP                                                                            \
-        for (int u = 0; u < DF_REDUCE_UNROLL; u++) v[u] = df_op_##OP(v[u], w[u]);                 \
-      }                                                                                           \
-      DF_UNROLL_LOOP                                                                              \
-      for (int u = 0; u < DF_REDUCE_UNROLL; u++) {                                                \
-        df_store_u##BITS(d0 + (index + u * nthreads) * size, v[u]);                               \
-        if (d1) df_store_u##BITS(d1 + (index + u * nthreads) * size, v[u]);                       \
-      }                                                                                           \
-    }                                                                                             \
-    for (; index < nelem; index += nthreads) {                                                    \
-      const size_t offset = index * size;                                                         \
-      uint##BITS##_t v = df_load_u##BITS(s0 + offset);                                            \
-      if (HAS_SRC1) v = df_op_##OP(v, df_load_u##BITS(s1 + offset));                              \
-      df_store_u##BITS(d0 + offset, v);                                                           \
-      if (d1) df_store_u##BITS(d1 + offset, v);                                                   \
-    }                                                                                             \
-  }                                                                                               \
-                                                                                                  \
-  DF_NOINLINE void NAME##_bytewise(const df_block* b, const char* s0, const char* s1, char* d0,   \
-                                   char* d1, size_t nelem) {                                      \
-    for (size_t index = (size_t)b->tid; index < nelem; index += (size_t)b->nthreads) {            \
-      const size_t offset = index * (BITS / 8);                                                   \
-      uint##BITS##_t v = df_load_unaligned_u##BITS(s0 + offset);                                  \
-      if (HAS_SRC1) v = df_op_##OP(v, df_load_unaligned_u##BITS(s1 + offset));                    \
-      df_store_unaligned_u##BITS(d0 + offset, v);                                                 \
-      if (d1) df_store_unaligned_u##BITS(d1 + offset, v);                                         \
-    }                                                                                             \
-  }                                                                                               \
-                                                                                                  \
-  DF_NOINLINE void NAME(const df_block* b, const void* src0, const void* src1, void* dst0,        \
-                        void* dst1, size_t nelem) {                                               \
-    const size_t size = BITS / 8;                                                                 \
-    const char* s0 = (const char*)src0;                                                           \
-    const char* s1 = HAS_SRC1 ? (const char*)src1 : NULL;                                         \
-    char* d0 = (char*)dst0;                                                                       \
-    char* d1 = (char*)dst1;                                                                       \
-    const unsigned offset16 = df_common_offset16(s0, s1, d0, d1);                                 \
-    if (offset16 == DF_NO_COMMON_OFFSET || offset16 % size != 0) {                                \
-      if (df_all_aligned(s0, s1, d0, d1, size))                                                   \
-        NAME##_elements(b, s0, s1, d0, d1, nelem);                                                \
-      else                                                                                        \
-        NAME##_bytewise(b, s0, s1, d0, d1, nelem);                                                \
-      return;                                                                                     \
-    }                                                                                             \
-    /* Head elements up to the 16-byte boundary, the packs, then the tail elements. */            \
-    size_t head = ((DF_PACK_BYTES - offset16) % DF_PACK_BYTES) / size;                            \
-    if (head > nelem) head = nelem;                                                               \
-    const size_t npacks = (nelem - head) * size / DF_PACK_BYTES;                                  \
-    const size_t tail = nelem - head - npacks * (DF_PACK_BYTES / size);                           \
-    if (head) NAME##_elements(b, s0, s1, d0, d1, head);                                           \
-    size_t bytes = head * size;                                                                   \
-    if (npacks) {                                                                                 \
-      NAME##_packs(b, s0 + bytes, df_offset_src(s1, bytes), d0 + bytes, df_offset_dst(d1, bytes), \
-                   npacks);                                                                       \
-    }                                                                                             \
-    bytes += npacks * DF_PACK_BYTES;                                                              \
-    if (tail) {                                                                                   \
-      NAME##_elements(b, s0 + bytes, df_offset_src(s1, bytes), d0 + bytes,                        \
-                      df_offset_dst(d1, bytes), tail);                                            \
-    }                                                                                             \
-  }
-/* clang-format on */
+/* The pack at byte `offset`. */
+DF_ALWAYS_INLINE void df_reduce_one_pack(size_t size, df_calc calc, const char* s0, const char* s1, char* d0, char* d1,
+                                         size_t offset) {
+  df_pack v = df_load_pack(s0 + offset);
+  if (calc != DF_CALC_COPY) v = df_apply_pack(size, calc, v, df_load_pack(s1 + offset));
+  df_store_pack(d0 + offset, v);
+  if (d1) df_store_pack(d1 + offset, v);
+}
 
-/* ========================= the routines, by op family ========================= */
+/* The 16-byte aligned bulk, DF_REDUCE_UNROLL packs per thread in flight. */
+DF_ALWAYS_INLINE void df_reduce_packs(const df_block* b, size_t size, df_calc calc, const char* s0, const char* s1,
+                                      char* d0, char* d1, size_t npacks) {
+  const size_t nthreads = (size_t)b->nthreads;
+  const size_t step = nthreads * DF_REDUCE_UNROLL;
+  const size_t unrolled = npacks - npacks % step;
+  size_t index = (size_t)b->tid;
+  for (; index < unrolled; index += step) {
+    df_pack v[DF_REDUCE_UNROLL], w[DF_REDUCE_UNROLL];
+    /* All loads first, so that they are in flight together. */
+    DF_UNROLL_LOOP
+    for (int u = 0; u < DF_REDUCE_UNROLL; u++) v[u] = df_load_pack(s0 + (index + u * nthreads) * DF_PACK_BYTES);
+    if (calc != DF_CALC_COPY) {
+      DF_UNROLL_LOOP
+      for (int u = 0; u < DF_REDUCE_UNROLL; u++) w[u] = df_load_pack(s1 + (index + u * nthreads) * DF_PACK_BYTES);
+      DF_UNROLL_LOOP
+      for (int u = 0; u < DF_REDUCE_UNROLL; u++) v[u] = df_apply_pack(size, calc, v[u], w[u]);
+    }
+    DF_UNROLL_LOOP
+    for (int u = 0; u < DF_REDUCE_UNROLL; u++) df_store_pack(d0 + (index + u * nthreads) * DF_PACK_BYTES, v[u]);
+    if (d1) {
+      DF_UNROLL_LOOP
+      for (int u = 0; u < DF_REDUCE_UNROLL; u++) df_store_pack(d1 + (index + u * nthreads) * DF_PACK_BYTES, v[u]);
+    }
+  }
+  /* Fewer than DF_REDUCE_UNROLL packs per thread remain: one at a time. */
+  for (; index < npacks; index += nthreads) df_reduce_one_pack(size, calc, s0, s1, d0, d1, index * DF_PACK_BYTES);
+}
+
+/* Elements aligned to their size, DF_REDUCE_UNROLL per thread in flight. */
+DF_ALWAYS_INLINE void df_reduce_elements(const df_block* b, size_t size, df_calc calc, const char* s0, const char* s1,
+                                         char* d0, char* d1, size_t nelem) {
+  const size_t nthreads = (size_t)b->nthreads;
+  const size_t step = nthreads * DF_REDUCE_UNROLL;
+  const size_t unrolled = nelem - nelem % step;
+  size_t index = (size_t)b->tid;
+  for (; index < unrolled; index += step) {
+    uint64_t v[DF_REDUCE_UNROLL], w[DF_REDUCE_UNROLL];
+    DF_UNROLL_LOOP
+    for (int u = 0; u < DF_REDUCE_UNROLL; u++) v[u] = df_load_element(size, s0 + (index + u * nthreads) * size);
+    if (calc != DF_CALC_COPY) {
+      DF_UNROLL_LOOP
+      for (int u = 0; u < DF_REDUCE_UNROLL; u++) w[u] = df_load_element(size, s1 + (index + u * nthreads) * size);
+      DF_UNROLL_LOOP
+      for (int u = 0; u < DF_REDUCE_UNROLL; u++) v[u] = df_apply_elem(calc, v[u], w[u]);
+    }
+    DF_UNROLL_LOOP
+    for (int u = 0; u < DF_REDUCE_UNROLL; u++) {
+      df_store_element(size, d0 + (index + u * nthreads) * size, v[u]);
+      if (d1) df_store_element(size, d1 + (index + u * nthreads) * size, v[u]);
+    }
+  }
+  for (; index < nelem; index += nthreads) {
+    const size_t offset = index * size;
+    uint64_t v = df_load_element(size, s0 + offset);
+    if (calc != DF_CALC_COPY) v = df_apply_elem(calc, v, df_load_element(size, s1 + offset));
+    df_store_element(size, d0 + offset, v);
+    if (d1) df_store_element(size, d1 + offset, v);
+  }
+}
+
+/* Elements at any address. */
+DF_ALWAYS_INLINE void df_reduce_bytewise(const df_block* b, size_t size, df_calc calc, const char* s0, const char* s1,
+                                         char* d0, char* d1, size_t nelem) {
+  for (size_t index = (size_t)b->tid; index < nelem; index += (size_t)b->nthreads) {
+    const size_t offset = index * size;
+    uint64_t v = df_load_unaligned(size, s0 + offset);
+    if (calc != DF_CALC_COPY) v = df_apply_elem(calc, v, df_load_unaligned(size, s1 + offset));
+    df_store_unaligned(size, d0 + offset, v);
+    if (d1) df_store_unaligned(size, d1 + offset, v);
+  }
+}
+
+/* A piece of a routine: df_reduce_packs, df_reduce_elements or df_reduce_bytewise made a function
+ * of its own for one size and calc. */
+typedef void df_reduce_piece(const df_block* b, const char* s0, const char* s1, char* d0, char* d1, size_t n);
+
+/* The routine: picks the layout, and the pieces that do the work. */
+DF_ALWAYS_INLINE void df_reduce_layout(const df_block* b, size_t size, df_calc calc, df_reduce_piece* packs,
+                                       df_reduce_piece* elements, df_reduce_piece* bytewise, const void* src0,
+                                       const void* src1, void* dst0, void* dst1, size_t nelem) {
+  const char* s0 = (const char*)src0;
+  const char* s1 = calc != DF_CALC_COPY ? (const char*)src1 : NULL;
+  char* d0 = (char*)dst0;
+  char* d1 = (char*)dst1;
+  const unsigned offset16 = df_common_offset16(s0, s1, d0, d1);
+  if (offset16 == DF_NO_COMMON_OFFSET || offset16 % size != 0) {
+    if (df_all_aligned(s0, s1, d0, d1, size)) elements(b, s0, s1, d0, d1, nelem);
+    else bytewise(b, s0, s1, d0, d1, nelem);
+    return;
+  }
+  /* Head elements up to the 16-byte boundary, the packs, then the tail elements. */
+  size_t head = ((DF_PACK_BYTES - offset16) % DF_PACK_BYTES) / size;
+  if (head > nelem) head = nelem;
+  const size_t npacks = (nelem - head) * size / DF_PACK_BYTES;
+  const size_t tail = nelem - head - npacks * (DF_PACK_BYTES / size);
+  if (head) elements(b, s0, s1, d0, d1, head);
+  size_t bytes = head * size;
+  if (npacks) packs(b, s0 + bytes, df_offset_src(s1, bytes), d0 + bytes, df_offset_dst(d1, bytes), npacks);
+  bytes += npacks * DF_PACK_BYTES;
+  if (tail) elements(b, s0 + bytes, df_offset_src(s1, bytes), d0 + bytes, df_offset_dst(d1, bytes), tail);
+}
+
+/* ========================= the routines, by op family =========================
+ * DF_DEFINE_REDUCE_COPY(NAME, SIZE, CALC) defines the routine NAME for elements of SIZE bytes
+ * combined by CALC, and its pieces NAME_packs, NAME_elements and NAME_bytewise, each one call of a
+ * generic routine with those constants.  The pieces stay functions of their own: inlined, the
+ * element piece would be in the routine three times (all elements, head, tail), and every path of
+ * the routine would need the registers of its largest piece. */
+#define DF_DEFINE_REDUCE_COPY(NAME, SIZE, CALC)                                                                       \
+  DF_NOINLINE void NAME##_packs(const df_block* b, const char* s0, const char* s1, char* d0, char* d1, size_t n) {    \
+    df_reduce_packs(b, SIZE, CALC, s0, s1, d0, d1, n);                                                                \
+  }                                                                                                                   \
+  DF_NOINLINE void NAME##_elements(const df_block* b, const char* s0, const char* s1, char* d0, char* d1, size_t n) { \
+    df_reduce_elements(b, SIZE, CALC, s0, s1, d0, d1, n);                                                             \
+  }                                                                                                                   \
+  DF_NOINLINE void NAME##_bytewise(const df_block* b, const char* s0, const char* s1, char* d0, char* d1, size_t n) { \
+    df_reduce_bytewise(b, SIZE, CALC, s0, s1, d0, d1, n);                                                             \
+  }                                                                                                                   \
+  DF_NOINLINE void NAME(const df_block* b, const void* s0, const void* s1, void* d0, void* d1, size_t n) {            \
+    df_reduce_layout(b, SIZE, CALC, NAME##_packs, NAME##_elements, NAME##_bytewise, s0, s1, d0, d1, n);               \
+  }
 
 /* Copies: the element width is all that matters. */
-DF_DEFINE_REDUCE_COPY(df_copy8, 8, 0, copy8)
-DF_DEFINE_REDUCE_COPY(df_copy16, 16, 0, copy16)
-DF_DEFINE_REDUCE_COPY(df_copy32, 32, 0, copy32)
-DF_DEFINE_REDUCE_COPY(df_copy64, 64, 0, copy64)
+DF_DEFINE_REDUCE_COPY(df_copy8, 1, DF_CALC_COPY)
+DF_DEFINE_REDUCE_COPY(df_copy16, 2, DF_CALC_COPY)
+DF_DEFINE_REDUCE_COPY(df_copy32, 4, DF_CALC_COPY)
+DF_DEFINE_REDUCE_COPY(df_copy64, 8, DF_CALC_COPY)
 
 /* Arithmetic: one routine per (type, op), named df_reduce_<type>_<op>. */
-#define DF_DEFINE_ARITHMETIC(TYPE, BITS)                               \
-  DF_DEFINE_REDUCE_COPY(df_reduce_##TYPE##_sum, BITS, 1, TYPE##_sum)   \
-  DF_DEFINE_REDUCE_COPY(df_reduce_##TYPE##_prod, BITS, 1, TYPE##_prod) \
-  DF_DEFINE_REDUCE_COPY(df_reduce_##TYPE##_max, BITS, 1, TYPE##_max)   \
-  DF_DEFINE_REDUCE_COPY(df_reduce_##TYPE##_min, BITS, 1, TYPE##_min)
-DF_DEFINE_ARITHMETIC(i8, 8)
-DF_DEFINE_ARITHMETIC(u8, 8)
-DF_DEFINE_ARITHMETIC(i16, 16)
-DF_DEFINE_ARITHMETIC(u16, 16)
-DF_DEFINE_ARITHMETIC(i32, 32)
-DF_DEFINE_ARITHMETIC(u32, 32)
-DF_DEFINE_ARITHMETIC(i64, 64)
-DF_DEFINE_ARITHMETIC(u64, 64)
-DF_DEFINE_ARITHMETIC(f16, 16)
-DF_DEFINE_ARITHMETIC(bf16, 16)
-DF_DEFINE_ARITHMETIC(f32, 32)
-DF_DEFINE_ARITHMETIC(f64, 64)
-#undef DF_DEFINE_ARITHMETIC
+DF_DEFINE_REDUCE_COPY(df_reduce_i8_sum, 1, DF_CALC_I8_SUM)
+DF_DEFINE_REDUCE_COPY(df_reduce_i8_prod, 1, DF_CALC_I8_PROD)
+DF_DEFINE_REDUCE_COPY(df_reduce_i8_max, 1, DF_CALC_I8_MAX)
+DF_DEFINE_REDUCE_COPY(df_reduce_i8_min, 1, DF_CALC_I8_MIN)
+DF_DEFINE_REDUCE_COPY(df_reduce_u8_sum, 1, DF_CALC_U8_SUM)
+DF_DEFINE_REDUCE_COPY(df_reduce_u8_prod, 1, DF_CALC_U8_PROD)
+DF_DEFINE_REDUCE_COPY(df_reduce_u8_max, 1, DF_CALC_U8_MAX)
+DF_DEFINE_REDUCE_COPY(df_reduce_u8_min, 1, DF_CALC_U8_MIN)
+DF_DEFINE_REDUCE_COPY(df_reduce_i16_sum, 2, DF_CALC_I16_SUM)
+DF_DEFINE_REDUCE_COPY(df_reduce_i16_prod, 2, DF_CALC_I16_PROD)
+DF_DEFINE_REDUCE_COPY(df_reduce_i16_max, 2, DF_CALC_I16_MAX)
+DF_DEFINE_REDUCE_COPY(df_reduce_i16_min, 2, DF_CALC_I16_MIN)
+DF_DEFINE_REDUCE_COPY(df_reduce_u16_sum, 2, DF_CALC_U16_SUM)
+DF_DEFINE_REDUCE_COPY(df_reduce_u16_prod, 2, DF_CALC_U16_PROD)
+DF_DEFINE_REDUCE_COPY(df_reduce_u16_max, 2, DF_CALC_U16_MAX)
+DF_DEFINE_REDUCE_COPY(df_reduce_u16_min, 2, DF_CALC_U16_MIN)
+DF_DEFINE_REDUCE_COPY(df_reduce_i32_sum, 4, DF_CALC_I32_SUM)
+DF_DEFINE_REDUCE_COPY(df_reduce_i32_prod, 4, DF_CALC_I32_PROD)
+DF_DEFINE_REDUCE_COPY(df_reduce_i32_max, 4, DF_CALC_I32_MAX)
+DF_DEFINE_REDUCE_COPY(df_reduce_i32_min, 4, DF_CALC_I32_MIN)
+DF_DEFINE_REDUCE_COPY(df_reduce_u32_sum, 4, DF_CALC_U32_SUM)
+DF_DEFINE_REDUCE_COPY(df_reduce_u32_prod, 4, DF_CALC_U32_PROD)
+DF_DEFINE_REDUCE_COPY(df_reduce_u32_max, 4, DF_CALC_U32_MAX)
+DF_DEFINE_REDUCE_COPY(df_reduce_u32_min, 4, DF_CALC_U32_MIN)
+DF_DEFINE_REDUCE_COPY(df_reduce_i64_sum, 8, DF_CALC_I64_SUM)
+DF_DEFINE_REDUCE_COPY(df_reduce_i64_prod, 8, DF_CALC_I64_PROD)
+DF_DEFINE_REDUCE_COPY(df_reduce_i64_max, 8, DF_CALC_I64_MAX)
+DF_DEFINE_REDUCE_COPY(df_reduce_i64_min, 8, DF_CALC_I64_MIN)
+DF_DEFINE_REDUCE_COPY(df_reduce_u64_sum, 8, DF_CALC_U64_SUM)
+DF_DEFINE_REDUCE_COPY(df_reduce_u64_prod, 8, DF_CALC_U64_PROD)
+DF_DEFINE_REDUCE_COPY(df_reduce_u64_max, 8, DF_CALC_U64_MAX)
+DF_DEFINE_REDUCE_COPY(df_reduce_u64_min, 8, DF_CALC_U64_MIN)
+DF_DEFINE_REDUCE_COPY(df_reduce_f16_sum, 2, DF_CALC_F16_SUM)
+DF_DEFINE_REDUCE_COPY(df_reduce_f16_prod, 2, DF_CALC_F16_PROD)
+DF_DEFINE_REDUCE_COPY(df_reduce_f16_max, 2, DF_CALC_F16_MAX)
+DF_DEFINE_REDUCE_COPY(df_reduce_f16_min, 2, DF_CALC_F16_MIN)
+DF_DEFINE_REDUCE_COPY(df_reduce_bf16_sum, 2, DF_CALC_BF16_SUM)
+DF_DEFINE_REDUCE_COPY(df_reduce_bf16_prod, 2, DF_CALC_BF16_PROD)
+DF_DEFINE_REDUCE_COPY(df_reduce_bf16_max, 2, DF_CALC_BF16_MAX)
+DF_DEFINE_REDUCE_COPY(df_reduce_bf16_min, 2, DF_CALC_BF16_MIN)
+DF_DEFINE_REDUCE_COPY(df_reduce_f32_sum, 4, DF_CALC_F32_SUM)
+DF_DEFINE_REDUCE_COPY(df_reduce_f32_prod, 4, DF_CALC_F32_PROD)
+DF_DEFINE_REDUCE_COPY(df_reduce_f32_max, 4, DF_CALC_F32_MAX)
+DF_DEFINE_REDUCE_COPY(df_reduce_f32_min, 4, DF_CALC_F32_MIN)
+DF_DEFINE_REDUCE_COPY(df_reduce_f64_sum, 8, DF_CALC_F64_SUM)
+DF_DEFINE_REDUCE_COPY(df_reduce_f64_prod, 8, DF_CALC_F64_PROD)
+DF_DEFINE_REDUCE_COPY(df_reduce_f64_max, 8, DF_CALC_F64_MAX)
+DF_DEFINE_REDUCE_COPY(df_reduce_f64_min, 8, DF_CALC_F64_MIN)
 
 /* Bitwise: one routine per op, over bytes (16-byte packs wherever the pointers allow them). */
-DF_DEFINE_REDUCE_COPY(df_reduce_band, 8, 1, band)
-DF_DEFINE_REDUCE_COPY(df_reduce_bor, 8, 1, bor)
-DF_DEFINE_REDUCE_COPY(df_reduce_bxor, 8, 1, bxor)
+DF_DEFINE_REDUCE_COPY(df_reduce_band, 1, DF_CALC_BAND)
+DF_DEFINE_REDUCE_COPY(df_reduce_bor, 1, DF_CALC_BOR)
+DF_DEFINE_REDUCE_COPY(df_reduce_bxor, 1, DF_CALC_BXOR)
 
 /* Logical: one routine per (width, op), named df_reduce_<op><bits>. */
-#define DF_DEFINE_LOGICAL(BITS)                                    \
-  DF_DEFINE_REDUCE_COPY(df_reduce_land##BITS, BITS, 1, land##BITS) \
-  DF_DEFINE_REDUCE_COPY(df_reduce_lor##BITS, BITS, 1, lor##BITS)   \
-  DF_DEFINE_REDUCE_COPY(df_reduce_lxor##BITS, BITS, 1, lxor##BITS)
-DF_DEFINE_LOGICAL(8)
-DF_DEFINE_LOGICAL(16)
-DF_DEFINE_LOGICAL(32)
-DF_DEFINE_LOGICAL(64)
-#undef DF_DEFINE_LOGICAL
+DF_DEFINE_REDUCE_COPY(df_reduce_land8, 1, DF_CALC_LAND)
+DF_DEFINE_REDUCE_COPY(df_reduce_lor8, 1, DF_CALC_LOR)
+DF_DEFINE_REDUCE_COPY(df_reduce_lxor8, 1, DF_CALC_LXOR)
+DF_DEFINE_REDUCE_COPY(df_reduce_land16, 2, DF_CALC_LAND)
+DF_DEFINE_REDUCE_COPY(df_reduce_lor16, 2, DF_CALC_LOR)
+DF_DEFINE_REDUCE_COPY(df_reduce_lxor16, 2, DF_CALC_LXOR)
+DF_DEFINE_REDUCE_COPY(df_reduce_land32, 4, DF_CALC_LAND)
+DF_DEFINE_REDUCE_COPY(df_reduce_lor32, 4, DF_CALC_LOR)
+DF_DEFINE_REDUCE_COPY(df_reduce_lxor32, 4, DF_CALC_LXOR)
+DF_DEFINE_REDUCE_COPY(df_reduce_land64, 8, DF_CALC_LAND)
+DF_DEFINE_REDUCE_COPY(df_reduce_lor64, 8, DF_CALC_LOR)
+DF_DEFINE_REDUCE_COPY(df_reduce_lxor64, 8, DF_CALC_LXOR)
 
 /* ========================= entry point ========================= */
 
