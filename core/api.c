@@ -513,20 +513,24 @@ void df_record_cancel(df_coll* c) {
   c->epoch--;
 }
 
-dfcclResult_t df_publish_run(df_ctx* ctx, uint32_t index, uint32_t epoch, uint32_t nchannels, const void* sendbuff,
-                             void* recvbuff) {
-  atomic_fetch_add(&ctx->outstanding, 1);
+dfcclResult_t df_publish_runs(df_ctx* ctx, const df_sq_run* runs, int n, int* published) {
+  atomic_fetch_add(&ctx->outstanding, n);
   bool poller = ctx->cfg.poller_set_aside && df_poller_is_current(ctx);
-  dfcclResult_t r = df_sq_host_submit(&ctx->sq, index, epoch, nchannels, sendbuff, recvbuff, ctx->cfg.submit_timeout_ms,
-                                      poller ? df_poller_set_aside : NULL, ctx);
-  if (r != dfcclSuccess) {
-    atomic_fetch_sub(&ctx->outstanding, 1);
-    return r;
-  }
-  atomic_fetch_add(&ctx->submitted, 1);
+  dfcclResult_t r = df_sq_host_submit_n(&ctx->sq, runs, n, published, ctx->cfg.submit_timeout_ms,
+                                        poller ? df_poller_set_aside : NULL, ctx);
+  atomic_fetch_sub(&ctx->outstanding, n - *published);
+  if (*published == 0) return r;
+  atomic_fetch_add(&ctx->submitted, *published);
   df_poller_notify(ctx);
   df_net_notify(ctx);
-  return dfcclSuccess;
+  return r;
+}
+
+dfcclResult_t df_publish_run(df_ctx* ctx, uint32_t index, uint32_t epoch, uint32_t nchannels, const void* sendbuff,
+                             void* recvbuff) {
+  df_sq_run run = {index, epoch, nchannels, sendbuff, recvbuff};
+  int published;
+  return df_publish_runs(ctx, &run, 1, &published);
 }
 
 dfcclResult_t df_install_static(df_ctx* ctx, int index, const df_coll_static* st) {

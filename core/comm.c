@@ -22,6 +22,7 @@
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -318,80 +319,177 @@ void df_comm_run_ended(df_coll* c) {
   c->table = NULL;
 }
 
-dfcclResult_t dfcclSubmit(dfcclComm_t comm, const dfcclCollDesc_t* desc, const void* sendbuff, void* recvbuff,
-                          dfcclCallback_t callback, void* callbackArg) {
-  DF_CHECK(comm_check(comm));
-  df_ctx* ctx = comm->ctx;
-  dfcclResult_t fatal = (dfcclResult_t)atomic_load(&ctx->fatal);
-  if (fatal != dfcclSuccess) return df_error(fatal, "the daemon failed earlier; the context is unusable");
-
-  /* Everything that can refuse the run comes before it takes its number. */
-  pthread_mutex_lock(&ctx->lock);
-  uint64_t number = comm->runs;
-  int index = comm->set_index[number % (uint64_t)comm->nsets];
-  df_coll_static set_stat = ctx->colls[index].stat;
-  /* A failed run revoked its set's connectors on every participant; the communicator's later runs
-   * (on any set) would run out of step with the peers that saw the failure: none runs. */
-  dfcclResult_t failed = dfcclSuccess;
-  for (int k = 0; k < comm->nsets && failed == dfcclSuccess; k++)
-    failed = df_check_not_failed(ctx, comm->set_index[k], "communicator run");
-  pthread_mutex_unlock(&ctx->lock);
-  DF_CHECK(failed);
+/* One run of a batch on its way through dfcclSubmitBatch. */
+typedef struct {
   df_coll_static st;
+  struct df_comm_table* table; /* a v run's reference, from its check until its record ends */
+  df_comm_run* line;           /* made before the lock: its place in the set's queue if busy */
+  int index;                   /* its connector set                                        */
+  int id;                      /* its number, as its callback's collId                     */
+  bool started, install;
+  uint32_t epoch;
+} batch_run;
+
+/* Everything that can refuse a run, before it takes its number: its static context, buffers,
+ * blocks table.  `set` is a copy of its set's static context. */
+static dfcclResult_t check_run(struct dfcclComm* comm, const df_coll_static* set, const dfcclSubmission_t* s,
+                               batch_run* b) {
+  df_ctx* ctx = comm->ctx;
   df_blocks blocks;
-  DF_CHECK(run_context(comm, &set_stat, desc, &st, &blocks));
-  size_t send_bytes, recv_bytes, esize = dfcclTypeSize((dfcclDataType_t)st.dtype);
-  df_run_bytes(&st, &send_bytes, &recv_bytes);
+  DF_CHECK(run_context(comm, set, s->desc, &b->st, &blocks));
+  size_t send_bytes, recv_bytes, esize = dfcclTypeSize((dfcclDataType_t)b->st.dtype);
+  df_run_bytes(&b->st, &send_bytes, &recv_bytes);
   if (blocks.host) { /* a v kind: its own blocks */
     send_bytes = blocks.send_elems * esize;
     recv_bytes = blocks.recv_elems * esize;
   }
-  int id = (int)(number & INT_MAX);
-  dfcclResult_t r = df_check_run_buffers(ctx, st.kind, sendbuff, send_bytes, recvbuff, recv_bytes, id);
-  struct df_comm_table* table = NULL; /* the run's reference, from here until its record ends */
-  if (r == dfcclSuccess && blocks.host) r = intern_table(comm, &blocks, &table);
+  dfcclResult_t r = df_check_run_buffers(ctx, b->st.kind, s->sendbuff, send_bytes, s->recvbuff, recv_bytes, b->id);
+  if (r == dfcclSuccess && blocks.host) r = intern_table(comm, &blocks, &b->table);
   free(blocks.host); /* NULL once interned */
-  if (r != dfcclSuccess) return r;
-  if (table) st.blocks = table->dev;
+  if (r == dfcclSuccess && b->table) b->st.blocks = b->table->dev;
+  if (r == dfcclSuccess && (b->line = malloc(sizeof *b->line)) == NULL)
+    r = df_error(dfcclOutOfResources, "out of memory");
+  return r;
+}
 
+/* A batch refused before any run took its number: what its checked runs hold goes back. */
+static dfcclResult_t refuse_batch(df_ctx* ctx, batch_run* b, int n, dfcclResult_t r) {
   pthread_mutex_lock(&ctx->lock);
-  df_coll* set = &ctx->colls[index];
-  if (comm->runs != number || set->state != DF_COLL_READY) {
-    put_table(table);
-    pthread_mutex_unlock(&ctx->lock);
-    return df_error(dfcclInvalidArgument, "dfcclSubmit: the communicator %s while run %llu was submitted",
-                    set->state != DF_COLL_READY ? "was destroyed"
-                                                : "took another run (submit from one thread "
-                                                  "at a time, in the same order on every rank)",
-                    (unsigned long long)number);
+  for (int i = 0; i < n; i++) put_table(b[i].table);
+  pthread_mutex_unlock(&ctx->lock);
+  for (int i = 0; i < n; i++) free(b[i].line);
+  free(b);
+  return r;
+}
+
+dfcclResult_t dfcclSubmitBatch(dfcclComm_t comm, const dfcclSubmission_t* runs, int n) {
+  DF_CHECK(comm_check(comm));
+  if (n < 0 || (n > 0 && runs == NULL))
+    return df_error(dfcclInvalidArgument, "dfcclSubmitBatch: %d runs at %p", n, (const void*)runs);
+  if (n == 0) return dfcclSuccess;
+  df_ctx* ctx = comm->ctx;
+  dfcclResult_t fatal = (dfcclResult_t)atomic_load(&ctx->fatal);
+  if (fatal != dfcclSuccess) return df_error(fatal, "the daemon failed earlier; the context is unusable");
+  batch_run* b = calloc((size_t)n, sizeof *b);
+  df_coll_static* sets = calloc((size_t)n, sizeof *sets);
+  df_sq_run* entries = calloc((size_t)n, sizeof *entries);
+  if (b == NULL || sets == NULL || entries == NULL) {
+    free(b), free(sets), free(entries);
+    return df_error(dfcclOutOfResources, "out of memory");
   }
-  if (set->in_flight || set->queued) { /* its set is busy: the run waits in line */
-    df_comm_run* q = malloc(sizeof *q);
-    if (q == NULL) {
-      put_table(table);
-      pthread_mutex_unlock(&ctx->lock);
-      return df_error(dfcclOutOfResources, "out of memory");
+
+  /* Everything that can refuse a run comes before the runs take their numbers: one refused run
+   * refuses the batch. */
+  pthread_mutex_lock(&ctx->lock);
+  uint64_t first = comm->runs;
+  for (int i = 0; i < n; i++) {
+    b[i].index = comm->set_index[(first + (uint64_t)i) % (uint64_t)comm->nsets];
+    b[i].id = (int)((first + (uint64_t)i) & INT_MAX);
+    sets[i] = ctx->colls[b[i].index].stat;
+  }
+  /* A failed run revoked its set's connectors on every participant; the communicator's later runs
+   * (on any set) would run out of step with the peers that saw the failure: none runs. */
+  dfcclResult_t r = dfcclSuccess;
+  for (int k = 0; k < comm->nsets && r == dfcclSuccess; k++)
+    r = df_check_not_failed(ctx, comm->set_index[k], "communicator run");
+  pthread_mutex_unlock(&ctx->lock);
+  for (int i = 0; i < n && r == dfcclSuccess; i++) {
+    r = check_run(comm, &sets[i], &runs[i], &b[i]);
+    if (r != dfcclSuccess && n > 1) {
+      char why[512];
+      snprintf(why, sizeof why, "%s", dfcclGetLastErrorMessage());
+      df_error(r, "dfcclSubmitBatch: run %d of %d: %s", i, n, why);
     }
-    *q = (df_comm_run){NULL, st, sendbuff, recvbuff, callback, callbackArg, id, table};
-    if (set->queued_last) set->queued_last->next = q;
-    else set->queued = q;
-    set->queued_last = q;
-    comm->runs++;
+  }
+  free(sets);
+  if (r != dfcclSuccess) {
+    free(entries);
+    return refuse_batch(ctx, b, n, r);
+  }
+
+  /* One hold of the lock numbers them all: each takes its set, or waits in its queue. */
+  pthread_mutex_lock(&ctx->lock);
+  for (int i = 0; i < n && r == dfcclSuccess; i++)
+    if (ctx->colls[b[i].index].state != DF_COLL_READY)
+      r = df_error(dfcclInvalidArgument, "dfcclSubmit: the communicator was destroyed while run %llu was submitted",
+                   (unsigned long long)(first + (uint64_t)i));
+  if (r == dfcclSuccess && comm->runs != first)
+    r = df_error(dfcclInvalidArgument,
+                 "dfcclSubmit: the communicator took another run while run %llu was submitted (submit from one "
+                 "thread at a time, in the same order on every rank)",
+                 (unsigned long long)first);
+  if (r != dfcclSuccess) {
     pthread_mutex_unlock(&ctx->lock);
+    free(entries);
+    return refuse_batch(ctx, b, n, r);
+  }
+  int nstarted = 0, nqueued = 0;
+  for (int i = 0; i < n; i++) {
+    const dfcclSubmission_t* s = &runs[i];
+    df_coll* set = &ctx->colls[b[i].index];
+    if (set->in_flight || set->queued) { /* its set is busy: the run waits in line */
+      *b[i].line =
+          (df_comm_run){NULL, b[i].st, s->sendbuff, s->recvbuff, s->callback, s->callbackArg, b[i].id, b[i].table};
+      if (set->queued_last) set->queued_last->next = b[i].line;
+      else set->queued = b[i].line;
+      set->queued_last = b[i].line;
+      b[i].line = NULL;
+      nqueued++;
+      continue;
+    }
+    b[i].epoch = take_set(set, &b[i].st, b[i].table, s->callback, s->callbackArg, b[i].id, &b[i].install);
+    b[i].started = true;
+  }
+  comm->runs += (uint64_t)n;
+  pthread_mutex_unlock(&ctx->lock);
+
+  /* The ones that took their sets go to the daemon: static contexts first, then their entries
+   * under one hold of the queue's lock, one notification. */
+  for (int i = 0; i < n; i++) {
+    free(b[i].line);
+    if (!b[i].started) continue;
+    if (r == dfcclSuccess && b[i].install) r = df_install_static(ctx, b[i].index, &b[i].st);
+    if (r != dfcclSuccess) break;
+    entries[nstarted++] =
+        (df_sq_run){(uint32_t)b[i].index, b[i].epoch, b[i].st.nchannels, runs[i].sendbuff, runs[i].recvbuff};
+  }
+  int published = 0;
+  if (r == dfcclSuccess) r = df_publish_runs(ctx, entries, nstarted, &published);
+  free(entries);
+  if (r == dfcclSuccess) {
+    free(b);
     return dfcclSuccess;
   }
-  bool install;
-  uint32_t epoch = take_set(set, &st, table, callback, callbackArg, id, &install);
-  comm->runs++;
-  pthread_mutex_unlock(&ctx->lock);
-  r = start(ctx, index, &st, install, epoch, sendbuff, recvbuff);
-  if (r != dfcclSuccess) { /* nothing was published: the run never happened */
+  /* The daemon stopped taking entries (or a context could not be installed).  A batch of which
+   * nothing reached the daemon and nothing waits in line never happened (the error is returned);
+   * else the batch was accepted: the runs that did not reach the daemon end with the error through
+   * their callbacks, and the ones queued behind them start, or end likewise. */
+  char why[512];
+  snprintf(why, sizeof why, "%s", dfcclGetLastErrorMessage());
+  bool nothing = published == 0 && nqueued == 0;
+  for (int i = 0, k = 0; i < n; i++) {
+    if (!b[i].started) continue;
+    if (k++ < published) continue;
     pthread_mutex_lock(&ctx->lock);
-    give_back_set(set);
-    comm->runs--;
+    give_back_set(&ctx->colls[b[i].index]);
+    pthread_mutex_unlock(&ctx->lock);
+    if (!nothing && runs[i].callback) runs[i].callback(b[i].id, r, runs[i].callbackArg);
+    if (!nothing) df_comm_start_queued(ctx, b[i].index);
+  }
+  if (nothing) {
+    pthread_mutex_lock(&ctx->lock);
+    comm->runs -= (uint64_t)n;
     pthread_mutex_unlock(&ctx->lock);
   }
-  return r;
+  free(b);
+  if (!nothing) return dfcclSuccess; /* accepted: each run has said how it ended, or will */
+  return df_error(r, "%s", why);
+}
+
+dfcclResult_t dfcclSubmit(dfcclComm_t comm, const dfcclCollDesc_t* desc, const void* sendbuff, void* recvbuff,
+                          dfcclCallback_t callback, void* callbackArg) {
+  dfcclSubmission_t run = {desc, sendbuff, recvbuff, callback, callbackArg};
+  return dfcclSubmitBatch(comm, &run, 1);
 }
 
 bool df_comm_start_queued(df_ctx* ctx, int index) {

@@ -302,6 +302,22 @@ dfcclResult_t dfcclCommCreate(dfcclRankCtx_t ctx, const int* ranks, int nranks, 
 dfcclResult_t dfcclCommCreateWithKey(dfcclRankCtx_t ctx, const int* ranks, int nranks, uint32_t key, dfcclComm_t* comm);
 dfcclResult_t dfcclSubmit(dfcclComm_t comm, const dfcclCollDesc_t* desc, const void* sendbuff, void* recvbuff,
                           dfcclCallback_t callback, void* callbackArg);
+/* dfcclSubmit of n runs in order, as the submissions of a burst or of MPI_Startall: every run is
+ * checked first, and one that would be refused refuses the batch (nothing is submitted; the error
+ * message names the run); then the runs take their numbers under one lock, and the ones whose
+ * connector sets are free reach the daemon under one hold of the submission queue, with one
+ * notification, as liburing publishes a batch.  An error return means nothing was submitted and no
+ * callback will run.  dfcclSuccess means the batch was accepted and every run reports through its
+ * callback -- with an error if the daemon stopped taking submissions midway (the queue stayed full
+ * past DFCCL_SUBMIT_TIMEOUT_MS) before that run reached it. */
+typedef struct {
+  const dfcclCollDesc_t* desc;
+  const void* sendbuff;
+  void* recvbuff;
+  dfcclCallback_t callback;
+  void* callbackArg;
+} dfcclSubmission_t;
+dfcclResult_t dfcclSubmitBatch(dfcclComm_t comm, const dfcclSubmission_t* runs, int n);
 dfcclResult_t dfcclCommDestroy(dfcclComm_t comm);
 
 /*

@@ -410,6 +410,20 @@ void df_sq_host_fini(df_ctx* ctx, df_sq_host* sq);
  * whenever the submitter waits, for the ring or for another submitter's lock. */
 dfcclResult_t df_sq_host_submit(df_sq_host* sq, uint32_t coll, uint32_t epoch, uint32_t nchannels, const void* sendbuff,
                                 void* recvbuff, uint64_t timeout_ms, void (*while_full)(void* arg), void* arg);
+/* One entry of a batch (df_sq_host_submit_n). */
+typedef struct {
+  uint32_t coll, epoch, nchannels;
+  const void* sendbuff;
+  void* recvbuff;
+} df_sq_run;
+/* Writes n entries in order under one hold of the lock (each published by its own sequence
+ * store, as the daemon reads them); *written: how many, all of them unless the ring stayed full
+ * past timeout_ms (dfcclTimeout). */
+dfcclResult_t df_sq_host_submit_n(df_sq_host* sq, const df_sq_run* runs, int n, int* written, uint64_t timeout_ms,
+                                  void (*while_full)(void* arg), void* arg);
+/* df_publish_run of n runs: one hold of the queue's lock, one notification; *published: how many
+ * (the first ones), all unless the queue stayed full. */
+dfcclResult_t df_publish_runs(df_ctx* ctx, const df_sq_run* runs, int n, int* published);
 /* From now on every entry is read by `readers` blocks; returns the sequence number of the first
  * such entry (where blocks that have not read the queue before must start). */
 uint64_t df_sq_host_set_readers(df_sq_host* sq, uint32_t readers);

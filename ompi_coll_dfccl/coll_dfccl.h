@@ -261,10 +261,11 @@ dfccl_comm_t* mca_coll_dfccl_comm_context(mca_coll_dfccl_module_t* m, ompi_commu
  * dfcclInit failed, or the process's GPU context is on another device than *device asks for (one
  * GPU per process). */
 dfcclRankCtx_t mca_coll_dfccl_process_context(dfcclTarget_t target, int* device);
-/* Submits the request's run to its DFCCL communicator now, or, while that one is being made (or
- * other runs of the communicator wait for theirs), in call order once it exists: starts making it
- * if nobody has.  Never waits for the other ranks. */
-void mca_coll_dfccl_launch_in_order(struct mca_coll_dfccl_request_t* req);
+/* Submits the requests' runs (in their order; consecutive ones of one communicator as one batch)
+ * to their DFCCL communicators now, or, while one is being made (or other runs of the communicator
+ * wait for theirs), in call order once it exists: starts making it if nobody has.  Never waits for
+ * the other ranks. */
+void mca_coll_dfccl_launch_in_order(struct mca_coll_dfccl_request_t** reqs, int n);
 /* Part of the component's progress callback: tests the DFCCL communicators being made and submits
  * the runs that waited for them; the number of communicators whose runs all left the line. */
 int mca_coll_dfccl_creations_progress(void);
@@ -398,12 +399,13 @@ OBJ_CLASS_DECLARATION(mca_coll_dfccl_request_t);
 mca_coll_dfccl_request_t* mca_coll_dfccl_request_new(ompi_communicator_t* comm, dfccl_comm_t* dc,
                                                      const dfccl_call_t* call, bool persistent);
 
-/* Starts the request's run: its input copied where DFCCL reads it, its descriptor submitted in call
- * order (mca_coll_dfccl_launch_in_order; DFCCL queues it behind the run of its connector set, if
- * that one is busy).  Never waits. */
-void mca_coll_dfccl_launch(mca_coll_dfccl_request_t* req);
-/* The request's run goes to DFCCL communicator `dfccl` now; one DFCCL refuses ends with that error. */
-void mca_coll_dfccl_submit(mca_coll_dfccl_request_t* req, dfcclComm_t dfccl);
+/* Starts the requests' runs (MPI_Startall: several): their input copied where DFCCL reads it, their
+ * descriptors submitted in call order (mca_coll_dfccl_launch_in_order; DFCCL queues a run behind
+ * the run of its connector set, if that one is busy).  Never waits. */
+void mca_coll_dfccl_launch(mca_coll_dfccl_request_t** reqs, int n);
+/* The requests' runs go to DFCCL communicator `dfccl` now, as one batch (dfcclSubmitBatch); a batch
+ * DFCCL refuses ends each run with that error. */
+void mca_coll_dfccl_submit(mca_coll_dfccl_request_t** reqs, int n, dfcclComm_t dfccl);
 /* The request's run ends with error r without running (said, with why). */
 void mca_coll_dfccl_fail(mca_coll_dfccl_request_t* req, dfcclResult_t r, const char* why);
 

@@ -115,10 +115,15 @@ static int no_bootstrap(void* state, const int* ranks, int nranks, const void* s
 
 /* ---- runs waiting for their DFCCL communicator ---------------------------------------------------- */
 
-static void submit_now(dfccl_comm_t* dc, mca_coll_dfccl_request_t* req) {
-  int t = mca_coll_dfccl_route_target(req->call.coll->route);
-  if (dc->dfccl[t] != NULL) mca_coll_dfccl_submit(req, dc->dfccl[t]);
-  else mca_coll_dfccl_fail(req, dfcclInternalError, "its DFCCL communicator could not be made (see above)");
+static int target_of(const mca_coll_dfccl_request_t* req) { return mca_coll_dfccl_route_target(req->call.coll->route); }
+
+/* Caller holds dc->lock: n runs of one target, whose DFCCL communicator exists or failed. */
+static void submit_now(dfccl_comm_t* dc, mca_coll_dfccl_request_t** reqs, int n) {
+  int t = target_of(reqs[0]);
+  if (dc->dfccl[t] != NULL) mca_coll_dfccl_submit(reqs, n, dc->dfccl[t]);
+  else
+    for (int i = 0; i < n; i++)
+      mca_coll_dfccl_fail(reqs[i], dfcclInternalError, "its DFCCL communicator could not be made (see above)");
 }
 
 /* Caller holds dc->lock: target t's DFCCL communicator starts being made. */
@@ -165,15 +170,20 @@ static bool advance(dfccl_comm_t* dc) {
                     target_name(t));
   }
   while (dc->waiting != NULL) {
-    mca_coll_dfccl_request_t* req = dc->waiting;
-    int t = mca_coll_dfccl_route_target(req->call.coll->route);
+    int t = target_of(dc->waiting);
     if (dc->dfccl[t] == NULL && !dc->dfccl_failed[t]) {
       if (dc->creation[t] == NULL) start_creation(dc, t);
       return false;
     }
-    dc->waiting = req->next_waiting;
+    /* The runs of that target at the head of the line, as one batch. */
+    mca_coll_dfccl_request_t* batch[64];
+    int n = 0;
+    while (n < 64 && dc->waiting != NULL && target_of(dc->waiting) == t) {
+      batch[n++] = dc->waiting;
+      dc->waiting = dc->waiting->next_waiting;
+    }
     if (dc->waiting == NULL) dc->waiting_last = NULL;
-    submit_now(dc, req);
+    submit_now(dc, batch, n);
   }
   return true;
 }
@@ -190,22 +200,27 @@ static void unlist(dfccl_comm_t* dc) {
   pthread_mutex_unlock(&creating_lock);
 }
 
-void mca_coll_dfccl_launch_in_order(mca_coll_dfccl_request_t* req) {
-  dfccl_comm_t* dc = req->dc;
-  int t = mca_coll_dfccl_route_target(req->call.coll->route);
-  pthread_mutex_lock(&dc->lock);
-  if (dc->waiting == NULL && (dc->dfccl[t] != NULL || dc->dfccl_failed[t])) { /* the common case */
-    submit_now(dc, req);
+void mca_coll_dfccl_launch_in_order(mca_coll_dfccl_request_t** reqs, int n) {
+  for (int i = 0, j; i < n; i = j) { /* consecutive runs of one communicator and target: one batch */
+    dfccl_comm_t* dc = reqs[i]->dc;
+    int t = target_of(reqs[i]);
+    for (j = i + 1; j < n && reqs[j]->dc == dc && target_of(reqs[j]) == t;) j++;
+    pthread_mutex_lock(&dc->lock);
+    if (dc->waiting == NULL && (dc->dfccl[t] != NULL || dc->dfccl_failed[t])) { /* the common case */
+      submit_now(dc, reqs + i, j - i);
+      pthread_mutex_unlock(&dc->lock);
+      continue;
+    }
+    for (int k = i; k < j; k++) {
+      reqs[k]->next_waiting = NULL;
+      if (dc->waiting_last != NULL) dc->waiting_last->next_waiting = reqs[k];
+      else dc->waiting = reqs[k];
+      dc->waiting_last = reqs[k];
+    }
+    bool idle = advance(dc); /* the first exchange goes out now */
     pthread_mutex_unlock(&dc->lock);
-    return;
+    if (idle) unlist(dc);
   }
-  req->next_waiting = NULL;
-  if (dc->waiting_last != NULL) dc->waiting_last->next_waiting = req;
-  else dc->waiting = req;
-  dc->waiting_last = req;
-  bool idle = advance(dc); /* the first exchange goes out now */
-  pthread_mutex_unlock(&dc->lock);
-  if (idle) unlist(dc);
 }
 
 int mca_coll_dfccl_creations_progress(void) {

@@ -54,34 +54,36 @@ static void release_kept(dfccl_kept_t* kept) {
 static bool context_gone(const mca_coll_dfccl_request_t* req) { return req->module->dc != req->dc; }
 
 /* Launches the request's next run; MPI_ERR_COMM when its communicator has left DFCCL. */
-static int start_one(mca_coll_dfccl_request_t* req) {
+/* Activates the request; false (completed with an error) when it cannot run. */
+static bool activate(mca_coll_dfccl_request_t* req) {
   ompi_request_t* r = &req->super.super;
   r->req_state = OMPI_REQUEST_ACTIVE;
   r->req_complete = REQUEST_PENDING;
   r->req_status = ompi_status_empty;
-  if (!context_gone(req)) {
-    mca_coll_dfccl_launch(req);
-    return OMPI_SUCCESS;
-  }
+  if (!context_gone(req)) return true;
   /* req->call.coll went with the communicator's DFCCL side: nothing of it may be read */
   opal_output(0, "coll:dfccl: MPI_Start of a persistent collective after MPI_Comm_free of comm '%s' (erroneous)",
               r->req_mpi_object.comm->c_name);
   r->req_status.MPI_ERROR = MPI_ERR_COMM;
   ompi_request_complete(r, true); /* MPI_Wait reports it too */
-  return MPI_ERR_COMM;
+  return false;
 }
 
 /* req_start: MPI_Start (n = 1) and MPI_Startall (consecutive requests of ours, in the user's
  * order).  MPI_Startall ignores the return code: a request that cannot start reports through
  * MPI_Wait as well. */
 static int persistent_start(size_t n, ompi_request_t** requests) {
-  int rc = OMPI_SUCCESS;
+  int rc = OMPI_SUCCESS, nready = 0;
+  mca_coll_dfccl_request_t *one, **ready = n == 1 ? &one : malloc(sizeof *ready * n);
+  if (ready == NULL) return OMPI_ERR_OUT_OF_RESOURCE;
   for (size_t i = 0; i < n; i++) {
-    int rc_i = requests[i]->req_state == OMPI_REQUEST_ACTIVE /* started, not completed by MPI_Wait/Test */
-                   ? MPI_ERR_REQUEST
-                   : start_one((mca_coll_dfccl_request_t*)requests[i]);
-    if (rc == OMPI_SUCCESS) rc = rc_i;
+    mca_coll_dfccl_request_t* req = (mca_coll_dfccl_request_t*)requests[i];
+    if (requests[i]->req_state == OMPI_REQUEST_ACTIVE) rc = MPI_ERR_REQUEST; /* started, not completed yet */
+    else if (activate(req)) ready[nready++] = req;
+    else rc = MPI_ERR_COMM;
   }
+  mca_coll_dfccl_launch(ready, nready); /* consecutive runs of one communicator: one batch */
+  if (ready != &one) free(ready);
   return rc;
 }
 

@@ -111,15 +111,22 @@ static void on_done(int run, dfcclResult_t status, void* arg) {
   while (!atomic_compare_exchange_weak_explicit(&completed, &head, req, memory_order_release, memory_order_relaxed));
 }
 
-/* A run DFCCL refuses ends with that error, like a failed one, through the completed stack: its
- * request reports it. */
-void mca_coll_dfccl_submit(mca_coll_dfccl_request_t* req, dfcclComm_t dfccl) {
-  const dfccl_call_t* c = &req->call;
-  dfcclResult_t r = dfcclSubmit(dfccl, &c->coll->desc, c->send, c->recv, on_done, req);
+/* Runs DFCCL refuses end with that error, like failed ones, through the completed stack: their
+ * requests report it.  A batch is refused or accepted whole (dfcclSubmitBatch). */
+void mca_coll_dfccl_submit(mca_coll_dfccl_request_t** reqs, int n, dfcclComm_t dfccl) {
+  dfcclSubmission_t one = {0}, *runs = n == 1 ? &one : calloc((size_t)n, sizeof *runs);
+  dfcclResult_t r = dfcclOutOfResources;
+  if (runs != NULL) {
+    for (int i = 0; i < n; i++) {
+      const dfccl_call_t* c = &reqs[i]->call;
+      runs[i] = (dfcclSubmission_t){&c->coll->desc, c->send, c->recv, on_done, reqs[i]};
+    }
+    r = dfcclSubmitBatch(dfccl, runs, n);
+    if (runs != &one) free(runs);
+  }
   if (r == dfcclSuccess) return;
-  report(req, r, dfcclGetLastErrorMessage());
-  req->reported = true;
-  on_done(-1, r, req);
+  for (int i = 0; i < n; i++)
+    mca_coll_dfccl_fail(reqs[i], r, runs != NULL ? dfcclGetLastErrorMessage() : "out of memory");
 }
 
 void mca_coll_dfccl_fail(mca_coll_dfccl_request_t* req, dfcclResult_t r, const char* why) {
@@ -195,7 +202,8 @@ void mca_coll_dfccl_progress_unregister(void) {
   pthread_mutex_unlock(&progress_lock);
 }
 
-void mca_coll_dfccl_launch(mca_coll_dfccl_request_t* req) {
+/* The run's input where DFCCL reads it, and the request counted as pending. */
+static void prepare(mca_coll_dfccl_request_t* req) {
   dfccl_comm_t* dc = req->dc;
   dfccl_coll_t* coll = req->call.coll;
   if (!mca_coll_dfccl_scratch_copy(&req->call, true)) { /* the other ranks are entering DFCCL */
@@ -207,15 +215,19 @@ void mca_coll_dfccl_launch(mca_coll_dfccl_request_t* req) {
   req->status = dfcclSuccess;
   req->reported = false;
   atomic_fetch_add_explicit(&dc->pending, 1, memory_order_relaxed);
-  mca_coll_dfccl_launch_in_order(req);
   DFCCL_VERBOSE(10, "%s on comm '%s' (count %zu) started on DFCCL", mca_coll_dfccl_kind_name[coll->sig.kind],
                 dc->comm->c_name, coll->sig.count);
+}
+
+void mca_coll_dfccl_launch(mca_coll_dfccl_request_t** reqs, int n) {
+  for (int i = 0; i < n; i++) prepare(reqs[i]);
+  mca_coll_dfccl_launch_in_order(reqs, n);
 }
 
 int mca_coll_dfccl_start(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_call_t* call,
                          ompi_request_t** request) {
   mca_coll_dfccl_request_t* req = mca_coll_dfccl_request_new(comm, m->dc, call, false);
-  mca_coll_dfccl_launch(req);
+  mca_coll_dfccl_launch(&req, 1);
   *request = mpi_request(req);
   return OMPI_SUCCESS;
 }
@@ -223,7 +235,7 @@ int mca_coll_dfccl_start(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, 
 int mca_coll_dfccl_run(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_call_t* call) {
   mca_coll_dfccl_request_t* req = mca_coll_dfccl_request_new(comm, m->dc, call, false);
   req->blocking = true;
-  mca_coll_dfccl_launch(req);
+  mca_coll_dfccl_launch(&req, 1);
   /* Another thread's progress may complete it (MPI_THREAD_MULTIPLE): `finished` orders its results
    * and status before what follows here. */
   while (!atomic_load_explicit(&req->finished, memory_order_acquire)) {

@@ -275,7 +275,8 @@ void submit_case(harness* h, dfcclComm_t comm, test_case* c, harness_counter* do
   submit_case_with(h, comm, c, harness_on_complete, done);
 }
 
-void submit_case_with(harness* h, dfcclComm_t comm, test_case* c, dfcclCallback_t callback, void* arg) {
+/* c's descriptor; the v kinds' blocks in *blocks (free it after the submission). */
+static dfcclCollDesc_t case_desc(const test_case* c, size_t** blocks) {
   static const dfcclCollKind_t kinds[NUM_KINDS] = {[ALL_REDUCE] = dfcclAllReduce,
                                                    [ALL_GATHER] = dfcclAllGather,
                                                    [REDUCE_SCATTER] = dfcclReduceScatter,
@@ -288,16 +289,37 @@ void submit_case_with(harness* h, dfcclComm_t comm, test_case* c, dfcclCallback_
   for (int p = 0; p < c->nranks; p++)
     if (rank_at(c, p) == c->root) root = p;
   dfcclCollDesc_t d = {.kind = kinds[c->kind], .count = c->count, .dtype = c->dtype, .op = c->op, .root = root};
-  size_t* blocks = NULL;
+  *blocks = NULL;
   if (c->kind == ALL_GATHER_V || c->kind == REDUCE_SCATTER_V) { /* read during the call only */
-    blocks = malloc(2 * (size_t)c->nranks * sizeof *blocks);
-    if (!blocks) abort();
-    case_blocks(c, blocks, blocks + c->nranks);
-    d.counts = blocks;
-    d.displs = c->kind == ALL_GATHER_V && !c->packed ? blocks + c->nranks : NULL;
+    *blocks = malloc(2 * (size_t)c->nranks * sizeof **blocks);
+    if (!*blocks) abort();
+    case_blocks(c, *blocks, *blocks + c->nranks);
+    d.counts = *blocks;
+    d.displs = c->kind == ALL_GATHER_V && !c->packed ? *blocks + c->nranks : NULL;
   }
+  return d;
+}
+
+void submit_case_with(harness* h, dfcclComm_t comm, test_case* c, dfcclCallback_t callback, void* arg) {
+  size_t* blocks;
+  dfcclCollDesc_t d = case_desc(c, &blocks);
   CHECK_DFCCL(dfcclSubmit(comm, &d, c->send, c->recv, callback, arg));
   free(blocks);
+  (void)h;
+}
+
+void submit_cases_with(harness* h, dfcclComm_t comm, test_case* const* cs, int n, dfcclCallback_t callback, void* arg) {
+  dfcclCollDesc_t* d = malloc(sizeof *d * (size_t)n);
+  size_t** blocks = malloc(sizeof *blocks * (size_t)n);
+  dfcclSubmission_t* runs = calloc((size_t)n, sizeof *runs);
+  if (!d || !blocks || !runs) abort();
+  for (int i = 0; i < n; i++) {
+    d[i] = case_desc(cs[i], &blocks[i]);
+    runs[i] = (dfcclSubmission_t){&d[i], cs[i]->send, cs[i]->recv, callback, arg};
+  }
+  CHECK_DFCCL(dfcclSubmitBatch(comm, runs, n));
+  for (int i = 0; i < n; i++) free(blocks[i]);
+  free(blocks), free(d), free(runs);
   (void)h;
 }
 

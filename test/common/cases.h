@@ -60,6 +60,8 @@ void submit_case(harness* h, dfcclComm_t comm, test_case* c, harness_counter* do
 /* The same with the caller's callback (which must count the run done as harness_on_complete does, if
  * harness_wait is to see it). */
 void submit_case_with(harness* h, dfcclComm_t comm, test_case* c, dfcclCallback_t callback, void* arg);
+/* The same for n cases on one communicator, in one dfcclSubmitBatch. */
+void submit_cases_with(harness* h, dfcclComm_t comm, test_case* const* cs, int n, dfcclCallback_t callback, void* arg);
 /* The v kinds' blocks: counts[p] and displs[p] for each position p (displs of reduce-scatter-v and
  * of a packed all-gather-v: packed). */
 void case_blocks(const test_case* c, size_t* counts, size_t* displs);

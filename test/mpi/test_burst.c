@@ -6,10 +6,13 @@
  * that nothing is lost or doubled -- every run's callback runs exactly once, with its own run number
  * and success, no callback comes after the last -- and that every result is exact.
  *
- *   mpirun -np N test_burst [-n runs per communicator] [-s seed] [-f]        (N >= 2)
+ *   mpirun -np N test_burst [-n runs per communicator] [-s seed] [-f] [-b K]        (N >= 2)
  *
  * -f: the queues must have been full (dfcclGetStats: sqFullWaits and cqFullWaits, summed over
  * ranks, both > 0), else the burst did not test back-pressure and the test fails.
+ * -b K: each turn of a communicator submits K runs at once with dfcclSubmitBatch (the last turn
+ * fewer); first, on every communicator, a batch with a bad descriptor in the middle must be
+ * refused whole -- had it submitted anything, the ranks' run numbers would no longer agree.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -64,15 +67,38 @@ static void shape(test_case* c, int k, int j, const int* ranks, int nranks, int 
   c->seed = (unsigned)j;
 }
 
+/* On each communicator, a batch of three runs whose middle one has no such kind: refused whole,
+ * naming that run, and nothing submitted (the burst after it would mismatch otherwise). */
+static long refused_batches(harness* h, dfcclComm_t* comms, test_case* cases, int runs) {
+  long bad = 0;
+  for (int k = 0; k < NCOMMS; k++) {
+    test_case* c = &cases[k * runs];
+    dfcclCollDesc_t good = {.kind = dfcclAllReduce, .count = 1, .dtype = dfcclFloat32, .op = dfcclSum};
+    dfcclCollDesc_t wrong = {.kind = (dfcclCollKind_t)99, .count = 1, .dtype = dfcclFloat32};
+    dfcclSubmission_t three[3] = {{&good, c->send, c->recv, NULL, NULL},
+                                  {&wrong, c->send, c->recv, NULL, NULL},
+                                  {&good, c->send, c->recv, NULL, NULL}};
+    dfcclResult_t r = dfcclSubmitBatch(comms[k], three, 3);
+    if (r != dfcclInvalidArgument || strstr(dfcclGetLastErrorMessage(), "run 1 of 3") == NULL) {
+      fprintf(stderr, "rank %d: a batch with a bad run: %s (%s), expected it refused naming run 1\n", h->rank,
+              dfcclGetErrorString(r), dfcclGetLastErrorMessage());
+      bad++;
+    }
+  }
+  return bad;
+}
+
 int main(int argc, char** argv) {
   harness h;
   harness_init(&h, &argc, &argv, "test_burst");
   int runs = 1000;
   unsigned long seed = 5;
   bool must_fill = false;
-  options o = harness_options(&h, "usage: test_burst [-n runs] [-s seed] [-f]", argc, argv, "n:s:f");
+  int batch = 1;
+  options o = harness_options(&h, "usage: test_burst [-n runs] [-s seed] [-f] [-b K]", argc, argv, "n:s:fb:");
   for (int opt; (opt = options_next(&o)) != -1;) {
     if (opt == 'n') runs = option_int(&o, 1, 100000);
+    else if (opt == 'b') batch = option_int(&o, 1, 1000);
     else if (opt == 's') seed = option_unsigned(&o);
     else if (opt == 'f') must_fill = true;
   }
@@ -109,23 +135,28 @@ int main(int argc, char** argv) {
   }
   harness_progress();
 
-  /* This rank's interleaving: a permutation of the communicators' turns. */
-  int total = NCOMMS * runs, next[NCOMMS] = {0};
-  int* perm = malloc((size_t)total * sizeof *perm);
-  if (!perm) abort();
-  harness_permutation(perm, total, seed * 1000003u + (uint64_t)h.rank);
+  long bad = batch > 1 ? refused_batches(&h, comms, cases, runs) : 0;
+
+  /* This rank's interleaving: a permutation of the communicators' turns, of `batch` runs each. */
+  int total = NCOMMS * runs, next[NCOMMS] = {0}, turns = (runs + batch - 1) / batch;
+  int* perm = malloc((size_t)NCOMMS * turns * sizeof *perm);
+  test_case** group = malloc((size_t)batch * sizeof *group);
+  if (!perm || !group) abort();
+  harness_permutation(perm, NCOMMS * turns, seed * 1000003u + (uint64_t)h.rank);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  for (int s = 0; s < total; s++) {
-    int k = order[perm[s]];
-    submit_case_with(&h, comms[k], &cases[k * runs + next[k]++], on_complete, &tallies[k]);
+  for (int s = 0; s < NCOMMS * turns; s++) {
+    int k = perm[s] / turns, n = 0;
+    while (n < batch && next[k] < runs) group[n++] = &cases[k * runs + next[k]++];
+    if (batch == 1) submit_case_with(&h, comms[k], group[0], on_complete, &tallies[k]);
+    else submit_cases_with(&h, comms[k], group, n, on_complete, &tallies[k]);
   }
+  free(group);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   harness_wait(&done, total);
   double submit_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
   nanosleep(&(struct timespec){.tv_nsec = 200 * 1000000}, NULL); /* a late duplicate would show now */
 
-  long bad = 0;
   if (atomic_load(&done.done) != total) {
     fprintf(stderr, "rank %d: %d callbacks for %d runs\n", h.rank, atomic_load(&done.done), total);
     bad++;
@@ -152,9 +183,10 @@ int main(int argc, char** argv) {
 
   dfcclStats_t all = harness_report_stats(&h);
   if (h.rank == 0) {
-    printf("%d runs on %d communicators submitted in %.3f s before any was waited for: %s; %s; the submission "
+    printf("%d runs on %d communicators submitted%s in %.3f s before any was waited for: %s; %s; the submission "
            "queue was full %llu times, a completion ring %llu times (all ranks)\n",
-           total, NCOMMS, submit_s, bad ? "LOST OR DOUBLED COMPLETIONS" : "every callback exactly once",
+           total, NCOMMS, batch > 1 ? " in batches" : "", submit_s,
+           bad ? "LOST OR DOUBLED COMPLETIONS" : "every callback exactly once",
            wrong ? "WRONG RESULTS" : "all results exact", (unsigned long long)all.sqFullWaits,
            (unsigned long long)all.cqFullWaits);
     if (must_fill && (all.sqFullWaits == 0 || all.cqFullWaits == 0)) {
