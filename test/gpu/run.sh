@@ -449,6 +449,8 @@ if named burst; then
   summarize "runs on|^rank"
   step burst-defaults 200 $mpi 2 test/mpi/test_burst -n 1000
   summarize "runs on|^rank"
+  step burst-batched 200 env $burst_env $mpi 2 test/mpi/test_burst -n 1000 -f -b 8
+  summarize "runs on|^rank"
   step burst-twin 120 env $burst_env DFCCL_POLLER_SET_ASIDE=0 TEST_WATCHDOG_S=15 sh -c \
     'sh test/mpi/mpirun.sh 2 test/mpi/test_burst -n 1000 2>&1 | tail -n 5; exit 0'
   twin_verdict
