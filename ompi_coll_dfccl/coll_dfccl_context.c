@@ -126,7 +126,8 @@ static void submit_now(dfccl_comm_t* dc, mca_coll_dfccl_request_t** reqs, int n)
       mca_coll_dfccl_fail(reqs[i], dfcclInternalError, "its DFCCL communicator could not be made (see above)");
 }
 
-/* Caller holds dc->lock: target t's DFCCL communicator starts being made. */
+/* Caller holds dc->lock: target t's DFCCL communicator starts being made (the caller lists dc for
+ * progress, if it is not). */
 static void start_creation(dfccl_comm_t* dc, int t) {
   dfcclRankCtx_t ctx = mca_coll_dfccl_process_context((dfcclTarget_t)t, NULL);
   dfcclExchange_t exchange = {exchange_start, exchange_test, dc};
@@ -140,6 +141,11 @@ static void start_creation(dfccl_comm_t* dc, int t) {
                 ctx != NULL ? dfcclGetLastErrorMessage() : "no process context");
     ompi_mpi_abort(dc->comm, 1);
   }
+}
+
+/* dc goes on the list that progress drives (not holding dc->lock: progress takes creating_lock,
+ * then dc->lock). */
+static void list(dfccl_comm_t* dc) {
   pthread_mutex_lock(&creating_lock);
   if (!dc->listed) {
     dc->next_creating = creating_first;
@@ -220,6 +226,7 @@ void mca_coll_dfccl_launch_in_order(mca_coll_dfccl_request_t** reqs, int n) {
     bool idle = advance(dc); /* the first exchange goes out now */
     pthread_mutex_unlock(&dc->lock);
     if (idle) unlist(dc);
+    else list(dc);
   }
 }
 
