@@ -97,6 +97,7 @@ static int exchange_test(void* arg, void* request, int* done) {
   *done = 0;
   for (int i = 0; i < dc->nexchange; i++)
     if (!REQUEST_COMPLETE(dc->exchange[i])) return 0;
+  opal_atomic_rmb(); /* the received cards after their completion (another thread's progress may have seen it) */
   int failed = 0;
   for (int i = 0; i < dc->nexchange; i++) {
     failed |= dc->exchange[i]->req_status.MPI_ERROR != MPI_SUCCESS;
