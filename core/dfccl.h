@@ -44,9 +44,9 @@ typedef enum {
   dfcclInternalError,
   dfcclTimedOut,   /* a run made no progress for DFCCL_TIMEOUT_S (here or on a participant)  */
   dfcclMismatch,   /* the participants disagree on a run: kind, count, type, op, root, or
-                  * which run it is (a rank skipped one)                                 */
+                    * which run it is (a rank skipped one)                               */
   dfcclRevoked,    /* a run of this collective (communicator) failed earlier: it takes no
-                  * new runs (deregister or destroy it; make a new one)                  */
+                    * new runs (deregister or destroy it; make a new one)                */
   dfcclInProgress, /* dfcclCommCreateTest: the creation is still exchanging; test again    */
   dfcclNumResults
 } dfcclResult_t;
