@@ -323,20 +323,20 @@ void df_comm_run_ended(df_coll* c) {
 typedef struct {
   df_coll_static st;
   struct df_comm_table* table; /* a v run's reference, from its check until its record ends */
-  df_comm_run* line;           /* made before the lock: its place in the set's queue if busy */
+  df_comm_run* line;           /* its place in its set's queue, made when the set is busy    */
   int index;                   /* its connector set                                        */
   int id;                      /* its number, as its callback's collId                     */
   bool started, install;
   uint32_t epoch;
 } batch_run;
 
-/* Everything that can refuse a run, before it takes its number: its static context, buffers,
- * blocks table.  `set` is a copy of its set's static context. */
-static dfcclResult_t check_run(struct dfcclComm* comm, const df_coll_static* set, const dfcclSubmission_t* s,
-                               batch_run* b) {
+/* Everything that can refuse a run, before it takes its number: its static context (b->st holds
+ * its set's on the way in), buffers, blocks table. */
+static dfcclResult_t check_run(struct dfcclComm* comm, const dfcclSubmission_t* s, batch_run* b) {
   df_ctx* ctx = comm->ctx;
   df_blocks blocks;
-  DF_CHECK(run_context(comm, set, s->desc, &b->st, &blocks));
+  const df_coll_static set = b->st;
+  DF_CHECK(run_context(comm, &set, s->desc, &b->st, &blocks));
   size_t send_bytes, recv_bytes, esize = dfcclTypeSize((dfcclDataType_t)b->st.dtype);
   df_run_bytes(&b->st, &send_bytes, &recv_bytes);
   if (blocks.host) { /* a v kind: its own blocks */
@@ -347,18 +347,44 @@ static dfcclResult_t check_run(struct dfcclComm* comm, const df_coll_static* set
   if (r == dfcclSuccess && blocks.host) r = intern_table(comm, &blocks, &b->table);
   free(blocks.host); /* NULL once interned */
   if (r == dfcclSuccess && b->table) b->st.blocks = b->table->dev;
-  if (r == dfcclSuccess && (b->line = malloc(sizeof *b->line)) == NULL)
-    r = df_error(dfcclOutOfResources, "out of memory");
   return r;
 }
 
+/* A batch's working memory: on the stack for a few runs (dfcclSubmit's one: no allocation on the
+ * way of a run), else on the heap. */
+#define DF_BATCH_ON_STACK 4
+typedef struct {
+  batch_run* runs;
+  df_sq_run* entries;
+  batch_run stack_runs[DF_BATCH_ON_STACK];
+  df_sq_run stack_entries[DF_BATCH_ON_STACK];
+} batch;
+
+static bool batch_init(batch* w, int n) {
+  if (n <= DF_BATCH_ON_STACK) {
+    memset(w->stack_runs, 0, sizeof w->stack_runs);
+    w->runs = w->stack_runs;
+    w->entries = w->stack_entries;
+    return true;
+  }
+  w->runs = calloc((size_t)n, sizeof *w->runs);
+  w->entries = calloc((size_t)n, sizeof *w->entries);
+  return w->runs != NULL && w->entries != NULL;
+}
+
+static void batch_fini(batch* w) {
+  if (w->runs == w->stack_runs) return;
+  free(w->runs);
+  free(w->entries);
+}
+
 /* A batch refused before any run took its number: what its checked runs hold goes back. */
-static dfcclResult_t refuse_batch(df_ctx* ctx, batch_run* b, int n, dfcclResult_t r) {
+static dfcclResult_t refuse_batch(df_ctx* ctx, batch* w, int n, dfcclResult_t r) {
   pthread_mutex_lock(&ctx->lock);
-  for (int i = 0; i < n; i++) put_table(b[i].table);
+  for (int i = 0; i < n; i++) put_table(w->runs[i].table);
   pthread_mutex_unlock(&ctx->lock);
-  for (int i = 0; i < n; i++) free(b[i].line);
-  free(b);
+  for (int i = 0; i < n; i++) free(w->runs[i].line);
+  batch_fini(w);
   return r;
 }
 
@@ -370,13 +396,12 @@ dfcclResult_t dfcclSubmitBatch(dfcclComm_t comm, const dfcclSubmission_t* runs, 
   df_ctx* ctx = comm->ctx;
   dfcclResult_t fatal = (dfcclResult_t)atomic_load(&ctx->fatal);
   if (fatal != dfcclSuccess) return df_error(fatal, "the daemon failed earlier; the context is unusable");
-  batch_run* b = calloc((size_t)n, sizeof *b);
-  df_coll_static* sets = calloc((size_t)n, sizeof *sets);
-  df_sq_run* entries = calloc((size_t)n, sizeof *entries);
-  if (b == NULL || sets == NULL || entries == NULL) {
-    free(b), free(sets), free(entries);
+  batch w;
+  if (!batch_init(&w, n)) {
+    batch_fini(&w);
     return df_error(dfcclOutOfResources, "out of memory");
   }
+  batch_run* b = w.runs;
 
   /* Everything that can refuse a run comes before the runs take their numbers: one refused run
    * refuses the batch. */
@@ -385,7 +410,7 @@ dfcclResult_t dfcclSubmitBatch(dfcclComm_t comm, const dfcclSubmission_t* runs, 
   for (int i = 0; i < n; i++) {
     b[i].index = comm->set_index[(first + (uint64_t)i) % (uint64_t)comm->nsets];
     b[i].id = (int)((first + (uint64_t)i) & INT_MAX);
-    sets[i] = ctx->colls[b[i].index].stat;
+    b[i].st = ctx->colls[b[i].index].stat; /* its set's, until check_run makes it the run's */
   }
   /* A failed run revoked its set's connectors on every participant; the communicator's later runs
    * (on any set) would run out of step with the peers that saw the failure: none runs. */
@@ -394,18 +419,14 @@ dfcclResult_t dfcclSubmitBatch(dfcclComm_t comm, const dfcclSubmission_t* runs, 
     r = df_check_not_failed(ctx, comm->set_index[k], "communicator run");
   pthread_mutex_unlock(&ctx->lock);
   for (int i = 0; i < n && r == dfcclSuccess; i++) {
-    r = check_run(comm, &sets[i], &runs[i], &b[i]);
+    r = check_run(comm, &runs[i], &b[i]);
     if (r != dfcclSuccess && n > 1) {
       char why[512];
       snprintf(why, sizeof why, "%s", dfcclGetLastErrorMessage());
       df_error(r, "dfcclSubmitBatch: run %d of %d: %s", i, n, why);
     }
   }
-  free(sets);
-  if (r != dfcclSuccess) {
-    free(entries);
-    return refuse_batch(ctx, b, n, r);
-  }
+  if (r != dfcclSuccess) return refuse_batch(ctx, &w, n, r);
 
   /* One hold of the lock numbers them all: each takes its set, or waits in its queue. */
   pthread_mutex_lock(&ctx->lock);
@@ -418,11 +439,19 @@ dfcclResult_t dfcclSubmitBatch(dfcclComm_t comm, const dfcclSubmission_t* runs, 
                  "dfcclSubmit: the communicator took another run while run %llu was submitted (submit from one "
                  "thread at a time, in the same order on every rank)",
                  (unsigned long long)first);
+  /* A run waits in line when its set is busy, or taken by a run of the batch before it (run i and
+   * run i - nsets share a set): its place is made first, so that running out of memory still
+   * refuses the whole batch. */
+  for (int i = 0; i < n && r == dfcclSuccess; i++) {
+    const df_coll* set = &ctx->colls[b[i].index];
+    if ((i >= comm->nsets || set->in_flight || set->queued) && (b[i].line = malloc(sizeof *b[i].line)) == NULL)
+      r = df_error(dfcclOutOfResources, "out of memory");
+  }
   if (r != dfcclSuccess) {
     pthread_mutex_unlock(&ctx->lock);
-    free(entries);
-    return refuse_batch(ctx, b, n, r);
+    return refuse_batch(ctx, &w, n, r);
   }
+  df_sq_run* entries = w.entries;
   int nstarted = 0, nqueued = 0;
   for (int i = 0; i < n; i++) {
     const dfcclSubmission_t* s = &runs[i];
@@ -446,7 +475,6 @@ dfcclResult_t dfcclSubmitBatch(dfcclComm_t comm, const dfcclSubmission_t* runs, 
   /* The ones that took their sets go to the daemon: static contexts first, then their entries
    * under one hold of the queue's lock, one notification. */
   for (int i = 0; i < n; i++) {
-    free(b[i].line);
     if (!b[i].started) continue;
     if (r == dfcclSuccess && b[i].install) r = df_install_static(ctx, b[i].index, &b[i].st);
     if (r != dfcclSuccess) break;
@@ -455,9 +483,8 @@ dfcclResult_t dfcclSubmitBatch(dfcclComm_t comm, const dfcclSubmission_t* runs, 
   }
   int published = 0;
   if (r == dfcclSuccess) r = df_publish_runs(ctx, entries, nstarted, &published);
-  free(entries);
   if (r == dfcclSuccess) {
-    free(b);
+    batch_fini(&w);
     return dfcclSuccess;
   }
   /* The daemon stopped taking entries (or a context could not be installed).  A batch of which
@@ -481,7 +508,7 @@ dfcclResult_t dfcclSubmitBatch(dfcclComm_t comm, const dfcclSubmission_t* runs, 
     comm->runs -= (uint64_t)n;
     pthread_mutex_unlock(&ctx->lock);
   }
-  free(b);
+  batch_fini(&w);
   if (!nothing) return dfcclSuccess; /* accepted: each run has said how it ended, or will */
   return df_error(r, "%s", why);
 }
