@@ -10,15 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/unit_check.h"
 #include "internal.h"
-
-static int failures;
-#define FAIL(...)                 \
-  do {                            \
-    fprintf(stderr, __VA_ARGS__); \
-    fputc('\n', stderr);          \
-    failures++;                   \
-  } while (0)
 
 static const char* const spin_names[] = {"DFCCL_SPIN_FRONT",  "DFCCL_SPIN_FLOOR", "DFCCL_SPIN_CEILING",
                                          "DFCCL_SPIN_GROWTH", "DFCCL_SLOT_BYTES", "DFCCL_SUBMIT_TIMEOUT_MS",

@@ -16,19 +16,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/unit_check.h"
 #include "internal.h"
 
 #define BLOCKS 4
 #define SQ_ENTRIES_TOTAL 200000
 #define CQ_PER_BLOCK 50000
-
-static int failures;
-#define FAIL(...)                 \
-  do {                            \
-    fprintf(stderr, __VA_ARGS__); \
-    fputc('\n', stderr);          \
-    failures++;                   \
-  } while (0)
 
 typedef struct {
   df_sq sq;

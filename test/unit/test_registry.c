@@ -11,18 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/unit_check.h"
 #include "internal.h"
 
 #define MAX_ID 6000 /* ids 0..MAX_ID-1: many collide in the 4096-slot map */
 #define STEPS 200000
-
-static int failures;
-#define FAIL(...)                 \
-  do {                            \
-    fprintf(stderr, __VA_ARGS__); \
-    fputc('\n', stderr);          \
-    failures++;                   \
-  } while (0)
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint32_t next_random(void) {
