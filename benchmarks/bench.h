@@ -131,6 +131,7 @@ typedef struct {
   int colls[BENCH_NCOLLS]; /* colls[c]: run collective c */
   int root;                /* world rank: root of broadcast and reduce */
   int viaComm;             /* -A comm: DFCCL through a communicator and descriptors, not registrations */
+  int takeCompletions;     /* -P 1: the waiting thread takes completions itself (dfcclProgress)    */
 } bench_opts;
 
 /* 0: run; 1: help was printed, exit 0.  A bad option ends the program with exit status 2 (rank 0

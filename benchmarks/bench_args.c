@@ -112,6 +112,8 @@ static void usage(const char* prog) {
          "  -T SEC    give up on a DFCCL run that takes longer than SEC seconds (default 60)\n"
          "  -A API    register (dfcclRegister*, dfcclRun*) or comm (dfcclCommCreate, dfcclSubmit)\n"
          "            (default register)\n"
+         "  -P 0|1    wait for a run by taking its completion (dfcclProgress: 1, the default), or\n"
+         "            only through DFCCL's poller thread (0)\n"
          "  -h        this help\n",
          prog, BENCH_NCCL_DEFAULT ? " and NCCL" : "", bench_target_name(BENCH_TARGET_DEFAULT), BENCH_NCCL_DEFAULT);
 }
@@ -158,11 +160,12 @@ int bench_parse_args(int argc, char** argv, int nranks, bench_opts* o) {
   for (int c = 0; c < BENCH_NCOLLS; c++) o->colls[c] = c == BENCH_ALLREDUCE;
   o->root = 0;
   o->viaComm = 0;
+  o->takeCompletions = 1;
 
   static const char* const targets[] = {"cuda", "host", NULL};
   static const char* const apis[] = {"register", "comm", NULL};
   int ncclGiven = 0;
-  options op = mpi_options("dfccl_bench", "Try 'dfccl_bench -h'.", argc, argv, "b:e:f:n:w:c:d:o:t:N:ST:C:r:A:h");
+  options op = mpi_options("dfccl_bench", "Try 'dfccl_bench -h'.", argc, argv, "b:e:f:n:w:c:d:o:t:N:ST:C:r:A:P:h");
   for (int opt; (opt = options_next(&op)) != -1;) {
     switch (opt) {
       case 'b': o->minBytes = option_bytes(&op); break;
@@ -191,6 +194,7 @@ int bench_parse_args(int argc, char** argv, int nranks, bench_opts* o) {
         break;
       case 'r': o->root = option_int(&op, 0, nranks - 1); break;
       case 'A': o->viaComm = option_choice(&op, apis) == 1; break;
+      case 'P': o->takeCompletions = option_int(&op, 0, 1); break;
       case 'h':
         if (bench_rank == 0) usage(argv[0]);
         return 1;

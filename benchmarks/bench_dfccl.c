@@ -20,6 +20,7 @@ struct bench_dfccl {
   int ndescs;
   dfcclBootstrap_t bootstrap;
   double timeoutSec;
+  int takeCompletions;            /* -P 1: wait in dfcclProgress */
   uint64_t submitted;             /* runs submitted by the main thread  */
   atomic_uint_fast64_t completed; /* runs completed, by the callback     */
   atomic_int expectedColl;        /* the collective of the run in flight */
@@ -27,7 +28,7 @@ struct bench_dfccl {
   atomic_int failedColl;
 };
 
-/* Runs on DFCCL's poller thread. */
+/* Runs on DFCCL's poller thread, or in dfcclProgress on the waiting thread (-P 1). */
 static void dfccl_done(int collId, dfcclResult_t status, void* arg) {
   bench_dfccl* d = arg;
   int expected = atomic_load(&d->expectedColl); /* -1: a communicator's run, numbered by it */
@@ -47,6 +48,7 @@ bench_dfccl* bench_dfccl_init(const bench_opts* o, int device) {
   atomic_init(&d->failedStatus, dfcclSuccess);
   atomic_init(&d->failedColl, -1);
   d->timeoutSec = o->timeoutSec;
+  d->takeCompletions = o->takeCompletions;
   dfcclInitArgs_t args;
   memset(&args, 0, sizeof(args));
   args.target = o->target == BENCH_TARGET_CUDA ? dfcclTargetCuda : dfcclTargetHost;
@@ -112,7 +114,9 @@ static void dfccl_wait(bench_dfccl* d, int collId) {
   double start = bench_now_sec();
   unsigned spins = 0;
   while (atomic_load_explicit(&d->completed, memory_order_acquire) < d->submitted) {
-    sched_yield();
+    int taken = 0;
+    if (d->takeCompletions) CHECK_DFCCL(dfcclProgress(d->ctx, &taken));
+    if (taken == 0) sched_yield();
     if ((++spins & 255u) == 0 && bench_now_sec() - start > d->timeoutSec)
       BENCH_DIE("collective %d: no completion callback within %.1f s (%llu of %llu runs completed); "
                 "giving up",

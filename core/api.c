@@ -515,9 +515,9 @@ void df_record_cancel(df_coll* c) {
 
 dfcclResult_t df_publish_runs(df_ctx* ctx, const df_sq_run* runs, int n, int* published) {
   atomic_fetch_add(&ctx->outstanding, n);
-  bool poller = ctx->cfg.poller_set_aside && df_poller_is_current(ctx);
+  bool taking = ctx->cfg.poller_set_aside && df_taking_completions(ctx);
   dfcclResult_t r = df_sq_host_submit_n(&ctx->sq, runs, n, published, ctx->cfg.submit_timeout_ms,
-                                        poller ? df_poller_set_aside : NULL, ctx);
+                                        taking ? df_set_aside_completions : NULL, ctx);
   atomic_fetch_sub(&ctx->outstanding, n - *published);
   if (*published == 0) return r;
   atomic_fetch_add(&ctx->submitted, *published);

@@ -7,8 +7,9 @@
  * them, never deadlock.
  *
  * Life cycle: dfcclInit -> dfcclRegister* (any time, once per collective id) -> dfcclRun* (any number
- * of times, asynchronous; the callback runs on DFCCL's poller thread) -> dfcclDeregister (optional;
- * the id may then be registered again) -> dfcclDestroy.  Or, without a registration per
+ * of times, asynchronous; the callback runs on DFCCL's poller thread, or in dfcclProgress) ->
+ * dfcclDeregister (optional; the id may then be registered again) -> dfcclDestroy.  Or, without a
+ * registration per
  * collective: dfcclCommCreate -> dfcclSubmit (any collective, any number of runs in flight) ->
  * dfcclCommDestroy (below).
  *
@@ -120,7 +121,8 @@ typedef struct {
 
 typedef struct dfcclRankCtx* dfcclRankCtx_t;
 
-/* Runs on DFCCL's poller thread when a run completes; keep it short.  `status` is dfcclSuccess,
+/* Runs when a run completes, on DFCCL's poller thread or inside a dfcclProgress of the context on
+ * the thread that calls it; keep it short.  `status` is dfcclSuccess,
  * or the error that ended the run: dfcclTimedOut (no progress for DFCCL_TIMEOUT_S on some
  * participant), dfcclMismatch (the participants disagree on the run), dfcclDestroyed (the context
  * went away first) ...  After dfcclTimedOut or dfcclMismatch the collective (communicator) takes no
@@ -358,6 +360,15 @@ dfcclResult_t dfcclCommCreateTest(dfcclCommCreation_t creation, dfcclComm_t* com
  * while one is), and on SIGUSR1 when the program has no handler of its own for it.
  */
 dfcclResult_t dfcclWriteHangReport(dfcclRankCtx_t ctx);
+
+/* Takes the completions the daemon has published and runs their callbacks on the calling thread,
+ * unless another thread (DFCCL's poller, or another caller) is taking them at this moment; then it
+ * returns at once.  *completed (if not NULL): how many callbacks it ran.  A thread that waits for a
+ * run calls it to see the run end as soon as the daemon reports it, without waiting for the poller
+ * thread to look and hand it over.  Never required: the poller completes every run anyway.  The
+ * callbacks run inside it, so do not call it holding a lock that a callback takes.  Safe from any
+ * thread and from a callback (which returns at once when that callback's context is the one). */
+dfcclResult_t dfcclProgress(dfcclRankCtx_t ctx, int* completed);
 
 /* Waits for every submitted run to complete, stops the daemon and frees everything.  Collective
  * over the participants of the collectives still registered: it deregisters them, one closing

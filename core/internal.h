@@ -442,9 +442,9 @@ typedef struct {
 /* `ring`: entries per daemon block, a power of two. */
 dfcclResult_t df_cq_host_init(df_ctx* ctx, df_cq_host* cq, uint32_t ring);
 void df_cq_host_fini(df_ctx* ctx, df_cq_host* cq);
-/* Takes every published completion: calls fn(arg, cqe) for each, in each block's order.  Returns
- * how many. */
-uint32_t df_cq_host_reap(df_cq_host* cq, void (*fn)(void* arg, uint64_t cqe), void* arg);
+/* Takes every published completion of daemon blocks [0, blocks) -- the grid: a block beyond it
+ * never ran -- calling fn(arg, cqe) for each, in each block's order.  Returns how many. */
+uint32_t df_cq_host_reap(df_cq_host* cq, uint32_t blocks, void (*fn)(void* arg, uint64_t cqe), void* arg);
 
 /* ---- poller (poller.c) ---- */
 
@@ -456,11 +456,12 @@ void df_poller_notify(df_ctx* ctx);
 dfcclResult_t df_daemon_launch(df_ctx* ctx);
 /* Ends every outstanding run with `error` (its callback gets it). */
 void df_poller_fail_outstanding(df_ctx* ctx, dfcclResult_t error);
-/* Whether the calling thread is ctx's poller (a callback, or a queued run it starts). */
-bool df_poller_is_current(const df_ctx* ctx);
-/* The poller, while it waits to submit: takes the published completions aside, to be completed
- * (callbacks run) when it is back in its loop; the daemon's blocks can store theirs meanwhile. */
-void df_poller_set_aside(void* ctx);
+/* Whether the calling thread is taking ctx's completions now -- the poller, or a thread in
+ * dfcclProgress -- so that it submits from a callback or starts a queued run. */
+bool df_taking_completions(const df_ctx* ctx);
+/* That thread, while it waits to submit: takes the published completions aside, to be completed
+ * (callbacks run) once its submission is done; the daemon's blocks can store theirs meanwhile. */
+void df_set_aside_completions(void* ctx);
 
 /* ---- the rank context ---- */
 
@@ -516,10 +517,12 @@ struct dfcclRankCtx {
   /* poller and daemon management */
   pthread_t poller;
   bool poller_started;
-  /* Completions the poller took while it waited to submit, not completed yet (poller only): one
-   * run at most per collective index is in flight, so they never outnumber DF_MAX_COLLS. */
+  /* Completions that the thread taking them took while it waited to submit, not completed yet
+   * (that thread's): one run at most per collective index is in flight, so they never outnumber
+   * DF_MAX_COLLS. */
   uint64_t set_aside[DF_MAX_COLLS];
   uint32_t set_aside_head, set_aside_tail;
+  atomic_bool taking; /* a thread is taking completions: the poller, or one in dfcclProgress */
   atomic_bool poller_stop;
   atomic_uint_fast64_t submitted;   /* SQEs written                          */
   atomic_uint_fast64_t outstanding; /* runs submitted and not completed      */

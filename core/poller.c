@@ -4,8 +4,14 @@
  * runs are outstanding after a voluntary quit (so that a device synchronization that the quit
  * released gets its chance to return first).
  *
+ * A thread that waits for a run may take the completions itself (dfcclProgress): it sees its run
+ * end as soon as the daemon publishes it, instead of when the poller next looks and then hands it
+ * over.  One thread at a time takes them (ctx->taking: the CQ's heads and the set-aside ring are
+ * that thread's); the other just goes on.  Managing the daemon stays the poller's alone.
+ *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
+#include <sched.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -47,17 +53,35 @@ static void on_completion(void* arg, uint64_t cqe) {
 }
 
 /* ---- completions set aside ----
- * The poller runs callbacks, and starts the communicator runs that waited for a connector set: it
- * submits.  When the SQ is full it must not simply wait: daemon block 0, which forwards the SQ,
- * takes no new entry while it waits to store a completion in its full CQ ring, which only the
- * poller empties.  So a waiting poller takes completions aside (df_poller_set_aside) and completes
- * them when back in its loop -- never from inside a reap, whose ring heads are not stored yet.  It
- * also keeps the daemon running meanwhile: one that quit would never take the entry, and only the
- * poller launches it. */
+ * The thread taking completions runs callbacks, and starts the communicator runs that waited for
+ * a connector set: it submits.  When the SQ is full it must not simply wait: daemon block 0, which
+ * forwards the SQ, takes no new entry while it waits to store a completion in its full CQ ring,
+ * which only the thread taking completions empties.  So that thread, while it waits, takes
+ * completions aside (df_set_aside_completions) and completes them once its submission is done --
+ * never from inside a reap, whose ring heads are not stored yet.  The poller also keeps the daemon
+ * running meanwhile: one that quit would never take the entry, and only the poller launches it
+ * (when another thread waits so, the poller's loop goes on doing that). */
 
-static _Thread_local const df_ctx* poller_of_this_thread;
+static _Thread_local const df_ctx* taking_here; /* whose completions this thread is taking now */
 
-bool df_poller_is_current(const df_ctx* ctx) { return poller_of_this_thread == ctx; }
+bool df_taking_completions(const df_ctx* ctx) { return taking_here == ctx; }
+
+/* The turn to take ctx's completions, if no other thread has it; *previous keeps the context this
+ * thread was taking (a callback may progress another context). */
+static bool take_turn(df_ctx* ctx, const df_ctx** previous) {
+  bool free_turn = false;
+  if (!atomic_compare_exchange_strong_explicit(&ctx->taking, &free_turn, true, memory_order_acquire,
+                                               memory_order_relaxed))
+    return false;
+  *previous = taking_here;
+  taking_here = ctx;
+  return true;
+}
+
+static void end_turn(df_ctx* ctx, const df_ctx* previous) {
+  taking_here = previous;
+  atomic_store_explicit(&ctx->taking, false, memory_order_release);
+}
 
 static void put_aside(void* arg, uint64_t cqe) {
   df_ctx* ctx = arg;
@@ -71,7 +95,7 @@ static void put_aside(void* arg, uint64_t cqe) {
   ctx->set_aside[ctx->set_aside_tail++ % DF_MAX_COLLS] = cqe;
 }
 
-static void take_aside(df_ctx* ctx) { df_cq_host_reap(&ctx->cq, put_aside, ctx); }
+static void take_aside(df_ctx* ctx) { df_cq_host_reap(&ctx->cq, atomic_load(&ctx->grid), put_aside, ctx); }
 
 /* Completes what was set aside, oldest first; the callbacks may set more aside.  Returns how many. */
 static uint32_t complete_set_aside(df_ctx* ctx) {
@@ -81,10 +105,24 @@ static uint32_t complete_set_aside(df_ctx* ctx) {
   return n;
 }
 
-/* Takes every published completion and completes it. */
+/* Takes every published completion and completes it, unless another thread is taking them (0).
+ * Nothing is outstanding, nothing can be published (a run counts until its callback): then it
+ * writes nothing shared, so that idle callers and the poller do not pass the turn's line around. */
 static uint32_t reap(df_ctx* ctx) {
+  const df_ctx* previous;
+  if (atomic_load_explicit(&ctx->outstanding, memory_order_acquire) == 0 || !take_turn(ctx, &previous)) return 0;
   take_aside(ctx);
-  return complete_set_aside(ctx);
+  uint32_t n = complete_set_aside(ctx);
+  end_turn(ctx, previous);
+  return n;
+}
+
+dfcclResult_t dfcclProgress(dfcclRankCtx_t ctx, int* completed) {
+  if (completed != NULL) *completed = 0;
+  DF_CHECK(df_ctx_check(ctx));
+  uint32_t n = reap(ctx);
+  if (completed != NULL) *completed = (int)n;
+  return dfcclSuccess;
 }
 
 /* The daemon failed (e.g. a CUDA error): every outstanding run ends with that error. */
@@ -187,12 +225,12 @@ static bool manage_daemon(df_ctx* ctx, daemon_watch* w) {
   return true;
 }
 
-static _Thread_local daemon_watch* poller_watch; /* the poller loop's, for df_poller_set_aside */
+static _Thread_local daemon_watch* poller_watch; /* the poller loop's, for df_set_aside_completions */
 
-void df_poller_set_aside(void* arg) {
+void df_set_aside_completions(void* arg) {
   df_ctx* ctx = arg;
   take_aside(ctx);
-  if (atomic_load(&ctx->fatal) == dfcclSuccess) manage_daemon(ctx, poller_watch);
+  if (poller_watch != NULL && atomic_load(&ctx->fatal) == dfcclSuccess) manage_daemon(ctx, poller_watch);
 }
 
 static void idle_wait(df_ctx* ctx, uint64_t idle_rounds, bool daemon_needed) {
@@ -223,16 +261,17 @@ static void idle_wait(df_ctx* ctx, uint64_t idle_rounds, bool daemon_needed) {
 
 static void* poller_main(void* arg) {
   df_ctx* ctx = arg;
-  poller_of_this_thread = ctx;
   daemon_watch watch = {.delay_us = ctx->cfg.relaunch_delay_us};
   poller_watch = &watch;
-  uint64_t idle = 0;
+  uint64_t idle = 0, completions_seen = 0;
   bool failed_outstanding = false;
   while (!atomic_load(&ctx->poller_stop)) {
     uint32_t n = reap(ctx);
-    if (n) {
+    uint64_t completions = atomic_load(&ctx->completions); /* some maybe taken by a dfcclProgress */
+    if (n || completions != completions_seen) {
       idle = 0;
       watch.delay_us = ctx->cfg.relaunch_delay_us;
+      completions_seen = completions;
     }
     watch.launched = false;
     dfcclResult_t fatal = (dfcclResult_t)atomic_load(&ctx->fatal);
@@ -248,6 +287,7 @@ static void* poller_main(void* arg) {
     if (watch.launched) idle = 0; /* its end is near when it yields: keep watching closely */
     if (n == 0) idle_wait(ctx, idle++, needed);
   }
+  while (atomic_load(&ctx->taking)) sched_yield(); /* a last look, after a dfcclProgress's turn */
   reap(ctx);
   return NULL;
 }

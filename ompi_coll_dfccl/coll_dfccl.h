@@ -269,6 +269,9 @@ void mca_coll_dfccl_launch_in_order(struct mca_coll_dfccl_request_t** reqs, int 
 /* Part of the component's progress callback: tests the DFCCL communicators being made and submits
  * the runs that waited for them; the number of communicators whose runs all left the line. */
 int mca_coll_dfccl_creations_progress(void);
+/* Part of the component's progress callback: the runs the daemons have completed reach their
+ * requests now, on this thread (dfcclProgress), rather than when DFCCL's poller threads look. */
+void mca_coll_dfccl_contexts_progress(void);
 /* calloc, or abort the job: for rank-local failures inside collective set-up. */
 void* mca_coll_dfccl_alloc_or_abort(size_t bytes, ompi_communicator_t* comm);
 

@@ -45,6 +45,10 @@ static struct {
   int cuda_device;
 } proc = {.lock = PTHREAD_MUTEX_INITIALIZER, .cuda_device = -1};
 
+/* The same contexts, for the progress callback to take their completions without a lock: set once
+ * made, cleared before they are destroyed. */
+static _Atomic(dfcclRankCtx_t) progressed[3];
+
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static dfccl_comm_t* live_first; /* creation order */
 static dfccl_comm_t* live_last;
@@ -334,6 +338,7 @@ static int finalizing(MPI_Comm comm, int keyval, void* attr, void* extra) {
   /* Every DFCCL communicator is destroyed: destroying the contexts meets nobody. */
   pthread_mutex_lock(&proc.lock);
   for (int t = 0; t < 3; t++) {
+    atomic_store_explicit(&progressed[t], NULL, memory_order_release);
     if (proc.ctx[t] != NULL) {
       dfcclResult_t r = dfcclDestroy(proc.ctx[t]);
       if (r != dfcclSuccess)
@@ -425,6 +430,7 @@ dfcclRankCtx_t mca_coll_dfccl_process_context(dfcclTarget_t target, int* device)
       proc.failed[target] = true;
     } else {
       proc.ctx[target] = ctx;
+      atomic_store_explicit(&progressed[target], ctx, memory_order_release);
       if (target == dfcclTargetCuda) proc.cuda_device = chosen;
       DFCCL_VERBOSE(1, "process context (%s target%s) ready: world rank %d of %d", target_name(target),
                     target == dfcclTargetCuda ? ", GPU" : "", args.bootstrap.rank, args.bootstrap.nranks);
@@ -437,6 +443,13 @@ dfcclRankCtx_t mca_coll_dfccl_process_context(dfcclTarget_t target, int* device)
   }
   pthread_mutex_unlock(&proc.lock);
   return ctx;
+}
+
+void mca_coll_dfccl_contexts_progress(void) {
+  for (int t = 0; t < 3; t++) {
+    dfcclRankCtx_t ctx = atomic_load_explicit(&progressed[t], memory_order_acquire);
+    if (ctx != NULL) (void)dfcclProgress(ctx, NULL); /* cannot fail on a live context */
+  }
 }
 
 /* The members' world ranks in communicator rank order (DFCCL's participants, in ring order).

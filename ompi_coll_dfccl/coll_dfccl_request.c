@@ -9,8 +9,9 @@
  * has one run; a persistent request (coll_dfccl_persistent.c) has one per MPI_Start, launched by
  * the same code.
  *
- * Completing.  DFCCL reports a run on its poller thread, which must not complete the MPI request
- * itself: without MPI_THREAD_MULTIPLE, Open MPI counts the completions that an MPI_Waitall waits
+ * Completing.  DFCCL reports a run on its poller thread -- or, when the component's progress
+ * callback takes the completions first (dfcclProgress), on the thread in opal_progress -- and the
+ * callback must not complete the MPI request itself: without MPI_THREAD_MULTIPLE, Open MPI counts the completions that an MPI_Waitall waits
  * for without atomics (wait_sync_update -> OPAL_THREAD_ADD_FETCH32, a plain decrement unless
  * opal_using_threads()), and the poller threads of several communicators would race on that count;
  * the request's completion callback (the MPI layer's release of retained datatypes) would also run
@@ -30,7 +31,7 @@
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
 
-/* Runs whose DFCCL callback came and whose completion is not handled yet.  Pushed by poller threads;
+/* Runs whose DFCCL callback came and whose completion is not handled yet.  Pushed by DFCCL callbacks;
  * the only pop takes the whole stack, so the stack has no ABA problem. */
 static _Atomic(mca_coll_dfccl_request_t*) completed;
 
@@ -101,7 +102,7 @@ static int mpi_error_of(dfcclResult_t r) {
 
 /* ---- DFCCL side --------------------------------------------------------------------------------- */
 
-/* DFCCL's callback, on its poller thread (or a refused submission, on the caller's). */
+/* DFCCL's callback, on its poller thread or in progress (or a refused submission, on the caller's). */
 static void on_done(int run, dfcclResult_t status, void* arg) {
   mca_coll_dfccl_request_t* req = arg;
   req->run = run;
@@ -164,6 +165,7 @@ static void complete(mca_coll_dfccl_request_t* req) {
 
 /* The opal_progress callback: the number of requests it completed. */
 static int progress(void) {
+  mca_coll_dfccl_contexts_progress(); /* DFCCL's callbacks, when they come here, push onto `completed` */
   int staged = mca_coll_dfccl_staged_progress() + mca_coll_dfccl_creations_progress();
   if (atomic_load_explicit(&completed, memory_order_relaxed) == NULL) return staged; /* the common case */
   mca_coll_dfccl_request_t* stack = atomic_exchange_explicit(&completed, NULL, memory_order_acquire);

@@ -35,9 +35,10 @@ void df_cq_host_fini(df_ctx* ctx, df_cq_host* cq) {
   cq->region = NULL;
 }
 
-uint32_t df_cq_host_reap(df_cq_host* cq, void (*fn)(void* arg, uint64_t cqe), void* arg) {
+uint32_t df_cq_host_reap(df_cq_host* cq, uint32_t blocks, void (*fn)(void* arg, uint64_t cqe), void* arg) {
   uint32_t taken = 0;
-  for (uint32_t b = 0; b < DF_MAX_BLOCKS; b++) {
+  if (blocks > DF_MAX_BLOCKS) blocks = DF_MAX_BLOCKS;
+  for (uint32_t b = 0; b < blocks; b++) {
     uint64_t tail = __atomic_load_n(&cq->tails[(size_t)b * DF_CQ_STRIDE], __ATOMIC_ACQUIRE);
     uint64_t head = cq->taken[b];
     if (head == tail) continue;

@@ -437,7 +437,8 @@ fi
 # collectives on three communicators from two threads, device synchronizations, cudaFrees and
 # re-registrations at random points: 0 wrong, no hang, memory flat -- then the burst (3000 runs
 # submitted at once through a 4-entry SQ and 1-slot CQ rings: every callback exactly once, exact;
-# and with the defaults) and the burst's twin (DFCCL_POLLER_SET_ASIDE=0: deadlock).
+# with the defaults; in batches; with the main thread taking completions too, dfcclProgress) and
+# the burst's twin (DFCCL_POLLER_SET_ASIDE=0: deadlock).
 if named soak; then
   soak_s=${SOAK_S:-480}
   step soak $((soak_s + 180)) $mpi 2 test/mpi/test_soak -t "$soak_s" -m "${SOAK_MAX:-1048576}" -p 60
@@ -450,6 +451,8 @@ if named burst; then
   step burst-defaults 200 $mpi 2 test/mpi/test_burst -n 1000
   summarize "runs on|^rank"
   step burst-batched 200 env $burst_env $mpi 2 test/mpi/test_burst -n 1000 -f -b 8
+  summarize "runs on|^rank"
+  step burst-progress 200 env $burst_env $mpi 2 test/mpi/test_burst -n 1000 -f -p
   summarize "runs on|^rank"
   step burst-twin 120 env $burst_env DFCCL_POLLER_SET_ASIDE=0 TEST_WATCHDOG_S=15 sh -c \
     'sh test/mpi/mpirun.sh 2 test/mpi/test_burst -n 1000 2>&1 | tail -n 5; exit 0'

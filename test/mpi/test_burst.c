@@ -6,16 +6,22 @@
  * that nothing is lost or doubled -- every run's callback runs exactly once, with its own run number
  * and success, no callback comes after the last -- and that every result is exact.
  *
- *   mpirun -np N test_burst [-n runs per communicator] [-s seed] [-f] [-b K]        (N >= 2)
+ *   mpirun -np N test_burst [-n runs per communicator] [-s seed] [-f] [-b K] [-p]   (N >= 2)
  *
  * -f: the queues must have been full (dfcclGetStats: sqFullWaits and cqFullWaits, summed over
  * ranks, both > 0), else the burst did not test back-pressure and the test fails.
  * -b K: each turn of a communicator submits K runs at once with dfcclSubmitBatch (the last turn
  * fewer); first, on every communicator, a batch with a bad descriptor in the middle must be
  * refused whole -- had it submitted anything, the ranks' run numbers would no longer agree.
+ * -p: the main thread takes completions too (dfcclProgress after every turn and while it waits),
+ * so callbacks -- and the queued runs they start, through the full queues -- run on it as well as
+ * on the poller; the test fails unless some did (summed over ranks).  Without -p every callback
+ * must come from the poller thread.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,8 +42,12 @@ typedef struct {
   harness_counter* done;
 } tally;
 
+static pthread_t main_thread;
+static atomic_int on_main_thread; /* callbacks run by the main thread (in dfcclProgress) */
+
 static void on_complete(int run, dfcclResult_t status, void* arg) {
   tally* t = arg;
+  if (pthread_equal(pthread_self(), main_thread)) atomic_fetch_add(&on_main_thread, 1);
   if (run < 0 || run >= t->runs) atomic_fetch_add(&t->out_of_range, 1);
   else atomic_fetch_add(&t->seen[run], 1);
   if (status != dfcclSuccess) atomic_fetch_add(&t->failed, 1);
@@ -93,14 +103,16 @@ int main(int argc, char** argv) {
   harness_init(&h, &argc, &argv, "test_burst");
   int runs = 1000;
   unsigned long seed = 5;
-  bool must_fill = false;
+  bool must_fill = false, progress = false;
   int batch = 1;
-  options o = harness_options(&h, "usage: test_burst [-n runs] [-s seed] [-f] [-b K]", argc, argv, "n:s:fb:");
+  main_thread = pthread_self();
+  options o = harness_options(&h, "usage: test_burst [-n runs] [-s seed] [-f] [-b K] [-p]", argc, argv, "n:s:fb:p");
   for (int opt; (opt = options_next(&o)) != -1;) {
     if (opt == 'n') runs = option_int(&o, 1, 100000);
     else if (opt == 'b') batch = option_int(&o, 1, 1000);
     else if (opt == 's') seed = option_unsigned(&o);
     else if (opt == 'f') must_fill = true;
+    else if (opt == 'p') progress = true;
   }
   if (h.nranks < 2) {
     if (h.rank == 0) fprintf(stderr, "test_burst needs at least 2 ranks\n");
@@ -150,9 +162,15 @@ int main(int argc, char** argv) {
     while (n < batch && next[k] < runs) group[n++] = &cases[k * runs + next[k]++];
     if (batch == 1) submit_case_with(&h, comms[k], group[0], on_complete, &tallies[k]);
     else submit_cases_with(&h, comms[k], group, n, on_complete, &tallies[k]);
+    if (progress) CHECK_DFCCL(dfcclProgress(h.ctx, NULL));
   }
   free(group);
   clock_gettime(CLOCK_MONOTONIC, &t1);
+  while (progress && atomic_load(&done.done) < total) {
+    int completed;
+    CHECK_DFCCL(dfcclProgress(h.ctx, &completed));
+    if (completed == 0) sched_yield();
+  }
   harness_wait(&done, total);
   double submit_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
   nanosleep(&(struct timespec){.tv_nsec = 200 * 1000000}, NULL); /* a late duplicate would show now */
@@ -177,6 +195,14 @@ int main(int argc, char** argv) {
       bad++;
     }
   }
+  int mine = atomic_load(&on_main_thread), on_main = 0;
+  MPI_Allreduce(&mine, &on_main, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (progress ? on_main == 0 : mine != 0) {
+    if (h.rank == 0 || !progress)
+      fprintf(stderr, "rank %d: %d callbacks ran on the main thread (%d on all ranks)%s\n", h.rank, mine, on_main,
+              progress ? ": -p, and dfcclProgress took no completion" : " without -p: not on the poller");
+    bad++;
+  }
   long wrong = 0;
   for (int i = 0; i < total; i++) wrong += verify(&h, &cases[i]);
   for (int k = 0; k < NCOMMS; k++) CHECK_DFCCL(dfcclCommDestroy(comms[k]));
@@ -184,11 +210,11 @@ int main(int argc, char** argv) {
   dfcclStats_t all = harness_report_stats(&h);
   if (h.rank == 0) {
     printf("%d runs on %d communicators submitted%s in %.3f s before any was waited for: %s; %s; the submission "
-           "queue was full %llu times, a completion ring %llu times (all ranks)\n",
+           "queue was full %llu times, a completion ring %llu times (all ranks); %d callbacks on the main threads\n",
            total, NCOMMS, batch > 1 ? " in batches" : "", submit_s,
            bad ? "LOST OR DOUBLED COMPLETIONS" : "every callback exactly once",
            wrong ? "WRONG RESULTS" : "all results exact", (unsigned long long)all.sqFullWaits,
-           (unsigned long long)all.cqFullWaits);
+           (unsigned long long)all.cqFullWaits, on_main);
     if (must_fill && (all.sqFullWaits == 0 || all.cqFullWaits == 0)) {
       printf("FAIL: -f: the queues were never full, so back-pressure was not tested (make them smaller)\n");
       bad++;

@@ -5,8 +5,9 @@
 #   - the unit tests that start daemons and pollers (test_queues, test_registry, test_scheduler,
 #     test_dead_peer);
 #   - MPI tests of the core on the host target (sync_between, random_mix, comm, failures,
-#     hang_report, deregister, concurrent_register -- two threads per rank --, and random_order
-#     over the network transport), fewer iterations than make check;
+#     hang_report, deregister, a burst whose main thread takes completions beside the poller,
+#     concurrent_register -- two threads per rank --, and random_order over the network
+#     transport), fewer iterations than make check;
 #   - coll/dfccl's tests on the host target (run, nonblocking, persistent, threads -- two threads
 #     per rank in MPI_THREAD_MULTIPLE --, timeout).
 # Passes when no report concerns DFCCL's code (reports.awk says which do not); prints the reports
@@ -83,7 +84,8 @@ fi
 have() { grep -q "^$1_TRUE=''" "$build/config.log"; }
 unit="test/unit/test_queues test/unit/test_registry test/unit/test_scheduler test/unit/test_dead_peer"
 core_mpi="test/mpi/test_sync_between test/mpi/test_random_mix test/mpi/test_comm test/mpi/test_failures \
-test/mpi/test_hang_report test/mpi/test_random_order test/mpi/test_concurrent_register test/mpi/test_deregister"
+test/mpi/test_hang_report test/mpi/test_random_order test/mpi/test_concurrent_register test/mpi/test_deregister \
+test/mpi/test_burst"
 component="mca_coll_dfccl.la test/test_allreduce test/test_nonblocking test/test_persistent test/test_threads \
 test/test_timeout"
 targets="libdfccl.la $unit"
@@ -170,6 +172,10 @@ if have HAVE_MPI; then
   check failures own sh "$mpi/failures.sh"
   check hang_report own sh "$mpi/hang_report.sh"
   check deregister own sh "$mpi/deregister.sh"
+  # The main thread takes completions (dfcclProgress) beside the poller, through full queues.
+  # shellcheck disable=SC2016 # expanded by that sh, from the exported top_srcdir
+  check burst_progress own env DFCCL_SQ_ENTRIES=4 DFCCL_CQ_SLOTS=1 DFCCL_COMM_SETS=16 sh -c \
+    '. "$top_srcdir/test/mpi/common.sh" && run_mpi 3 test/mpi/test_burst -n 200 -p'
   # Two threads per rank registering at once: the MPI bootstrap runs on both (MPI_THREAD_MULTIPLE).
   check concurrent_register mpi_threads sh "$mpi/concurrent_register.sh"
   if have HAVE_UCX; then # the network proxy's thread beside the daemon's

@@ -177,9 +177,9 @@ static void test_cq(df_ctx* ctx) {
     pthread_create(&threads[b], NULL, cq_writer_main, &writers[b]);
   }
   while (t.total < (uint64_t)BLOCKS * CQ_PER_BLOCK && !failures)
-    if (df_cq_host_reap(&cq, tally, &t) == 0) sched_yield();
+    if (df_cq_host_reap(&cq, BLOCKS, tally, &t) == 0) sched_yield();
   for (int b = 0; b < BLOCKS; b++) pthread_join(threads[b], NULL);
-  df_cq_host_reap(&cq, tally, &t);
+  df_cq_host_reap(&cq, BLOCKS, tally, &t);
   for (size_t i = 0; i < (size_t)BLOCKS * CQ_PER_BLOCK; i++)
     if (t.seen[i] != 1) {
       FAIL("completion %zu seen %d times", i, t.seen[i]);
