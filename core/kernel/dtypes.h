@@ -17,7 +17,7 @@
 #define DFCCL_KERNEL_DTYPES_H
 
 #include "dfccl.h"
-#include "platform.h"
+#include "../platform/platform.h"
 
 #if DF_CUDA
 #include <cuda_bf16.h>
