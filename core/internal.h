@@ -112,7 +112,7 @@ typedef struct df_target_ops {
   /* Is [p, p+bytes) memory the daemon can use as a user buffer? */
   dfcclResult_t (*check_buffer)(df_ctx* ctx, const void* p, size_t bytes, const char* what);
   /* Optional: returns once the work the calling thread has issued to its default streams is
-   * complete (a run reads its buffers as the caller sees them; memory.c). */
+   * complete (a run reads its buffers as the caller sees them; memory_cuda.c). */
   dfcclResult_t (*wait_caller)(df_ctx* ctx);
 } df_target_ops;
 
@@ -121,16 +121,32 @@ extern const df_target_ops df_target_host;
 dfcclResult_t df_host_memory_alloc(size_t bytes, void** ptr);
 bool df_host_memory_free(void* ptr); /* false: not such memory */
 bool df_host_memory_contains(const void* p);
-#ifdef DFCCL_HAVE_CUDA
-/* The calling thread's legacy and per-thread default streams are idle (memory.c). */
-dfcclResult_t df_cuda_wait_default_streams(void);
-#endif
+
 /* dfcclHostSynchronize: every host context's running daemon launch has ended; returns how many
  * host contexts there are (target_host.c). */
 int df_host_synchronize_all(void);
 #ifdef DFCCL_HAVE_CUDA
 extern const df_target_ops df_target_cuda;
 #endif
+
+/* ---- the GPU under the public memory functions (memory_cuda.c; without CUDA, memory_none.c) ----
+ * memory.c checks the arguments and keeps the host target's memory; what CUDA says and does is
+ * here, so that memory.c has no #ifdef and a build without CUDA answers "no GPU here". */
+
+/* Sets *kind and *device for GPU memory; leaves them (host memory) for any other pointer. */
+dfcclResult_t df_gpu_pointer_kind(const void* p, dfcclMemoryKind_t* kind, int* device);
+int df_gpu_device_count(void); /* 0: no driver, no device, or no CUDA */
+/* GPU memory on `device` (-1: the current one); the caller's current device is left as it was. */
+dfcclResult_t df_gpu_alloc(int device, size_t bytes, void** ptr);
+dfcclResult_t df_gpu_free(void* ptr);
+/* Pinned host memory, or NULL where there is none (no GPU, none left): plain memory then. */
+void* df_gpu_host_alloc(size_t bytes);
+/* Frees `base` of df_gpu_host_alloc; `ptr` is the caller's pointer into it, named in errors. */
+dfcclResult_t df_gpu_host_free(void* base, const void* ptr);
+/* A copy between any two memories, complete when it returns. */
+dfcclResult_t df_gpu_copy(void* dst, const void* src, size_t bytes);
+/* The calling thread's legacy and per-thread default streams are idle. */
+dfcclResult_t df_gpu_wait_default_streams(void);
 
 /* ---- groups (group.c) ---- */
 

@@ -243,7 +243,7 @@ static dfcclResult_t cuda_check_buffer(df_ctx* ctx, const void* p, size_t bytes,
 }
 
 static dfcclResult_t cuda_wait_caller(df_ctx* ctx) {
-  return ctx->cfg.stream_order ? df_cuda_wait_default_streams() : dfcclSuccess;
+  return ctx->cfg.stream_order ? df_gpu_wait_default_streams() : dfcclSuccess;
 }
 
 const df_target_ops df_target_cuda = {
