@@ -296,7 +296,7 @@ void df_registry_publish(df_ctx* ctx, int index, const df_coll_static* stat, con
  * caller has freed the links and reset the index's daemon state. */
 void df_registry_release(df_ctx* ctx, int index);
 
-/* ---- registration and runs, for the communicators (api.c) ---- */
+/* ---- registration and runs, for the communicators (register.c, run.c) ---- */
 
 /* A registration's shape given rather than derived from its size: channels and FIFO slot bytes. */
 typedef struct {
@@ -327,6 +327,12 @@ void df_record_cancel(df_coll* c);
 dfcclResult_t df_publish_run(df_ctx* ctx, uint32_t index, uint32_t epoch, uint32_t nchannels, const void* sendbuff,
                              void* recvbuff);
 
+/* ---- deregistration (deregister.c) ---- */
+
+/* dfcclDestroy: every collective still registered leaves, a group at a time, each group with one
+ * closing exchange over its participants. */
+dfcclResult_t df_deregister_all(df_ctx* ctx);
+
 /* ---- the v collectives' blocks tables (blocks.c) ---- */
 
 /* A blocks table as the daemon reads it (DF_BLOCK_COUNT, DF_BLOCK_DISPL per ring position), with
@@ -346,6 +352,10 @@ dfcclResult_t df_blocks_table(int nranks, int position, df_coll_kind kind, const
                               dfcclDataType_t dtype, df_blocks* b);
 /* The daemon's copy of b's table (target memory, freed with ctx->target->free), for st.blocks. */
 dfcclResult_t df_blocks_install(df_ctx* ctx, const df_blocks* b, uint32_t nranks, const uint64_t** dev);
+/* Frees a registered v collective's table (both copies).  A communicator's connector set names its
+ * last run's table in stat.blocks too, but the communicator owns that one (comm.c): it has no host
+ * copy here and is left alone. */
+void df_blocks_free(df_ctx* ctx, df_coll* c);
 
 /* ---- hang reports (hang_report.c) ---- */
 
@@ -546,10 +556,10 @@ struct dfcclRankCtx {
   pthread_mutex_t wake_lock;
   pthread_cond_t wake;
   atomic_bool destroying;
-  struct dfcclRankCtx* next_tombstone; /* destroyed contexts stay listed (api.c) */
+  struct dfcclRankCtx* next_tombstone; /* destroyed contexts stay listed (context.c) */
 };
 
-/* Validates a handle passed to the API. */
+/* Validates a handle passed to the API (context.c). */
 dfcclResult_t df_ctx_check(const df_ctx* ctx);
 
 #endif /* DFCCL_INTERNAL_H */

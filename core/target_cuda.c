@@ -150,7 +150,7 @@ static void cuda_free_shared(df_ctx* ctx, void* ptr, size_t bytes) {
   cuda_free(ctx, ptr);
 }
 
-/* Registrations of different groups map peers' memory from several threads at once (api.c), and
+/* Registrations of different groups map peers' memory from several threads at once (register.c), and
  * concurrent cudaIpcOpenMemHandle calls in one process were seen failing with "resource already
  * mapped" on 2x H200 (4 processes on 2 GPUs, 2 threads each).  Opening and closing are local and
  * short, never held across an exchange: one at a time per process. */
