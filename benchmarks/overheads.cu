@@ -23,7 +23,7 @@
  *     share: one producer (load tail and head, write the entry, __threadfence_system, atomically
  *     advance tail) and several producers (reserve a position atomically, check head, write the
  *     entry, __threadfence_system, publish tail in order by CAS).
- * The tables are allocated with the sizes core/api.c alloc_tables uses (DF_MAX_COLLS x
+ * The tables are allocated with the sizes core/context.c alloc_tables uses (DF_MAX_COLLS x
  * DF_MAX_BLOCKS) and hold `--colls` registered collectives.  The SQ and CQs are sized to the number
  * of repetitions, so that every read finds a fresh entry written by the host and every CQE write
  * finds room on its first try (no poller runs during the measurement).
@@ -439,7 +439,7 @@ static void build_tables(Tables& t, const Options& o) {
   const uint32_t total = o.reps + o.warmup;
   df_daemon_args& a = t.host_args;
   memset(&a, 0, sizeof a);
-  /* The sizes of core/api.c alloc_tables. */
+  /* The sizes of core/context.c alloc_tables. */
   alloc_device(&t.colls, DF_MAX_COLLS * sizeof(df_coll_static));
   alloc_device(&t.dynamic, (size_t)DF_MAX_BLOCKS * DF_MAX_COLLS * sizeof(df_coll_dynamic));
   alloc_device(&t.done_blocks, DF_MAX_COLLS * sizeof(uint32_t));
@@ -534,7 +534,7 @@ static void reset_tables(Tables& t, const Options& o, int op) {
       __atomic_store_n(&e->seq, DF_SEQ_NONE, __ATOMIC_RELEASE);
     }
   }
-  std::vector<df_sqe> mirror(t.sq_entries); /* as core/api.c alloc_sq_mirror */
+  std::vector<df_sqe> mirror(t.sq_entries); /* as core/context.c alloc_sq_mirror */
   memset(mirror.data(), 0, mirror.size() * sizeof(df_sqe));
   for (df_sqe& m : mirror) m.seq = DF_SEQ_NONE;
   CHECK_CUDA(cudaMemcpy(t.sq_mirror, mirror.data(), mirror.size() * sizeof(df_sqe), cudaMemcpyHostToDevice));

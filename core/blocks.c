@@ -1,6 +1,6 @@
 /*
  * The v collectives' blocks tables: built and checked from the caller's counts and displacements,
- * and copied to daemon memory, for a registration (api.c) and for a communicator's runs (comm.c).
+ * and copied to daemon memory, for a registration (register.c) and for a communicator's runs (comm.c).
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -92,4 +92,12 @@ dfcclResult_t df_blocks_install(df_ctx* ctx, const df_blocks* b, uint32_t nranks
   }
   *dev = p;
   return dfcclSuccess;
+}
+
+void df_blocks_free(df_ctx* ctx, df_coll* c) {
+  if (!c->blocks) return;
+  ctx->target->free(ctx, (void*)c->stat.blocks);
+  free(c->blocks);
+  c->stat.blocks = NULL;
+  c->blocks = NULL;
 }

@@ -112,7 +112,7 @@ typedef struct df_target_ops {
   /* Is [p, p+bytes) memory the daemon can use as a user buffer? */
   dfcclResult_t (*check_buffer)(df_ctx* ctx, const void* p, size_t bytes, const char* what);
   /* Optional: returns once the work the calling thread has issued to its default streams is
-   * complete (a run reads its buffers as the caller sees them; memory.c). */
+   * complete (a run reads its buffers as the caller sees them; memory_cuda.c). */
   dfcclResult_t (*wait_caller)(df_ctx* ctx);
 } df_target_ops;
 
@@ -121,16 +121,32 @@ extern const df_target_ops df_target_host;
 dfcclResult_t df_host_memory_alloc(size_t bytes, void** ptr);
 bool df_host_memory_free(void* ptr); /* false: not such memory */
 bool df_host_memory_contains(const void* p);
-#ifdef DFCCL_HAVE_CUDA
-/* The calling thread's legacy and per-thread default streams are idle (memory.c). */
-dfcclResult_t df_cuda_wait_default_streams(void);
-#endif
+
 /* dfcclHostSynchronize: every host context's running daemon launch has ended; returns how many
  * host contexts there are (target_host.c). */
 int df_host_synchronize_all(void);
 #ifdef DFCCL_HAVE_CUDA
 extern const df_target_ops df_target_cuda;
 #endif
+
+/* ---- the GPU under the public memory functions (memory_cuda.c; without CUDA, memory_none.c) ----
+ * memory.c checks the arguments and keeps the host target's memory; what CUDA says and does is
+ * here, so that memory.c has no #ifdef and a build without CUDA answers "no GPU here". */
+
+/* Sets *kind and *device for GPU memory; leaves them (host memory) for any other pointer. */
+dfcclResult_t df_gpu_pointer_kind(const void* p, dfcclMemoryKind_t* kind, int* device);
+int df_gpu_device_count(void); /* 0: no driver, no device, or no CUDA */
+/* GPU memory on `device` (-1: the current one); the caller's current device is left as it was. */
+dfcclResult_t df_gpu_alloc(int device, size_t bytes, void** ptr);
+dfcclResult_t df_gpu_free(void* ptr);
+/* Pinned host memory, or NULL where there is none (no GPU, none left): plain memory then. */
+void* df_gpu_host_alloc(size_t bytes);
+/* Frees `base` of df_gpu_host_alloc; `ptr` is the caller's pointer into it, named in errors. */
+dfcclResult_t df_gpu_host_free(void* base, const void* ptr);
+/* A copy between any two memories, complete when it returns. */
+dfcclResult_t df_gpu_copy(void* dst, const void* src, size_t bytes);
+/* The calling thread's legacy and per-thread default streams are idle. */
+dfcclResult_t df_gpu_wait_default_streams(void);
 
 /* ---- groups (group.c) ---- */
 
@@ -280,7 +296,7 @@ void df_registry_publish(df_ctx* ctx, int index, const df_coll_static* stat, con
  * caller has freed the links and reset the index's daemon state. */
 void df_registry_release(df_ctx* ctx, int index);
 
-/* ---- registration and runs, for the communicators (api.c) ---- */
+/* ---- registration and runs, for the communicators (register.c, run.c) ---- */
 
 /* A registration's shape given rather than derived from its size: channels and FIFO slot bytes. */
 typedef struct {
@@ -311,6 +327,12 @@ void df_record_cancel(df_coll* c);
 dfcclResult_t df_publish_run(df_ctx* ctx, uint32_t index, uint32_t epoch, uint32_t nchannels, const void* sendbuff,
                              void* recvbuff);
 
+/* ---- deregistration (deregister.c) ---- */
+
+/* dfcclDestroy: every collective still registered leaves, a group at a time, each group with one
+ * closing exchange over its participants. */
+dfcclResult_t df_deregister_all(df_ctx* ctx);
+
 /* ---- the v collectives' blocks tables (blocks.c) ---- */
 
 /* A blocks table as the daemon reads it (DF_BLOCK_COUNT, DF_BLOCK_DISPL per ring position), with
@@ -330,6 +352,10 @@ dfcclResult_t df_blocks_table(int nranks, int position, df_coll_kind kind, const
                               dfcclDataType_t dtype, df_blocks* b);
 /* The daemon's copy of b's table (target memory, freed with ctx->target->free), for st.blocks. */
 dfcclResult_t df_blocks_install(df_ctx* ctx, const df_blocks* b, uint32_t nranks, const uint64_t** dev);
+/* Frees a registered v collective's table (both copies).  A communicator's connector set names its
+ * last run's table in stat.blocks too, but the communicator owns that one (comm.c): it has no host
+ * copy here and is left alone. */
+void df_blocks_free(df_ctx* ctx, df_coll* c);
 
 /* ---- hang reports (hang_report.c) ---- */
 
@@ -533,10 +559,10 @@ struct dfcclRankCtx {
   pthread_mutex_t wake_lock;
   pthread_cond_t wake;
   atomic_bool destroying;
-  struct dfcclRankCtx* next_tombstone; /* destroyed contexts stay listed (api.c) */
+  struct dfcclRankCtx* next_tombstone; /* destroyed contexts stay listed (context.c) */
 };
 
-/* Validates a handle passed to the API. */
+/* Validates a handle passed to the API (context.c). */
 dfcclResult_t df_ctx_check(const df_ctx* ctx);
 
 #endif /* DFCCL_INTERNAL_H */

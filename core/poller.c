@@ -175,7 +175,7 @@ typedef struct {
 
 /* Returns false when the daemon is not running and nothing asks for it.  A failure is left in
  * ctx->fatal for the poller's loop, which fails the outstanding runs: this may run inside a
- * submission (df_poller_set_aside), where their callbacks must not run. */
+ * submission (df_set_aside_completions), where their callbacks must not run. */
 static bool manage_daemon(df_ctx* ctx, daemon_watch* w) {
   bool running = false;
   dfcclResult_t r = ctx->target->daemon_running(ctx, &running);

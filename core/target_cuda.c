@@ -150,7 +150,7 @@ static void cuda_free_shared(df_ctx* ctx, void* ptr, size_t bytes) {
   cuda_free(ctx, ptr);
 }
 
-/* Registrations of different groups map peers' memory from several threads at once (api.c), and
+/* Registrations of different groups map peers' memory from several threads at once (register.c), and
  * concurrent cudaIpcOpenMemHandle calls in one process were seen failing with "resource already
  * mapped" on 2x H200 (4 processes on 2 GPUs, 2 threads each).  Opening and closing are local and
  * short, never held across an exchange: one at a time per process. */
@@ -243,7 +243,7 @@ static dfcclResult_t cuda_check_buffer(df_ctx* ctx, const void* p, size_t bytes,
 }
 
 static dfcclResult_t cuda_wait_caller(df_ctx* ctx) {
-  return ctx->cfg.stream_order ? df_cuda_wait_default_streams() : dfcclSuccess;
+  return ctx->cfg.stream_order ? df_gpu_wait_default_streams() : dfcclSuccess;
 }
 
 const df_target_ops df_target_cuda = {

@@ -7,7 +7,7 @@
 #ifndef DFCCL_KERNEL_DAEMON_H
 #define DFCCL_KERNEL_DAEMON_H
 
-#include "platform.h"
+#include "../platform/platform.h"
 #include "../queue/cq.h"
 #include "../queue/sq.h"
 

@@ -17,7 +17,7 @@
 #define DFCCL_KERNEL_DTYPES_H
 
 #include "dfccl.h"
-#include "platform.h"
+#include "../platform/platform.h"
 
 #if DF_CUDA
 #include <cuda_bf16.h>
@@ -81,7 +81,7 @@ DF_HOST_DEVICE_FN df_op_family df_op_family_of(dfcclRedOp_t op) {
 
 /* Whether `op` is defined for `dtype`, as in MPI: the arithmetic ops for every type, the bitwise
  * and logical ops for the integers only.  This is the one statement of the rule: registration
- * refuses every other pair (core/api.c), and the tests enumerate the pairs from it. */
+ * refuses every other pair (core/register.c), and the tests enumerate the pairs from it. */
 DF_HOST_DEVICE_FN bool df_op_defined_for(dfcclRedOp_t op, dfcclDataType_t dtype) {
   if ((unsigned)op >= dfcclNumOps || df_dtype_bytes(dtype) == 0) return false;
   return df_op_family_of(op) == DF_OP_ARITHMETIC || df_dtype_is_integer(dtype);

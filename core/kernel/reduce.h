@@ -43,7 +43,7 @@
 
 #include "dfccl.h"
 #include "dtypes.h"
-#include "platform.h"
+#include "../platform/platform.h"
 #include "reduce_ops.h"
 
 /* 16-byte packs each thread keeps in flight per source (and elements, on the element path). */

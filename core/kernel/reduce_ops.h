@@ -26,7 +26,7 @@
 #define DFCCL_KERNEL_REDUCE_OPS_H
 
 #include "dtypes.h"
-#include "platform.h"
+#include "../platform/platform.h"
 
 #define DF_PACK_BYTES 16
 

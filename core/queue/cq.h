@@ -16,7 +16,7 @@
 #ifndef DFCCL_QUEUE_CQ_H
 #define DFCCL_QUEUE_CQ_H
 
-#include "../kernel/platform.h"
+#include "../platform/platform.h"
 
 /* Tails and heads are 64 bytes apart: a block's tail, the host's head and the next block's tail
  * never share a line. */

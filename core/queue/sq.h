@@ -23,7 +23,7 @@
 #ifndef DFCCL_QUEUE_SQ_H
 #define DFCCL_QUEUE_SQ_H
 
-#include "../kernel/platform.h"
+#include "../platform/platform.h"
 
 #define DF_SQE_EXIT 0xFFFFFFFFu /* coll value of the final-exit entry */
 #define DF_SEQ_NONE UINT64_MAX  /* seq of a slot never written        */

@@ -85,8 +85,8 @@ seeds() {
 # build TARGET: unless it is newer than its sources and headers.
 build() {
   bin=$work/bin/$1
-  if [ -x "$bin" ] && [ -z "$(find $(sources "$1") "$fuzzdir"/*.h "$srcdir"/core/*.h "$srcdir"/core/kernel/*.h \
-    "$srcdir"/sim/*.h "$srcdir"/ompi_coll_dfccl/*.h -newer "$bin" 2>/dev/null | head -n 1)" ]; then
+  if [ -x "$bin" ] && [ -z "$(find $(sources "$1") "$fuzzdir"/*.h "$srcdir"/core/*.h \
+    "$srcdir"/core/platform/*.h "$srcdir"/core/kernel/*.h "$srcdir"/sim/*.h "$srcdir"/ompi_coll_dfccl/*.h -newer "$bin" 2>/dev/null | head -n 1)" ]; then
     return 0
   fi
   # shellcheck disable=SC2046,SC2086

@@ -3,10 +3,13 @@
  * CUDA thread block) and by the C compiler for the host execution target (one daemon block = one
  * CPU thread).  This header is the whole difference between the two.
  *
+ * It is the bottom layer of the daemon's code: core/queue and core/kernel include it, and it
+ * includes nothing of theirs, so the queues' layout and the daemon share one set of barriers.
+ *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
-#ifndef DFCCL_KERNEL_PLATFORM_H
-#define DFCCL_KERNEL_PLATFORM_H
+#ifndef DFCCL_PLATFORM_PLATFORM_H
+#define DFCCL_PLATFORM_PLATFORM_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -263,4 +266,4 @@ DF_FN void df_spin_pause(uint64_t iteration) {
 #endif
 }
 
-#endif /* DFCCL_KERNEL_PLATFORM_H */
+#endif /* DFCCL_PLATFORM_PLATFORM_H */

@@ -1,0 +1,159 @@
+/*
+ * The CUDA side of memory.c: where CUDA says a pointer lives, cudaMalloc and cudaFree, pinned host
+ * memory, copies, and the wait for the calling thread's default streams.  Built only with CUDA
+ * (memory_none.c otherwise), so that memory.c has no #ifdef.  A machine without a driver or a GPU
+ * gets the answers of a build without CUDA: no pointer is device memory, copies are memmove,
+ * there is nothing to wait for.
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#include <pthread.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include "internal.h"
+
+dfcclResult_t df_gpu_pointer_kind(const void* p, dfcclMemoryKind_t* kind, int* device) {
+  struct cudaPointerAttributes attr;
+  cudaError_t err = cudaPointerGetAttributes(&attr, p);
+  if (err != cudaSuccess) {
+    cudaGetLastError(); /* not sticky: clear it for the caller's next CUDA call */
+    /* No driver or no device: nothing can be device memory here. */
+    if (err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver || err == cudaErrorInvalidValue)
+      return dfcclSuccess;
+    return df_error(dfcclCudaError, "cudaPointerGetAttributes(%p): %s", p, cudaGetErrorString(err));
+  }
+  if (attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged) {
+    *kind = attr.type == cudaMemoryTypeDevice ? dfcclMemoryDevice : dfcclMemoryManaged;
+    *device = attr.device;
+  }
+  return dfcclSuccess; /* cudaMemoryTypeHost (pinned) and unregistered memory are host memory */
+}
+
+int df_gpu_device_count(void) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();
+    return 0; /* no driver, no device */
+  }
+  return n;
+}
+
+/* cudaMalloc on `device` (-1: the current one), leaving the caller's current device as it was. */
+dfcclResult_t df_gpu_alloc(int device, size_t bytes, void** ptr) {
+  int current = 0;
+  cudaError_t err = cudaGetDevice(&current);
+  if (err == cudaSuccess && device >= 0 && device != current) err = cudaSetDevice(device);
+  if (err == cudaSuccess) err = cudaMalloc(ptr, bytes ? bytes : 16);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    dfcclResult_t r = df_error(dfcclCudaError, "cudaMalloc of %zu bytes on device %d: %s", bytes,
+                               device >= 0 ? device : current, cudaGetErrorString(err));
+    cudaSetDevice(current);
+    return r;
+  }
+  if (device >= 0 && device != current) cudaSetDevice(current);
+  return dfcclSuccess;
+}
+
+dfcclResult_t df_gpu_free(void* ptr) {
+  cudaError_t err = cudaFree(ptr);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    return df_error(dfcclInvalidArgument, "dfcclMemFree(%p): not memory of dfcclMemAlloc (%s)", ptr,
+                    cudaGetErrorString(err));
+  }
+  return dfcclSuccess;
+}
+
+void* df_gpu_host_alloc(size_t bytes) {
+  void* base = NULL;
+  if (cudaHostAlloc(&base, bytes, cudaHostAllocPortable) == cudaSuccess) return base;
+  cudaGetLastError(); /* no GPU, or no pinnable memory left: plain memory still copies */
+  return NULL;
+}
+
+dfcclResult_t df_gpu_host_free(void* base, const void* ptr) {
+  cudaError_t err = cudaFreeHost(base);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    return df_error(dfcclCudaError, "dfcclHostFree(%p): cudaFreeHost: %s", ptr, cudaGetErrorString(err));
+  }
+  return dfcclSuccess;
+}
+
+/* cudaMemcpy returns before a copy from pageable memory or between device buffers has landed: the
+ * copy is complete when this returns, for whatever reads dst next (a kernel on another stream,
+ * the daemon). */
+dfcclResult_t df_gpu_copy(void* dst, const void* src, size_t bytes) {
+  cudaError_t err = cudaMemcpy(dst, src, bytes, cudaMemcpyDefault);
+  if (err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver) {
+    cudaGetLastError();
+    memmove(dst, src, bytes); /* no GPU here: both are host memory */
+    return dfcclSuccess;
+  }
+  if (err == cudaSuccess) err = cudaStreamSynchronize(cudaStreamLegacy);
+  if (err != cudaSuccess)
+    return df_error(dfcclCudaError, "cudaMemcpy(%p <- %p, %zu bytes): %s", dst, src, bytes, cudaGetErrorString(err));
+  return dfcclSuccess;
+}
+
+/* The calling thread's CUDA context, looked up without creating one: the runtime API would
+ * initialise the current device's primary context on the first stream query (a context costs
+ * hundreds of MiB on a GPU the process may not use), and a thread without a context has issued no
+ * CUDA work to wait for.  Through the driver's entry point, so that libdfccl needs no libcuda to
+ * load on machines without a driver. */
+typedef CUresult (*cu_ctx_get_current_fn)(CUcontext* ctx);
+static cu_ctx_get_current_fn cu_ctx_get_current;
+static pthread_once_t cu_ctx_get_current_once = PTHREAD_ONCE_INIT;
+
+static void find_cu_ctx_get_current(void) {
+  void* fn = NULL;
+  enum cudaDriverEntryPointQueryResult found;
+#if CUDART_VERSION >= 12050
+  cudaError_t err = cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault, &found);
+#else
+  cudaError_t err = cudaGetDriverEntryPoint("cuCtxGetCurrent", &fn, cudaEnableDefault, &found);
+#endif
+  if (err != cudaSuccess || found != cudaDriverEntryPointSuccess) {
+    cudaGetLastError();
+    fn = NULL;
+  }
+  cu_ctx_get_current = (cu_ctx_get_current_fn)fn;
+}
+
+static bool thread_has_cuda_context(void) {
+  pthread_once(&cu_ctx_get_current_once, find_cu_ctx_get_current);
+  if (!cu_ctx_get_current) return true; /* cannot tell: query the streams anyway */
+  CUcontext current = NULL;
+  return cu_ctx_get_current(&current) == CUDA_SUCCESS && current != NULL;
+}
+
+/* A pageable cudaMemcpy to device memory returns once the data is staged, before its DMA lands; a
+ * kernel on stream 0 returns at once: neither is ordered before the daemon, which runs on its own
+ * non-blocking stream.  So a run first waits for the streams such work goes to -- free when they
+ * are idle (one query each).  The legacy stream does not wait for the daemon (a non-blocking
+ * stream), so this never waits for DFCCL itself.  Streams the caller created are the caller's to
+ * synchronize, as with every CUDA-aware MPI. */
+dfcclResult_t df_gpu_wait_default_streams(void) {
+  if (!thread_has_cuda_context()) return dfcclSuccess;
+  static const struct {
+    cudaStream_t stream;
+    const char* name;
+  } defaults[] = {{cudaStreamLegacy, "legacy"}, {cudaStreamPerThread, "per-thread"}};
+  for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) {
+    cudaError_t err = cudaStreamQuery(defaults[i].stream);
+    if (err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver) {
+      cudaGetLastError();
+      return dfcclSuccess; /* no GPU here: no CUDA work either */
+    }
+    if (err == cudaErrorNotReady) err = cudaStreamSynchronize(defaults[i].stream);
+    if (err != cudaSuccess)
+      return df_error(dfcclCudaError, "waiting for the calling thread's %s default stream: %s", defaults[i].name,
+                      cudaGetErrorString(err));
+  }
+  return dfcclSuccess;
+}
