@@ -85,22 +85,26 @@ DF_FN void df_complete_run(const df_daemon_args* a, const df_block* blk, df_cont
   uint32_t nchannels = slot->stat.nchannels;
   const df_links* links = slot->stat.links;
   df_context_finish_run(a, blk, slot);
-  /* The other blocks of a failed run stop at their next wait (df_wait_ready reads this). */
-  if (error != DF_RUN_OK) df_store_release_u32(&a->run_errors[coll], error);
-  /* This block's results (written by all its threads, ordered by the barrier before us) are
-   * visible before it counts itself done, so that the CQE covers every block's part. */
-  df_fence_system();
-  if (df_atomic_add_u32(&a->done_blocks[coll], 1) + 1 < nchannels) return;
-  /* Every block's error word, stored before its count, is seen below: the blocks are all on this
-   * device, so a device-scope fence does (a system-scope one waits for this block's stores to peers
-   * and host memory to land, on every small collective's critical path). */
-  df_fence_device();
-  error = df_load_acquire_u32(&a->run_errors[coll]);
-  if (error != DF_RUN_OK) {
-    df_revoke_links(links, error);
-    a->run_errors[coll] = DF_RUN_OK;
+  /* A run of one channel -- every small one -- has no other block to count with or to tell of its
+   * error: it goes straight to its CQE, whose fence covers its results (two system-scope fences
+   * and an atomic fewer on the critical path of every small collective). */
+  if (nchannels > 1) {
+    /* The other blocks of a failed run stop at their next wait (df_wait_ready reads this). */
+    if (error != DF_RUN_OK) df_store_release_u32(&a->run_errors[coll], error);
+    /* This block's results (written by all its threads, ordered by the barrier before us) are
+     * visible before it counts itself done, so that the CQE covers every block's part. */
+    df_fence_system();
+    if (df_atomic_add_u32(&a->done_blocks[coll], 1) + 1 < nchannels) return;
+    /* Every block's error word, stored before its count, is seen below: the blocks are all on this
+     * device, so a device-scope fence does (a system-scope one waits for this block's stores to
+     * peers and host memory to land, on every small collective's critical path). */
+    df_fence_device();
+    error = df_load_acquire_u32(&a->run_errors[coll]);
+    if (error != DF_RUN_OK) a->run_errors[coll] = DF_RUN_OK;
+    a->done_blocks[coll] = 0; /* ready for the next run, which the CQE allows the host to submit */
   }
-  a->done_blocks[coll] = 0; /* ready for the next run, which the CQE allows the host to submit */
+  if (error != DF_RUN_OK) df_revoke_links(links, error);
+  /* Every thread's results (the barrier before us) and the links' revocation before the CQE. */
   df_fence_system();
   df_block_state* bs = &a->blocks[blk->bid];
   uint64_t cqe = df_cqe_pack(coll, epoch, error);

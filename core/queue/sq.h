@@ -69,29 +69,37 @@ DF_FN bool df_sq_read(df_sq sq, uint64_t* frontier, df_sqe* out) {
 }
 
 /* Block 0: copies the host's new entries into the mirror while it has free slots.  *forwarded
- * is the next host entry to copy.  Returns how many it copied. */
+ * is the next host entry to copy.  Returns how many it copied.  Every load of host memory is a trip
+ * over the bus (about a microsecond), so the next entry's sequence number is loaded together with
+ * this entry's fields -- one trip for both -- rather than after this one's copy is published; it is
+ * an acquire load, so the next entry's fields are read after it, in the next round. */
 DF_FN uint32_t df_sq_forward(df_sq host, df_sq mirror, uint64_t* forwarded) {
   uint32_t n = 0;
-  for (;;) {
+  uint64_t seq = df_load_acquire_u64(&host.entries[*forwarded & host.mask].seq);
+  while (seq == *forwarded) {
     df_sqe* from = &host.entries[*forwarded & host.mask];
     df_sqe* to = &mirror.entries[*forwarded & mirror.mask];
     if (df_load_acquire_u32(&to->readers_done) != to->nreaders) break; /* a block still has to read it */
-    if (df_load_acquire_u64(&from->seq) != *forwarded) break;
-    to->coll = from->coll;
-    to->epoch = from->epoch;
-    to->sendbuff = from->sendbuff;
-    to->recvbuff = from->recvbuff;
-    to->nreaders = from->grid;
-    to->nchannels = from->nchannels;
+    uint32_t coll = from->coll, epoch = from->epoch, grid = from->grid, nchannels = from->nchannels;
+    const void* sendbuff = from->sendbuff;
+    void* recvbuff = from->recvbuff;
+    uint64_t next = df_load_acquire_u64(&host.entries[(*forwarded + 1) & host.mask].seq);
+    to->coll = coll;
+    to->epoch = epoch;
+    to->sendbuff = sendbuff;
+    to->recvbuff = recvbuff;
+    to->nreaders = grid;
+    to->nchannels = nchannels;
     to->readers_done = 0;
     df_store_release_u64(&to->seq, *forwarded);
-    /* The host may rewrite its slot after this: every load from it is done before.  Block 0 is the
-     * host entry's one reader: it stores the count, a read-modify-write of host memory would not be
-     * atomic with respect to the host. */
-    df_fence_system();
+    /* The host may rewrite its slot after this: the release orders every load from it before (a
+     * system-scope release: no fence of its own needed).  Block 0 is the host entry's one reader: it
+     * stores the count, a read-modify-write of host memory would not be atomic with respect to the
+     * host. */
     df_store_release_u32(&from->readers_done, 1);
     (*forwarded)++;
     n++;
+    seq = next;
   }
   return n;
 }
