@@ -457,7 +457,6 @@ uint64_t df_sq_host_set_readers(df_sq_host* sq, uint32_t readers);
 /* The completion queue (queue/cq.h) as the poller sees it, and `daemon`, the daemon's view. */
 typedef struct {
   void* region;      /* the mapped allocation                     */
-  uint64_t* tails;   /* [block * DF_CQ_STRIDE], written by blocks */
   uint64_t* heads;   /* [block * DF_CQ_STRIDE], written here      */
   uint64_t* entries; /* [block][ring]                             */
   uint32_t ring;

@@ -31,7 +31,7 @@ DF_FN void df_context_save(const df_daemon_args* a, const df_block* blk, df_cont
   if (slot->coll < 0 || !slot->dirty) return;
   DF_STORE_SHARED(df_global_dynamic(a, blk, (uint32_t)slot->coll), slot->dyn); /* a hang report may read it */
   slot->dirty = 0;
-  DF_COUNT(a->blocks[blk->bid].counters.context_saves);
+  df_count(&a->blocks[blk->bid].counters.context_saves);
   df_atomic_add_u32(&a->coll_counters[slot->coll].context_saves, 1);
 }
 
@@ -56,7 +56,7 @@ DF_FN uint32_t df_context_acquire(const df_daemon_args* a, const df_block* blk, 
   slot->tag = df_run_tag(&slot->stat, slot->dyn.epoch);
   slot->coll = (int32_t)coll;
   slot->dirty = 0;
-  DF_COUNT(a->blocks[blk->bid].counters.context_loads);
+  df_count(&a->blocks[blk->bid].counters.context_loads);
   df_atomic_add_u32(&a->coll_counters[coll].context_loads, 1);
   return index;
 }

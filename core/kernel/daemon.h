@@ -158,12 +158,13 @@ typedef struct {
 
 /* What survives a block's exit: where it stands in the SQ and which runs it holds. */
 typedef struct {
-  uint64_t sq_frontier;  /* next entry of the SQ mirror to read                  */
-  uint64_t sq_forwarded; /* block 0: next entry of the host's SQ to copy over    */
-  uint32_t ntasks;       /* entries of the block's row of saved_tasks          */
-  uint32_t exited;       /* saw the final-exit SQE                             */
-  uint64_t cq_tail;      /* completions this block stored in its CQ ring         */
-  uint64_t cq_head_seen; /* the host's head of that ring, as last read           */
+  uint64_t sq_frontier;     /* next entry of the SQ mirror to read                  */
+  uint64_t sq_forwarded;    /* block 0: next entry of the host's SQ to copy over    */
+  uint64_t sq_acknowledged; /* block 0: first host entry not yet handed back (df_sq_acknowledge) */
+  uint32_t ntasks;          /* entries of the block's row of saved_tasks          */
+  uint32_t exited;          /* saw the final-exit SQE                             */
+  uint64_t cq_tail;         /* completions this block stored in its CQ ring         */
+  uint64_t cq_head_seen;    /* the host's head of that ring, as last read           */
   df_block_counters counters;
 } df_block_state;
 

@@ -34,28 +34,40 @@ DF_FN void df_task_queue_insert(const df_daemon_args* a, df_block_shared* sh, ui
   sh->ntasks++;
 }
 
-/* Leader: takes every SQE addressed to this block.  Returns how many it took. */
+/* Leader: a run of an SQE addressed to this block joins its task queue.  Returns 1, or 0 when the
+ * block has no channel in the run or the entry is the final exit. */
+DF_FN uint32_t df_take_sqe(const df_daemon_args* a, const df_block* blk, df_block_shared* sh, const df_sqe* e) {
+  df_block_state* bs = &a->blocks[blk->bid];
+  if (e->coll == DF_SQE_EXIT) {
+    bs->exited = 1;
+    return 0;
+  }
+  if ((uint32_t)blk->bid >= e->nchannels) return 0; /* no channel here */
+  df_context_start_run(a, blk, sh, e);
+  df_task_queue_insert(a, sh, (uint16_t)e->coll);
+  /* Counters the host may read meanwhile (dfcclGetStats, hang reports), the collective's shared by
+   * its blocks: updates that do not wait for the counters' old values (platform.h). */
+  df_count(&bs->counters.sqes_read);
+  df_count_max_u64(&bs->counters.max_queue_length, sh->ntasks);
+  if (blk->bid == 0) DF_RELAXED_STORE(a->coll_counters[e->coll].last_queue_length, sh->ntasks);
+  df_count_max_u32(&a->coll_counters[e->coll].max_queue_length, sh->ntasks);
+  return 1;
+}
+
+/* Leader: takes the SQEs addressed to this block -- block 0 one a round, straight from the host's
+ * ring as it forwards it (df_sq_forward says why one), the others every entry of the mirror.
+ * Returns how many it took. */
 DF_FN uint32_t df_fetch_sqes(const df_daemon_args* a, const df_block* blk, df_block_shared* sh) {
   df_block_state* bs = &a->blocks[blk->bid];
   uint32_t taken = 0;
   df_sqe e;
-  if (blk->bid == 0) df_sq_forward(a->sq_host, a->sq, &bs->sq_forwarded);
-  while (df_sq_read(a->sq, &bs->sq_frontier, &e)) {
-    if (e.coll == DF_SQE_EXIT) {
-      bs->exited = 1;
-      continue;
-    }
-    if ((uint32_t)blk->bid >= e.nchannels) continue; /* no channel here */
-    df_context_start_run(a, blk, sh, &e);
-    df_task_queue_insert(a, sh, (uint16_t)e.coll);
-    /* Counters the host may read meanwhile (dfcclGetStats, hang reports), the collective's shared by
-     * its blocks: relaxed on the host target (platform.h), plain on a GPU. */
-    DF_COUNT(bs->counters.sqes_read);
-    if (sh->ntasks > bs->counters.max_queue_length) DF_RELAXED_STORE(bs->counters.max_queue_length, sh->ntasks);
-    if (blk->bid == 0) DF_RELAXED_STORE(a->coll_counters[e.coll].last_queue_length, sh->ntasks);
-    if (sh->ntasks > DF_RELAXED_LOAD(a->coll_counters[e.coll].max_queue_length))
-      DF_RELAXED_STORE(a->coll_counters[e.coll].max_queue_length, sh->ntasks);
-    taken++;
+  if (blk->bid == 0) {
+    /* Last round's entry is handed back now: its run has run once since. */
+    df_sq_acknowledge(a->sq_host, &bs->sq_acknowledged, bs->sq_forwarded);
+    if (df_sq_forward(a->sq_host, a->sq, &bs->sq_forwarded, &e)) taken = df_take_sqe(a, blk, sh, &e);
+    bs->sq_frontier = bs->sq_forwarded;
+  } else {
+    while (df_sq_read(a->sq, &bs->sq_frontier, &e)) taken += df_take_sqe(a, blk, sh, &e);
   }
   return taken;
 }
@@ -109,7 +121,7 @@ DF_FN void df_complete_run(const df_daemon_args* a, const df_block* blk, df_cont
   df_block_state* bs = &a->blocks[blk->bid];
   uint64_t cqe = df_cqe_pack(coll, epoch, error);
   for (uint64_t i = 0; !df_cq_try_write(a->cq, (uint32_t)blk->bid, &bs->cq_tail, &bs->cq_head_seen, cqe); i++) {
-    if (i == 0) DF_COUNT(bs->counters.cq_full_waits);
+    if (i == 0) df_count(&bs->counters.cq_full_waits);
     df_spin_pause(i); /* the host's poller is behind: it takes entries whenever runs are out */
   }
 }
@@ -141,7 +153,7 @@ DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_sh
       df_complete_run(a, blk, run.ctx, r == DF_PRIM_FAILED ? run.error : DF_RUN_OK);
     } else {
       df_block_state* bs = &a->blocks[blk->bid];
-      DF_COUNT(bs->counters.preemptions);
+      df_count(&bs->counters.preemptions);
       df_atomic_add_u32(&a->coll_counters[run.ctx->coll].preemptions, 1);
       if (run.progressed) {
         run.ctx->dirty = 1; /* saved lazily, on eviction */
@@ -265,9 +277,10 @@ DF_FN void df_daemon_block_main(const df_daemon_args* a, const df_block* blk, df
   }
   if (df_is_leader(blk)) {
     if (sh->quit == DF_VOLUNTARY_QUIT) {
-      DF_COUNT(a->blocks[blk->bid].counters.voluntary_quits);
+      df_count(&a->blocks[blk->bid].counters.voluntary_quits);
       df_leave_vote(a, blk);
     }
+    if (blk->bid == 0) df_sq_acknowledge(a->sq_host, &a->blocks[0].sq_acknowledged, a->blocks[0].sq_forwarded);
     df_context_block_stop(a, blk, sh);
     if (blk->bid == 0) a->launch_report->end_ns = df_time_ns();
   }

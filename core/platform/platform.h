@@ -88,11 +88,48 @@ DF_FN void df_store_release_u64(volatile uint64_t* p, uint64_t v) {
 #endif
 }
 
+/* Release among the blocks of one daemon (device memory that neither the host nor a peer reads). */
+DF_FN void df_store_release_gpu_u64(volatile uint64_t* p, uint64_t v) {
+#if DF_CUDA
+  asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#else
+  __atomic_store_n(p, v, __ATOMIC_RELEASE);
+#endif
+}
+
 DF_FN void df_store_release_u32(volatile uint32_t* p, uint32_t v) {
 #if DF_CUDA
   asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 #else
   __atomic_store_n(p, v, __ATOMIC_RELEASE);
+#endif
+}
+
+DF_FN uint64_t df_load_acquire_gpu_u64(const volatile uint64_t* p) {
+#if DF_CUDA
+  uint64_t v;
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+#else
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#endif
+}
+
+/* A relaxed (strong) store at system scope: after df_fence_system it publishes what came before, the
+ * fence being the release -- one fence for several such stores. */
+DF_FN void df_store_relaxed_u32(volatile uint32_t* p, uint32_t v) {
+#if DF_CUDA
+  asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+#else
+  __atomic_store_n(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
+DF_FN void df_store_relaxed_u64(volatile uint64_t* p, uint64_t v) {
+#if DF_CUDA
+  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#else
+  __atomic_store_n(p, v, __ATOMIC_RELAXED);
 #endif
 }
 
@@ -120,8 +157,37 @@ DF_FN uint64_t df_load_relaxed_u64(const volatile uint64_t* p) {
 #define DF_RELAXED_LOAD(lvalue) __atomic_load_n(&(lvalue), __ATOMIC_RELAXED)
 #define DF_RELAXED_STORE(lvalue, value) __atomic_store_n(&(lvalue), (value), __ATOMIC_RELAXED)
 #endif
-/* A counter that only its own block writes, and that the host may read meanwhile. */
-#define DF_COUNT(lvalue) DF_RELAXED_STORE(lvalue, (lvalue) + 1)
+/* Statistics the host may read meanwhile.  On a GPU each update is a reduction that does not wait
+ * for the old value (red.global): a load and a store would cost a trip to L2 on every run's path.
+ * On the host target a relaxed increment (each block counts its own counters alone) and a relaxed
+ * maximum (a collective's counters are shared by its blocks). */
+DF_FN void df_count(uint64_t* p) {
+#if DF_CUDA
+  atomicAdd((unsigned long long*)p, 1ull);
+#else
+  __atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+#endif
+}
+
+DF_FN void df_count_max_u64(uint64_t* p, uint64_t v) {
+#if DF_CUDA
+  atomicMax((unsigned long long*)p, (unsigned long long)v);
+#else
+  uint64_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
+  while (v > old && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+#endif
+}
+
+DF_FN void df_count_max_u32(uint32_t* p, uint32_t v) {
+#if DF_CUDA
+  atomicMax((unsigned int*)p, (unsigned int)v);
+#else
+  uint32_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
+  while (v > old && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+#endif
+}
 
 #if !DF_CUDA
 /* Host target: copies `bytes` with relaxed atomic accesses, in words of 8, 4 or 1 bytes as the

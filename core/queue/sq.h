@@ -2,8 +2,8 @@
  * Submission queue: a ring in pinned host memory written by one host thread at a time, and its
  * mirror in the daemon's own memory.
  *
- * Only block 0 of the daemon reads the host's ring: it copies each entry into the mirror, and
- * every block (block 0 too) reads the mirror.  Every block polling host memory over PCIe slowed
+ * Only block 0 of the daemon reads the host's ring: it takes each entry from there and copies it
+ * into the mirror, which the other blocks read.  Every block polling host memory over PCIe slowed
  * each of those reads, the CQE write and the host's own accesses by the number of blocks (a
  * one-block collective took 250 us instead of 27 us once the grid had 24 blocks); a GPU-memory
  * poll costs the link nothing.  Every collective has a channel on block 0, so no block waits for
@@ -14,9 +14,10 @@
  * uses the host ring's sequence numbers, so a block's frontier means the same in both.  A reader
  * counts itself in `readers_done` once it has copied an entry; the writer reuses the slot when
  * readers_done == nreaders: 1 (block 0, which stores it) in the host ring; in the mirror, the
- * daemon's grid when the host wrote the entry, which the host passes along in `grid`.  A block
- * that does not take part in the collective ignores its copy.  (A reader that skipped entries not addressed to it
- * could read a slot the writer is reusing.)
+ * daemon's grid when the host wrote the entry, which the host passes along in `grid` (block 0
+ * counts itself as it writes the copy).  A block that does not take part in the collective ignores
+ * its copy.  (A reader that skipped entries not addressed to it could read a slot the writer is
+ * reusing.)
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -54,7 +55,7 @@ typedef struct {
  * written yet. */
 DF_FN bool df_sq_read(df_sq sq, uint64_t* frontier, df_sqe* out) {
   df_sqe* e = &sq.entries[*frontier & sq.mask];
-  if (df_load_acquire_u64(&e->seq) != *frontier) return false;
+  if (df_load_acquire_gpu_u64(&e->seq) != *frontier) return false;
   out->coll = e->coll;
   out->epoch = e->epoch;
   out->sendbuff = e->sendbuff;
@@ -68,40 +69,49 @@ DF_FN bool df_sq_read(df_sq sq, uint64_t* frontier, df_sqe* out) {
   return true;
 }
 
-/* Block 0: copies the host's new entries into the mirror while it has free slots.  *forwarded
- * is the next host entry to copy.  Returns how many it copied.  Every load of host memory is a trip
- * over the bus (about a microsecond), so the next entry's sequence number is loaded together with
- * this entry's fields -- one trip for both -- rather than after this one's copy is published; it is
- * an acquire load, so the next entry's fields are read after it, in the next round. */
-DF_FN uint32_t df_sq_forward(df_sq host, df_sq mirror, uint64_t* forwarded) {
-  uint32_t n = 0;
-  uint64_t seq = df_load_acquire_u64(&host.entries[*forwarded & host.mask].seq);
-  while (seq == *forwarded) {
-    df_sqe* from = &host.entries[*forwarded & host.mask];
-    df_sqe* to = &mirror.entries[*forwarded & mirror.mask];
-    if (df_load_acquire_u32(&to->readers_done) != to->nreaders) break; /* a block still has to read it */
-    uint32_t coll = from->coll, epoch = from->epoch, grid = from->grid, nchannels = from->nchannels;
-    const void* sendbuff = from->sendbuff;
-    void* recvbuff = from->recvbuff;
-    uint64_t next = df_load_acquire_u64(&host.entries[(*forwarded + 1) & host.mask].seq);
-    to->coll = coll;
-    to->epoch = epoch;
-    to->sendbuff = sendbuff;
-    to->recvbuff = recvbuff;
-    to->nreaders = grid;
-    to->nchannels = nchannels;
-    to->readers_done = 0;
-    df_store_release_u64(&to->seq, *forwarded);
-    /* The host may rewrite its slot after this: the release orders every load from it before (a
-     * system-scope release: no fence of its own needed).  Block 0 is the host entry's one reader: it
-     * stores the count, a read-modify-write of host memory would not be atomic with respect to the
-     * host. */
-    df_store_release_u32(&from->readers_done, 1);
-    (*forwarded)++;
-    n++;
-    seq = next;
+/* Block 0: takes the host's entry *forwarded into `out` and publishes a copy in the mirror for the
+ * other blocks (block 0 counts as its first reader: it takes its own part from `out`, not from the
+ * mirror).  False when that entry is not written yet or its mirror slot is still being read.
+ *
+ * Every load of host memory is a trip over the bus (about a microsecond), and an acquire load holds
+ * back every later load of the block's leader until it returns: so one entry per call, and no
+ * look at the next entry before this one's run has started (the next round's poll looks).  The
+ * host learns that it may rewrite the slot from df_sq_acknowledge, later and off the run's path. */
+DF_FN bool df_sq_forward(df_sq host, df_sq mirror, uint64_t* forwarded, df_sqe* out) {
+  const df_sqe* from = &host.entries[*forwarded & host.mask];
+  if (df_load_acquire_u64(&from->seq) != *forwarded) return false;
+  df_sqe* to = &mirror.entries[*forwarded & mirror.mask];
+  if (df_load_acquire_u32(&to->readers_done) != to->nreaders) return false; /* a block still has to read it */
+  out->coll = from->coll;
+  out->epoch = from->epoch;
+  out->sendbuff = from->sendbuff;
+  out->recvbuff = from->recvbuff;
+  out->nchannels = from->nchannels;
+  out->nreaders = from->grid;
+  if (out->nreaders > 1) { /* other blocks read the mirror; a grid of one does not need it */
+    to->coll = out->coll;
+    to->epoch = out->epoch;
+    to->sendbuff = out->sendbuff;
+    to->recvbuff = out->recvbuff;
+    to->nreaders = out->nreaders;
+    to->nchannels = out->nchannels;
+    to->readers_done = 1;                           /* block 0 */
+    df_store_release_gpu_u64(&to->seq, *forwarded); /* only this GPU's blocks read the mirror */
   }
-  return n;
+  (*forwarded)++;
+  return true;
+}
+
+/* Block 0: tells the host that the entries before `forwarded` may be rewritten; *acknowledged: the
+ * first entry not told yet.  A system-scope fence orders every load of those entries before (a
+ * read-modify-write of host memory would not be atomic with respect to the host: block 0, the
+ * entries' one reader, stores the count).  Called when the runs taken are under way -- the fence
+ * costs most of a microsecond -- and before the block quits. */
+DF_FN void df_sq_acknowledge(df_sq host, uint64_t* acknowledged, uint64_t forwarded) {
+  if (*acknowledged == forwarded) return;
+  df_fence_system();
+  for (; *acknowledged != forwarded; (*acknowledged)++)
+    df_store_relaxed_u32(&host.entries[*acknowledged & host.mask].readers_done, 1u);
 }
 
 #endif /* DFCCL_QUEUE_SQ_H */

@@ -2,9 +2,9 @@
  * The completion queue between a GPU and the host, under load: 32 blocks publish completions as
  * fast as they can while a host thread takes them.  Every completion must arrive exactly once.
  *
- *   ring  DFCCL's CQ (core/queue/cq.h): each block writes its own ring with plain stores and a
- *         release store of its tail; the host stores its head.  Nothing is read-modify-written
- *         across the bus.
+ *   ring  DFCCL's CQ (core/queue/cq.h): each block writes its own ring, one store per entry, the
+ *         entry its own "valid" flag; the host empties what it takes and stores its head.  Nothing
+ *         is read-modify-written across the bus.
  *   cas   the twin, the CQ DFCCL had before: one array of slots, a block takes a free slot with a
  *         compare-and-swap of the GPU, the host frees it with a plain store.  CUDA does not make a
  *         GPU's atomics on mapped host memory atomic with respect to the host; a run that completed
@@ -78,7 +78,8 @@ struct Tally {
   std::vector<uint32_t> next;
   explicit Tally(uint32_t per_block) : seen((size_t)kBlocks * per_block), next(kBlocks) {}
   void take(uint64_t cqe, uint32_t per_block, bool ordered) {
-    uint32_t b = (uint32_t)cqe, i = (uint32_t)(cqe >> 32); /* df_cqe_coll, df_cqe_epoch (device functions) */
+    uint32_t b = (uint32_t)cqe & 0xffffffu,
+             i = (uint32_t)(cqe >> 32); /* df_cqe_coll, df_cqe_epoch (device functions) */
     if (b >= kBlocks || i >= per_block) {
       garbage++;
       return;
@@ -131,16 +132,15 @@ static bool run_cas(uint32_t per_block) {
 }
 
 static bool run_ring(uint32_t per_block) {
-  size_t counters = (size_t)kBlocks * DF_CQ_STRIDE, bytes = (2 * counters + (size_t)kBlocks * kRing) * sizeof(uint64_t);
+  size_t counters = (size_t)kBlocks * DF_CQ_STRIDE, bytes = (counters + (size_t)kBlocks * kRing) * sizeof(uint64_t);
   uint64_t *host, *dev;
   CHECK_CUDA(cudaHostAlloc((void**)&host, bytes, cudaHostAllocMapped));
   memset(host, 0, bytes);
   CHECK_CUDA(cudaHostGetDevicePointer((void**)&dev, host, 0));
-  uint64_t *tails = host, *heads = host + counters, *entries = host + 2 * counters;
+  uint64_t *heads = host, *entries = host + counters;
   df_cq cq;
-  cq.tails = dev;
-  cq.heads = dev + counters;
-  cq.entries = dev + 2 * counters;
+  cq.heads = dev;
+  cq.entries = dev + counters;
   cq.ring = kRing;
   Tally t(per_block);
   std::vector<uint64_t> taken(kBlocks, 0);
@@ -150,10 +150,8 @@ static bool run_ring(uint32_t per_block) {
   bool ended = false;
   for (;;) {
     for (uint32_t b = 0; b < kBlocks; b++) { /* as df_cq_host_reap */
-      uint64_t tail = __atomic_load_n(&tails[(size_t)b * DF_CQ_STRIDE], __ATOMIC_ACQUIRE);
-      for (; taken[b] != tail; taken[b]++)
-        t.take(__atomic_load_n(&entries[(size_t)b * kRing + (taken[b] & (kRing - 1))], __ATOMIC_RELAXED), per_block,
-               true);
+      for (uint64_t cqe; (cqe = df_cq_take(&entries[(size_t)b * kRing], kRing, &taken[b])) != 0;)
+        t.take(cqe, per_block, true);
       __atomic_store_n(&heads[(size_t)b * DF_CQ_STRIDE], taken[b], __ATOMIC_RELEASE);
     }
     if (ended) break; /* the sweep after the writers ended */

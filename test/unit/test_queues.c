@@ -2,9 +2,10 @@
  * SQ and CQ under stress, with host threads standing in for the daemon's blocks: the same reader
  * and writer code the daemon runs (queue/sq.h, queue/cq.h) against the host side (sq_host.c,
  * cq_host.c).
- *   SQ: one submitter, "block 0" copying the host's ring into the mirror, 4 reading "blocks",
- *       each entry for a varying number of blocks; every block must take exactly its entries, in
- *       order, through small rings on both sides; a full queue must push back and time out.
+ *   SQ: one submitter, "block 0" taking the host's entries as it copies them into the mirror,
+ *       "blocks" 1-3 reading the mirror, the grid growing from 2 to 4 halfway; every block must
+ *       take exactly its entries, in order, through small rings on both sides; a full queue must
+ *       push back and time out.
  *   CQ: 4 completing "blocks" race for a few slots; the poller must see every completion once.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
@@ -30,6 +31,19 @@ typedef struct {
   uint64_t taken;
 } sq_reader;
 
+/* A block's next entry: false at the exit entry, or at a wrong one. */
+static bool take_entry(sq_reader* r, const df_sqe* e) {
+  if (e->coll == DF_SQE_EXIT) return false;
+  uint64_t expect = r->first + r->taken;
+  if (e->epoch != (uint32_t)expect || e->sendbuff != (const void*)(uintptr_t)(expect + 1)) {
+    FAIL("block %d took entry %u, expected %llu", r->block, e->epoch, (unsigned long long)expect);
+    return false;
+  }
+  r->taken++;
+  return true;
+}
+
+/* Blocks 1 and up: the mirror. */
 static void* sq_reader_main(void* arg) {
   sq_reader* r = arg;
   uint64_t frontier = r->first;
@@ -39,28 +53,28 @@ static void* sq_reader_main(void* arg) {
       sched_yield();
       continue;
     }
-    if (e.coll == DF_SQE_EXIT) break;
-    uint64_t expect = r->first + r->taken;
-    if (e.epoch != (uint32_t)expect || e.sendbuff != (const void*)(uintptr_t)(expect + 1)) {
-      FAIL("block %d took entry %u, expected %llu", r->block, e.epoch, (unsigned long long)expect);
-      break;
-    }
-    r->taken++;
+    if (!take_entry(r, &e)) break;
   }
   return NULL;
 }
 
-/* Block 0's other job: copying the host's entries into the mirror, until told to stop. */
+/* Block 0: takes the host's entries as it copies them into the mirror, one a round, and hands each
+ * back to the host a round later, as df_fetch_sqes does. */
 typedef struct {
   df_sq host, mirror;
-  atomic_bool stop;
+  sq_reader* reader;
 } sq_forwarder;
 
 static void* sq_forwarder_main(void* arg) {
   sq_forwarder* f = arg;
-  uint64_t forwarded = 0;
-  while (!atomic_load(&f->stop))
-    if (df_sq_forward(f->host, f->mirror, &forwarded) == 0) sched_yield();
+  uint64_t forwarded = 0, acknowledged = 0;
+  for (bool more = true; more;) {
+    df_sq_acknowledge(f->host, &acknowledged, forwarded);
+    df_sqe e;
+    if (df_sq_forward(f->host, f->mirror, &forwarded, &e)) more = take_entry(f->reader, &e);
+    else sched_yield();
+  }
+  df_sq_acknowledge(f->host, &acknowledged, forwarded);
   return NULL;
 }
 
@@ -74,18 +88,18 @@ static void test_sq(df_ctx* ctx) {
     return;
   }
   sq_reader readers[BLOCKS];
-  pthread_t threads[BLOCKS], forwarder_thread;
+  pthread_t threads[BLOCKS];
   df_sqe mirror_entries[16];
   memset(mirror_entries, 0, sizeof mirror_entries);
   for (int i = 0; i < 16; i++) mirror_entries[i].seq = DF_SEQ_NONE;
   sq_forwarder forwarder = {.host = {.entries = sq.daemon, .mask = sq.entries - 1},
-                            .mirror = {.entries = mirror_entries, .mask = 15}};
-  atomic_init(&forwarder.stop, false);
-  pthread_create(&forwarder_thread, NULL, sq_forwarder_main, &forwarder);
+                            .mirror = {.entries = mirror_entries, .mask = 15},
+                            .reader = &readers[0]};
   df_sq view = forwarder.mirror;
   df_sq_host_set_readers(&sq, 2);
   for (int b = 0; b < BLOCKS; b++) readers[b] = (sq_reader){.sq = view, .block = b};
-  for (int b = 0; b < 2; b++) pthread_create(&threads[b], NULL, sq_reader_main, &readers[b]);
+  pthread_create(&threads[0], NULL, sq_forwarder_main, &forwarder);
+  pthread_create(&threads[1], NULL, sq_reader_main, &readers[1]);
   for (uint64_t i = 0; i < SQ_ENTRIES_TOTAL; i++) {
     if (i == SQ_ENTRIES_TOTAL / 2) {
       uint64_t first = df_sq_host_set_readers(&sq, BLOCKS);
@@ -109,8 +123,6 @@ static void test_sq(df_ctx* ctx) {
       FAIL("block %d took %llu entries, expected %llu", b, (unsigned long long)readers[b].taken,
            (unsigned long long)want);
   }
-  atomic_store(&forwarder.stop, true);
-  pthread_join(forwarder_thread, NULL);
   df_sq_host_fini(ctx, &sq);
 
   /* Back-pressure: nobody reads, the ring fills, the next submission times out. */
