@@ -54,17 +54,26 @@ DF_FN uint32_t df_take_sqe(const df_daemon_args* a, const df_block* blk, df_bloc
   return 1;
 }
 
-/* Leader: takes the SQEs addressed to this block -- block 0 one a round, straight from the host's
- * ring as it forwards it (df_sq_forward says why one), the others every entry of the mirror.
- * Returns how many it took. */
+/* Leader: takes the SQEs addressed to this block: the others every entry of the mirror, block 0
+ * straight from the host's ring as it forwards them.  A lone run reaching an idle block 0 goes to
+ * its run at once: no look for the next entry (a bus trip, df_sq_forward) and no handing back of
+ * its slot (a system-scope fence) before it -- that comes at the start of the next round, which a
+ * host with hundreds of free entries never waits for.  When runs are already queued (a burst), or
+ * the ring is small, block 0 takes every entry there is and hands the slots back at once: the host
+ * may be waiting for them, and the next round may come only after the runs' spins.  Returns how
+ * many it took. */
 DF_FN uint32_t df_fetch_sqes(const df_daemon_args* a, const df_block* blk, df_block_shared* sh) {
   df_block_state* bs = &a->blocks[blk->bid];
   uint32_t taken = 0;
   df_sqe e;
   if (blk->bid == 0) {
-    /* Last round's entry is handed back now: its run has run once since. */
+    bool lone = sh->ntasks == 0 && a->sq_host.mask + 1 >= DF_SQ_LAZY_HAND_BACK;
     df_sq_acknowledge(a->sq_host, &bs->sq_acknowledged, bs->sq_forwarded);
-    if (df_sq_forward(a->sq_host, a->sq, &bs->sq_forwarded, &e)) taken = df_take_sqe(a, blk, sh, &e);
+    while (df_sq_forward(a->sq_host, a->sq, &bs->sq_forwarded, &e)) {
+      taken += df_take_sqe(a, blk, sh, &e);
+      if (lone) break;
+    }
+    if (!lone) df_sq_acknowledge(a->sq_host, &bs->sq_acknowledged, bs->sq_forwarded);
     bs->sq_frontier = bs->sq_forwarded;
   } else {
     while (df_sq_read(a->sq, &bs->sq_frontier, &e)) taken += df_take_sqe(a, blk, sh, &e);

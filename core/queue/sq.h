@@ -28,6 +28,8 @@
 
 #define DF_SQE_EXIT 0xFFFFFFFFu /* coll value of the final-exit entry */
 #define DF_SEQ_NONE UINT64_MAX  /* seq of a slot never written        */
+/* Rings of at least this many entries get a lone run's slot back a round late (df_fetch_sqes). */
+#define DF_SQ_LAZY_HAND_BACK 64
 
 typedef struct {
   volatile uint64_t seq; /* sequence number; published last                         */
@@ -74,9 +76,9 @@ DF_FN bool df_sq_read(df_sq sq, uint64_t* frontier, df_sqe* out) {
  * mirror).  False when that entry is not written yet or its mirror slot is still being read.
  *
  * Every load of host memory is a trip over the bus (about a microsecond), and an acquire load holds
- * back every later load of the block's leader until it returns: so one entry per call, and no
- * look at the next entry before this one's run has started (the next round's poll looks).  The
- * host learns that it may rewrite the slot from df_sq_acknowledge, later and off the run's path. */
+ * back every later load of the block's leader until it returns: so one entry per call, and the
+ * caller decides whether to look for the next one before running this one (df_fetch_sqes).  The
+ * host learns that it may rewrite the slot from df_sq_acknowledge. */
 DF_FN bool df_sq_forward(df_sq host, df_sq mirror, uint64_t* forwarded, df_sqe* out) {
   const df_sqe* from = &host.entries[*forwarded & host.mask];
   if (df_load_acquire_u64(&from->seq) != *forwarded) return false;

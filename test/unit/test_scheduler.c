@@ -186,7 +186,7 @@ static void test_whole_run(void) {
                                 .nchannels = 1,
                                 .count = N};
   /* The SQ: the host's ring and the daemon's mirror, which block 0 copies the ring into. */
-  enum { SQ_ENTRIES = 16 };
+  enum { SQ_ENTRIES = DF_SQ_LAZY_HAND_BACK }; /* large enough for a lone run's slot to come back a round late */
   df_sqe* host_ring = zeroed(SQ_ENTRIES, sizeof *host_ring);
   df_sqe* mirror = zeroed(SQ_ENTRIES, sizeof *mirror);
   for (int i = 0; i < SQ_ENTRIES; i++) host_ring[i].seq = mirror[i].seq = DF_SEQ_NONE;
