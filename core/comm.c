@@ -327,6 +327,8 @@ typedef struct {
   int index;                   /* its connector set                                        */
   int id;                      /* its number, as its callback's collId                     */
   bool started, install;
+  bool gated; /* published before the wait for the caller's work (df_gate_*): a lone run of one channel
+               * whose set is free, which this thread publishes itself */
   uint32_t epoch;
 } batch_run;
 
@@ -343,7 +345,9 @@ static dfcclResult_t check_run(struct dfcclComm* comm, const dfcclSubmission_t* 
     send_bytes = blocks.send_elems * esize;
     recv_bytes = blocks.recv_elems * esize;
   }
-  dfcclResult_t r = df_check_run_buffers(ctx, b->st.kind, s->sendbuff, send_bytes, s->recvbuff, recv_bytes, b->id);
+  b->gated = b->gated && df_gate_wanted(ctx, b->st.nchannels);
+  dfcclResult_t r =
+      df_check_run_buffers(ctx, b->st.kind, s->sendbuff, send_bytes, s->recvbuff, recv_bytes, b->id, !b->gated);
   if (r == dfcclSuccess && blocks.host) r = intern_table(comm, &blocks, &b->table);
   free(blocks.host); /* NULL once interned */
   if (r == dfcclSuccess && b->table) b->st.blocks = b->table->dev;
@@ -411,6 +415,10 @@ dfcclResult_t dfcclSubmitBatch(dfcclComm_t comm, const dfcclSubmission_t* runs, 
     b[i].index = comm->set_index[(first + (uint64_t)i) % (uint64_t)comm->nsets];
     b[i].id = (int)((first + (uint64_t)i) & INT_MAX);
     b[i].st = ctx->colls[b[i].index].stat; /* its set's, until check_run makes it the run's */
+    /* A set free now stays free until this thread takes it (one thread submits to a communicator:
+     * a run of another thread meanwhile refuses this one below). */
+    const df_coll* set = &ctx->colls[b[i].index];
+    b[i].gated = n == 1 && !set->in_flight && !set->queued;
   }
   /* A failed run revoked its set's connectors on every participant; the communicator's later runs
    * (on any set) would run out of step with the peers that saw the failure: none runs. */
@@ -478,11 +486,16 @@ dfcclResult_t dfcclSubmitBatch(dfcclComm_t comm, const dfcclSubmission_t* runs, 
     if (!b[i].started) continue;
     if (r == dfcclSuccess && b[i].install) r = df_install_static(ctx, b[i].index, &b[i].st);
     if (r != dfcclSuccess) break;
-    entries[nstarted++] =
-        (df_sq_run){(uint32_t)b[i].index, b[i].epoch, b[i].st.nchannels, runs[i].sendbuff, runs[i].recvbuff};
+    if (b[i].gated) df_gate_close(ctx, (uint32_t)b[i].index, b[i].epoch);
+    entries[nstarted++] = (df_sq_run){(uint32_t)b[i].index, b[i].epoch,       b[i].st.nchannels,
+                                      runs[i].sendbuff,     runs[i].recvbuff, b[i].gated};
   }
   int published = 0;
   if (r == dfcclSuccess) r = df_publish_runs(ctx, entries, nstarted, &published);
+  /* Submitted: a failed wait fails the run, whose callback reports it (the message is printed). */
+  for (int k = 0; k < published; k++)
+    if (entries[k].gated && df_gate_open(ctx, entries[k].coll, entries[k].epoch) != dfcclSuccess)
+      fprintf(stderr, "dfccl: rank %d: communicator run %d: %s\n", ctx->rank, b[0].id, dfcclGetLastErrorMessage());
   if (r == dfcclSuccess) {
     batch_fini(&w);
     return dfcclSuccess;

@@ -8,6 +8,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "clock.h"
@@ -89,6 +90,10 @@ static dfcclResult_t alloc_tables(df_ctx* ctx) {
   /* Without a timeout nobody reads the stamps: the daemon skips them (a store to host memory that
    * the next system-scope fence would wait for, on the small collectives' critical path). */
   a->progress_ns = ctx->cfg.timeout_s > 0 ? daemon : NULL;
+  DF_CHECK(t->alloc_mapped(ctx, DF_MAX_COLLS * sizeof(uint64_t), &host, &daemon));
+  ctx->gates_host = host;
+  memset(host, 0, DF_MAX_COLLS * sizeof(uint64_t));
+  a->gates = daemon;
   DF_CHECK(t->alloc(ctx, 3 * sizeof(uint64_t), &p)); /* zeroed: the first launch's vote */
   a->quit_votes = p;
   DF_CHECK(df_sq_host_init(ctx, &ctx->sq, ctx->cfg.sq_entries));
@@ -112,6 +117,7 @@ static void free_tables(df_ctx* ctx) {
   df_sq_host_fini(ctx, &ctx->sq);
   if (ctx->quit_request_host) t->free_mapped(ctx, (void*)ctx->quit_request_host);
   if (ctx->progress_host) t->free_mapped(ctx, (void*)ctx->progress_host);
+  if (ctx->gates_host) t->free_mapped(ctx, (void*)ctx->gates_host);
   void* tables[] = {(void*)a->colls,     a->dynamic, a->done_blocks, a->coll_counters, a->run_errors,
                     (void*)a->timed_out, a->blocks,  a->saved_tasks, a->quit_votes,    a->sq.entries};
   for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)

@@ -313,9 +313,19 @@ dfcclResult_t df_check_signature(size_t count, dfcclDataType_t dtype, dfcclRedOp
 uint32_t df_run_channels(const df_config* cfg, uint32_t kind, uint64_t bytes, uint32_t nranks);
 /* The bytes a run of st reads from sendbuff and writes to recvbuff on this rank (not the v kinds). */
 void df_run_bytes(const df_coll_static* st, size_t* send_bytes, size_t* recv_bytes);
-/* Checks a run's buffers (id names it in errors), then waits for the caller's work on them. */
+/* Checks a run's buffers (id names it in errors), then, when `order`, waits for the caller's work on
+ * them (else the run is gated: df_gate_*). */
 dfcclResult_t df_check_run_buffers(df_ctx* ctx, uint32_t kind, const void* sendbuff, size_t send_bytes,
-                                   const void* recvbuff, size_t recv_bytes, int id);
+                                   const void* recvbuff, size_t recv_bytes, int id, bool order);
+/* Gates (kernel/daemon.h): a one-channel run is published before the wait for the caller's work,
+ * which then overlaps the SQ's latency, and the daemon waits for its gate.  df_gate_wanted: whether
+ * a run of `nchannels` is published so; df_gate_close, before its SQE: its gate shut whatever an
+ * earlier collective of the index left there; df_gate_open, after its SQE, on the submitting
+ * thread: waits for the caller's work and lets the run through -- or, when that wait fails, fails
+ * the run (its callback reports the error, dfcclCudaError) and returns the error for the message. */
+bool df_gate_wanted(const df_ctx* ctx, uint32_t nchannels);
+void df_gate_close(df_ctx* ctx, uint32_t index, uint32_t epoch);
+dfcclResult_t df_gate_open(df_ctx* ctx, uint32_t index, uint32_t epoch);
 /* The daemon's static context of `index`, written while no run of it is in flight. */
 dfcclResult_t df_install_static(df_ctx* ctx, int index, const df_coll_static* st);
 /* Caller holds ctx->lock, the record is idle: it is now in flight with this run's callback;
@@ -441,6 +451,7 @@ typedef struct {
   uint32_t coll, epoch, nchannels;
   const void* sendbuff;
   void* recvbuff;
+  uint32_t gated; /* 1: the run waits for its gate (df_gate_open) */
 } df_sq_run;
 /* Writes n entries in order under one hold of the lock (each published by its own sequence
  * store, as the daemon reads them); *written: how many, all of them unless the ring stayed full
@@ -529,6 +540,7 @@ struct dfcclRankCtx {
   df_daemon_args* dev_args;
   df_coll_static* dev_colls;
   volatile uint32_t* quit_request_host;
+  volatile uint64_t* gates_host;                 /* [coll]: the runs' gates (df_gate_*), read by daemon block 0 */
   volatile df_launch_report* launch_report_host; /* of the launch that ran last */
   volatile uint64_t* progress_host;              /* [DF_MAX_COLLS]: args.progress_ns as the host sees it */
   uint64_t timeouts_checked_us;                  /* the poller last looked for runs without progress */

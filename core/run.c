@@ -5,6 +5,7 @@
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "clock.h"
@@ -41,7 +42,7 @@ static void buffer_bytes(const df_coll* c, size_t* send_bytes, size_t* recv_byte
 }
 
 dfcclResult_t df_check_run_buffers(df_ctx* ctx, uint32_t kind, const void* sendbuff, size_t send_bytes,
-                                   const void* recvbuff, size_t recv_bytes, int id) {
+                                   const void* recvbuff, size_t recv_bytes, int id, bool order) {
   DF_CHECK(ctx->target->check_buffer(ctx, sendbuff, send_bytes, "sendbuff"));
   DF_CHECK(ctx->target->check_buffer(ctx, recvbuff, recv_bytes, "recvbuff"));
   /* All-to-all writes a block of recvbuff before it has read every block of sendbuff. */
@@ -50,8 +51,28 @@ dfcclResult_t df_check_run_buffers(df_ctx* ctx, uint32_t kind, const void* sendb
     return df_error(dfcclInvalidArgument, "all-to-all %d: sendbuff and recvbuff overlap (it does not run in place)",
                     id);
   /* The daemon may read sendbuff as soon as the SQE exists: the caller's work on it comes first. */
-  if (ctx->target->wait_caller) DF_CHECK(ctx->target->wait_caller(ctx));
+  if (order && ctx->target->wait_caller) DF_CHECK(ctx->target->wait_caller(ctx));
   return dfcclSuccess;
+}
+
+/* Waiting for the caller's default streams costs 4 us while the daemon runs (two stream queries,
+ * docs/performance.md); a one-channel run -- every small one -- spends them while its SQE makes its
+ * way to the daemon.  Runs of more channels wait first: only block 0 reads host memory, where the
+ * gates are. */
+bool df_gate_wanted(const df_ctx* ctx, uint32_t nchannels) {
+  return nchannels == 1 && ctx->target->wait_caller != NULL && ctx->cfg.stream_order && ctx->gates_host != NULL;
+}
+
+void df_gate_close(df_ctx* ctx, uint32_t index, uint32_t epoch) {
+  __atomic_store_n(&ctx->gates_host[index], (uint64_t)(epoch - 1),
+                   __ATOMIC_RELAXED); /* the SQE's release publishes it */
+}
+
+dfcclResult_t df_gate_open(df_ctx* ctx, uint32_t index, uint32_t epoch) {
+  dfcclResult_t r = ctx->target->wait_caller(ctx);
+  __atomic_store_n(&ctx->gates_host[index], (uint64_t)epoch | (r != dfcclSuccess ? DF_GATE_FAILED : 0),
+                   __ATOMIC_RELEASE);
+  return r;
 }
 
 uint32_t df_record_start(df_coll* c, dfcclCallback_t callback, void* callback_arg, int callback_id) {
@@ -83,7 +104,7 @@ dfcclResult_t df_publish_runs(df_ctx* ctx, const df_sq_run* runs, int n, int* pu
 
 dfcclResult_t df_publish_run(df_ctx* ctx, uint32_t index, uint32_t epoch, uint32_t nchannels, const void* sendbuff,
                              void* recvbuff) {
-  df_sq_run run = {index, epoch, nchannels, sendbuff, recvbuff};
+  df_sq_run run = {index, epoch, nchannels, sendbuff, recvbuff, 0};
   int published;
   return df_publish_runs(ctx, &run, 1, &published);
 }
@@ -122,7 +143,8 @@ static dfcclResult_t submit(df_ctx* ctx, df_coll_kind kind, const void* sendbuff
   if (index < 0) return dfcclUnregisteredId;
   if (stat.kind != (uint32_t)kind)
     return df_error(dfcclInvalidArgument, "collective id %d was registered as another kind of collective", collId);
-  DF_CHECK(df_check_run_buffers(ctx, kind, sendbuff, send_bytes, recvbuff, recv_bytes, collId));
+  bool gated = df_gate_wanted(ctx, stat.nchannels);
+  DF_CHECK(df_check_run_buffers(ctx, kind, sendbuff, send_bytes, recvbuff, recv_bytes, collId, !gated));
 
   pthread_mutex_lock(&ctx->lock);
   df_coll* c = &ctx->colls[index];
@@ -147,13 +169,20 @@ static dfcclResult_t submit(df_ctx* ctx, df_coll_kind kind, const void* sendbuff
   uint32_t epoch = df_record_start(c, callback, callbackArg, collId);
   pthread_mutex_unlock(&ctx->lock);
 
-  dfcclResult_t r = df_publish_run(ctx, (uint32_t)index, epoch, stat.nchannels, sendbuff, recvbuff);
+  if (gated) df_gate_close(ctx, (uint32_t)index, epoch);
+  df_sq_run run = {(uint32_t)index, epoch, stat.nchannels, sendbuff, recvbuff, gated};
+  int published;
+  dfcclResult_t r = df_publish_runs(ctx, &run, 1, &published);
   if (r != dfcclSuccess) {
     pthread_mutex_lock(&ctx->lock);
     df_record_cancel(c);
     pthread_mutex_unlock(&ctx->lock);
+    return r;
   }
-  return r;
+  /* Submitted: a failed wait fails the run, whose callback reports it (the message is printed). */
+  if (gated && df_gate_open(ctx, (uint32_t)index, epoch) != dfcclSuccess)
+    fprintf(stderr, "dfccl: rank %d: collective id %d: %s\n", ctx->rank, collId, dfcclGetLastErrorMessage());
+  return dfcclSuccess;
 }
 
 dfcclResult_t dfcclRunAllReduce(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,

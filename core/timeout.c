@@ -29,9 +29,10 @@ static void describe(const df_coll* c, uint32_t epoch, char* buf, size_t n) {
 }
 
 static const char* reason_of(dfcclResult_t r) {
-  return r == dfcclTimedOut   ? "a participant's run made no progress within its DFCCL_TIMEOUT_S"
-         : r == dfcclMismatch ? "the participants disagree on it (kind, count, type, op, root, or a skipped run)"
-                              : "the daemon reported an unknown failure";
+  return r == dfcclTimedOut    ? "a participant's run made no progress within its DFCCL_TIMEOUT_S"
+         : r == dfcclMismatch  ? "the participants disagree on it (kind, count, type, op, root, or a skipped run)"
+         : r == dfcclCudaError ? "the caller's default streams could not be waited for (a CUDA error)"
+                               : "the daemon reported an unknown failure";
 }
 
 /* Caller holds ctx->lock.  Runs in flight without progress for the timeout: marked, listed. */
@@ -94,9 +95,10 @@ dfcclResult_t df_run_outcome(df_ctx* ctx, int index, uint32_t error) {
   bool timed_out_here = c->timing_out;
   c->timing_out = false;
   if (error == DF_RUN_OK) return dfcclSuccess; /* it completed before the daemon saw its timeout */
-  dfcclResult_t r = error == DF_RUN_TIMED_OUT  ? dfcclTimedOut
-                    : error == DF_RUN_MISMATCH ? dfcclMismatch
-                                               : dfcclInternalError;
+  dfcclResult_t r = error == DF_RUN_TIMED_OUT       ? dfcclTimedOut
+                    : error == DF_RUN_MISMATCH      ? dfcclMismatch
+                    : error == DF_RUN_CALLER_FAILED ? dfcclCudaError
+                                                    : dfcclInternalError;
   if (c->failed == dfcclSuccess) c->failed = r;
   if (!timed_out_here) { /* said above for the runs this rank timed out */
     char what[64];

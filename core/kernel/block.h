@@ -27,6 +27,7 @@ typedef struct {
   uint32_t quit;        /* 1: voluntary quit, 2: final exit                        */
   /* Published by the leader for the other threads of the block. */
   volatile uint32_t go; /* df_prim_result of the current primitive's waits        */
+  uint32_t gate;        /* df_prim_result of the run's gate (df_pass_gate)         */
   char* in_slot;        /* FIFO slot to read                                       */
   char* out_slot;       /* FIFO slot to write                                      */
   uint64_t last_progress_ns;

@@ -56,8 +56,10 @@ typedef struct {
 /* Why a run failed (a run's error word, a revoked counter, a CQE). */
 typedef enum {
   DF_RUN_OK = 0,
-  DF_RUN_TIMED_OUT = 1, /* no progress for DFCCL_TIMEOUT_S on some participant */
-  DF_RUN_MISMATCH = 2   /* the participants disagree on the run (kind, count, type, op, root, run number) */
+  DF_RUN_TIMED_OUT = 1,    /* no progress for DFCCL_TIMEOUT_S on some participant */
+  DF_RUN_MISMATCH = 2,     /* the participants disagree on the run (kind, count, type, op, root, run number) */
+  DF_RUN_CALLER_FAILED = 3 /* the host could not wait for the caller's work on the run's buffers (a
+                            * CUDA error of the caller's streams): the run's gate failed it */
 } df_run_error;
 
 /* One connector as one side sees it (pointers valid in that side's daemon). */
@@ -132,8 +134,15 @@ typedef struct {
   uint64_t iteration; /* algorithm loop iteration                            */
   uint32_t epoch;     /* which run                                           */
   uint32_t step;      /* primitive within the iteration                      */
-  uint32_t pad[4];
+  uint32_t gated;     /* 1: the run waits for its gate (df_daemon_args.gates) before it reads a buffer */
+  uint32_t pad[3];
 } df_coll_dynamic; /* 48 bytes */
+
+/* A run's gate (df_daemon_args.gates): the host publishes a one-channel run before it knows that
+ * the caller's work on the run's buffers is done -- the queries of the caller's default streams
+ * then overlap the SQ's latency -- and stores the run's epoch in its collective's gate once it
+ * does, with DF_GATE_FAILED when the queries failed. */
+#define DF_GATE_FAILED (1ull << 32)
 
 /* Counters per collective, summed over blocks with atomics. */
 typedef struct {
@@ -212,6 +221,8 @@ typedef struct {
   const volatile uint32_t* timed_out;    /* [coll]: the epoch of a run the host timed out (an epoch,
                                           * not a flag: a run that completed meanwhile leaves
                                           * nothing behind for the next one) */
+  const volatile uint64_t* gates;        /* [coll], host memory: the epoch of the collective's last run
+                                          * the host let through (DF_GATE_FAILED: failed it) */
   volatile uint64_t* progress_ns;        /* [coll], host memory: the daemon's time when a block last
                                           * left the current run with progress (the host's timeouts;
                                           * NULL without DFCCL_TIMEOUT_S) */

@@ -135,6 +135,27 @@ DF_FN void df_complete_run(const df_daemon_args* a, const df_block* blk, df_cont
   }
 }
 
+/* Leader, for a run the host published before it had waited for the caller's work (daemon.h): waits
+ * for the run's gate and tells whether the run may go on (DF_PRIM_DONE), must wait more
+ * (DF_PRIM_BLOCKED: preempted, like any wait) or failed.  The host opens a gate a few microseconds
+ * after the run's SQE -- unless a default stream of the caller is busy, and it waits for that --
+ * so a few dozen polls of host memory (a bus trip each) do: a longer wait would keep the block
+ * from its other runs.  Only one-channel runs have gates: block 0, the one block that reads host
+ * memory, runs them. */
+#define DF_GATE_POLLS 32
+DF_FN df_prim_result df_pass_gate(const df_run* run) {
+  const volatile uint64_t* gate = &run->args->gates[run->ctx->coll];
+  uint32_t epoch = run->ctx->dyn.epoch;
+  uint64_t polls = run->threshold < DF_GATE_POLLS ? run->threshold : DF_GATE_POLLS;
+  if (polls == 0) polls = 1;
+  for (uint64_t i = 0; i < polls; i++) {
+    uint64_t v = df_load_acquire_u64(gate); /* an acquire: the buffers are read after it */
+    if ((uint32_t)v == epoch) return (v & DF_GATE_FAILED) ? DF_PRIM_FAILED : DF_PRIM_DONE;
+    df_spin_pause(i);
+  }
+  return DF_PRIM_BLOCKED;
+}
+
 /* Runs the task at queue position i.  Returns true when it progressed; *completed: the run is over
  * on this block (complete or failed); *timesliced tells whether its peers can only run once this
  * daemon leaves the GPU.  All threads. */
@@ -154,7 +175,18 @@ DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_sh
   run.error = DF_RUN_OK;
   *timesliced = run.timesliced;
 
-  df_prim_result r = df_execute(&run);
+  df_prim_result r = DF_PRIM_DONE;
+  if (run.ctx->dyn.gated) { /* every thread reads the flag before the barrier, the leader clears it after */
+    if (df_is_leader(blk)) sh->gate = df_pass_gate(&run);
+    df_block_sync();
+    r = (df_prim_result)sh->gate;
+    if (df_is_leader(blk) && r != DF_PRIM_BLOCKED) {
+      run.ctx->dyn.gated = 0;
+      run.ctx->dirty = 1;
+      if (r == DF_PRIM_FAILED) run.error = DF_RUN_CALLER_FAILED;
+    }
+  }
+  if (r == DF_PRIM_DONE) r = df_execute(&run);
   df_block_sync(); /* every thread is done with the slot before the leader changes it */
   *completed = (r != DF_PRIM_BLOCKED);
   if (df_is_leader(blk)) {

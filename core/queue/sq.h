@@ -43,7 +43,9 @@ typedef struct {
   uint32_t nchannels;    /* blocks that take part in this run: from the entry, not from the static
                           * context, which a communicator's connector set rewrites between runs
                           * (a block that reads the entry late must not take the next run's) */
-  uint64_t pad[2];
+  uint32_t gated;        /* 1: the run waits for its gate before it reads a buffer (daemon.h) */
+  uint32_t pad32;
+  uint64_t pad;
 } df_sqe; /* 64 bytes: one entry per cache line                      */
 
 typedef struct {
@@ -64,6 +66,7 @@ DF_FN bool df_sq_read(df_sq sq, uint64_t* frontier, df_sqe* out) {
   out->recvbuff = e->recvbuff;
   out->nreaders = e->nreaders;
   out->nchannels = e->nchannels;
+  out->gated = e->gated;
   /* Block 0 reuses the slot after the last reader's increment: our copy is complete first. */
   df_fence_device();
   df_atomic_add_u32(&e->readers_done, 1);
@@ -89,6 +92,7 @@ DF_FN bool df_sq_forward(df_sq host, df_sq mirror, uint64_t* forwarded, df_sqe* 
   out->sendbuff = from->sendbuff;
   out->recvbuff = from->recvbuff;
   out->nchannels = from->nchannels;
+  out->gated = from->gated;
   out->nreaders = from->grid;
   if (out->nreaders > 1) { /* other blocks read the mirror; a grid of one does not need it */
     to->coll = out->coll;
@@ -97,6 +101,7 @@ DF_FN bool df_sq_forward(df_sq host, df_sq mirror, uint64_t* forwarded, df_sqe* 
     to->recvbuff = out->recvbuff;
     to->nreaders = out->nreaders;
     to->nchannels = out->nchannels;
+    to->gated = out->gated;
     to->readers_done = 1;                           /* block 0 */
     df_store_release_gpu_u64(&to->seq, *forwarded); /* only this GPU's blocks read the mirror */
   }

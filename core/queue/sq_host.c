@@ -86,6 +86,7 @@ dfcclResult_t df_sq_host_submit_n(df_sq_host* sq, const df_sq_run* runs, int n, 
     e->sendbuff = runs[i].sendbuff;
     e->recvbuff = runs[i].recvbuff;
     e->nchannels = runs[i].nchannels;
+    e->gated = runs[i].gated;
     e->nreaders = 1; /* daemon block 0, which copies it into the daemon's mirror */
     e->grid = sq->readers;
     e->readers_done = 0;
@@ -99,7 +100,7 @@ dfcclResult_t df_sq_host_submit_n(df_sq_host* sq, const df_sq_run* runs, int n, 
 
 dfcclResult_t df_sq_host_submit(df_sq_host* sq, uint32_t coll, uint32_t epoch, uint32_t nchannels, const void* sendbuff,
                                 void* recvbuff, uint64_t timeout_ms, void (*while_full)(void* arg), void* arg) {
-  df_sq_run run = {coll, epoch, nchannels, sendbuff, recvbuff};
+  df_sq_run run = {coll, epoch, nchannels, sendbuff, recvbuff, 0};
   int written;
   return df_sq_host_submit_n(sq, &run, 1, &written, timeout_ms, while_full, arg);
 }

@@ -214,6 +214,45 @@ static void test_whole_run(void) {
   CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 0 && host_ring[0].readers_done == 1,
         "the next fetch hands the entry back");
   CHECK(a->done_blocks[c] == 0, "the block count is reset for the next run");
+
+  /* A gated run (published before the host waited for the caller's work) reads no buffer before
+   * the host opens its gate, and fails when the host fails it. */
+  uint64_t* gates = zeroed(DF_MAX_COLLS, sizeof *gates);
+  a->gates = gates;
+  f.shared.ntasks = 0; /* the daemon's loop drops a completed task */
+  for (int i = 0; i < N; i++) send[i] = 5 * i + 1;
+  memset(recv, 0, sizeof(int32_t) * N);
+  host_ring[1] = sqe_for(c, 2, send, recv);
+  host_ring[1].grid = 1;
+  host_ring[1].nchannels = 1;
+  host_ring[1].gated = 1;
+  gates[c] = 1; /* the gate as the host shut it: the run's epoch minus one */
+  host_ring[1].seq = 1;
+  CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 1 && f.shared.ntasks == 1, "block 0 fetched the gated SQE");
+  progressed = df_run_task(a, &f.block, &f.shared, 0, &completed, &timesliced);
+  bool untouched = true;
+  for (int i = 0; i < N; i++) untouched = untouched && recv[i] == 0;
+  CHECK(!completed && !progressed && untouched && cq_entries[1] == 0, "a shut gate: the run waits, recvbuff untouched");
+  gates[c] = 2;
+  progressed = df_run_task(a, &f.block, &f.shared, 0, &completed, &timesliced);
+  CHECK(completed && memcmp(send, recv, sizeof(int32_t) * N) == 0 && cq_entries[1] == df_cqe_pack(c, 2, 0),
+        "the gate open: the run completes");
+  f.shared.ntasks = 0;
+  memset(recv, 0, sizeof(int32_t) * N);
+  host_ring[2] = sqe_for(c, 3, send, recv);
+  host_ring[2].grid = 1;
+  host_ring[2].nchannels = 1;
+  host_ring[2].gated = 1;
+  gates[c] = 3 | DF_GATE_FAILED;
+  host_ring[2].seq = 2;
+  CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 1, "block 0 fetched the third SQE");
+  df_run_task(a, &f.block, &f.shared, 0, &completed, &timesliced);
+  untouched = true;
+  for (int i = 0; i < N; i++) untouched = untouched && recv[i] == 0;
+  CHECK(
+      completed && untouched && df_cqe_error(cq_entries[2]) == DF_RUN_CALLER_FAILED && df_cqe_epoch(cq_entries[2]) == 3,
+      "a failed gate fails the run without reading its buffers");
+  free(gates);
   free(send);
   free(recv);
   free(host_ring);
