@@ -501,6 +501,35 @@ if named ucx; then
   done
 fi
 
+# PART=perf (issue 15): the five collectives beside NCCL at one rank per GPU -- up to PERF_SMALL_MAX
+# (default 16M) through the core API (communicators, the waiting thread taking its completion) and
+# through MPI_* on coll/dfccl (and staged), from PERF_LARGE_MIN (default 1M) to 1 GiB through the
+# core API for busbw, the small all-reduce once more without the ordering after the caller's default
+# streams (what that ordering still costs), then benchmarks/targets.py's PASS/MISS lines and, where
+# matplotlib is installed, benchmarks/plot.py's PNG.  Logs: $out/perf-*.txt.
+if named perf; then
+  perf_iters=${PERF_ITERS:-100}
+  step perf-small-and-component ${PERF_LIMIT:-240} env LOG_DIR="$out/perf-logs" CORE_BENCH_ARGS="-A comm -P 1" \
+    sh benchmarks/mpi_allreduce_bench.sh -C all -b 8 -e "${PERF_SMALL_MAX:-16M}" -f 8 -n "$perf_iters" -w 10
+  keep_output perf-small.txt
+  [ -f "$out/perf-logs/core.txt" ] && cp "$out/perf-logs/core.txt" "$out/perf-core-small.txt"
+  [ -f "$out/perf-logs/component.txt" ] && cp "$out/perf-logs/component.txt" "$out/perf-component.txt"
+  rm -rf "$out/perf-logs"
+  step perf-large ${PERF_LIMIT:-240} $mpi 2 benchmarks/dfccl_bench -C all -A comm -P 1 -b "${PERF_LARGE_MIN:-1M}" \
+    -e 1G -f 4 -n 20 -w 5
+  keep_output perf-core-large.txt
+  step perf-no-stream-order 120 env DFCCL_STREAM_ORDER=0 $mpi 2 benchmarks/dfccl_bench -C allreduce -A comm -P 1 \
+    -b 8 -e 64K -f 8 -n "$perf_iters" -w 10
+  keep_output perf-no-stream-order.txt
+  step perf-targets 60 sh -c "cat '$out/perf-core-small.txt' '$out/perf-core-large.txt' > '$out/perf-core.txt' &&
+    python3 benchmarks/targets.py '$out/perf-core.txt' --mpi '$out/perf-component.txt'"
+  keep_output perf-targets.txt
+  summarize "^(PASS|MISS|FAIL|N/A)"
+  python3 -c "import matplotlib" 2> /dev/null &&
+    python3 benchmarks/plot.py "$out/perf-core.txt" --mpi "$out/perf-component.txt" -o "$out/perf.png" >> "$log" 2>&1
+  rm -f "$out/perf-core-small.txt" "$out/perf-core-large.txt"
+fi
+
 # PART=explore: what the knobs do, for tuning the defaults (not part of the acceptance runs).
 if named explore; then
 step latency-all 200 $mpi 2 benchmarks/dfccl_bench -C all -b 16 -e 16M -f 16 -n 20 -w 5 -c 1 -S

@@ -1,0 +1,128 @@
+/*
+ * mpi_allreduce_bench's collectives (see mpi_coll_bench_colls.h).
+ *
+ * Sizes and layouts follow dfccl_bench (benchmarks/README.md, "Sizes"), restricted to what MPI
+ * defines: broadcast has one buffer, so the root's input is its output and only the other ranks'
+ * outputs are checked; reduce writes on the root only.
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "mpi_coll_bench_colls.h"
+
+#include <string.h>
+
+static const struct {
+  const char* option;
+  const char* title;
+  const char* mpi;
+  const char* description;
+  const char* counter; /* coll/dfccl's pvar: coll_dfccl_<entry point>_routed */
+  bool rooted;
+} colls[COLL_COUNT] = {
+    [COLL_ALLREDUCE] = {"allreduce", "all-reduce", "MPI_Allreduce", "MPI_Allreduce, float sum, out of place",
+                        "coll_dfccl_allreduce_routed", false},
+    [COLL_ALLGATHER] = {"allgather", "all-gather", "MPI_Allgather",
+                        "MPI_Allgather, float, out of place; count = sendcount = recvcount, size = the gathered "
+                        "buffer (nranks x count floats)",
+                        "coll_dfccl_allgather_routed", false},
+    [COLL_REDUCESCATTER] = {"reducescatter", "reduce-scatter", "MPI_Reduce_scatter_block",
+                            "MPI_Reduce_scatter_block, float sum, out of place; count = recvcount, size = the "
+                            "scattered buffer (nranks x count floats)",
+                            "coll_dfccl_reduce_scatter_block_routed", false},
+    [COLL_BROADCAST] = {"broadcast", "broadcast", "MPI_Bcast",
+                        "MPI_Bcast, float, one buffer (the root's input; the other ranks' outputs are checked)",
+                        "coll_dfccl_bcast_routed", true},
+    [COLL_REDUCE] = {"reduce", "reduce", "MPI_Reduce",
+                     "MPI_Reduce, float sum, out of place (the root's output is checked)", "coll_dfccl_reduce_routed",
+                     true},
+};
+
+static bool valid(coll_kind c) { return (unsigned)c < COLL_COUNT; }
+
+const char* coll_option(coll_kind c) { return valid(c) ? colls[c].option : "?"; }
+const char* coll_title(coll_kind c) { return valid(c) ? colls[c].title : "?"; }
+const char* coll_mpi_name(coll_kind c) { return valid(c) ? colls[c].mpi : "?"; }
+const char* coll_description(coll_kind c) { return valid(c) ? colls[c].description : "?"; }
+const char* coll_routed_counter(coll_kind c) { return valid(c) ? colls[c].counter : "?"; }
+bool coll_rooted(coll_kind c) { return valid(c) && colls[c].rooted; }
+
+bool coll_parse(const char* name, bool selected[COLL_COUNT]) {
+  bool all = strcmp(name, "all") == 0, found = all;
+  for (int c = 0; c < COLL_COUNT; c++) {
+    selected[c] = all || strcmp(name, colls[c].option) == 0;
+    found |= selected[c];
+  }
+  return found;
+}
+
+/* The share of the size that crosses a rank's links in a ring on n ranks (nccl-tests' factors). */
+double coll_busbw_factor(coll_kind c, int nranks) {
+  double n = nranks;
+  switch (c) {
+    case COLL_ALLREDUCE: return 2.0 * (n - 1.0) / n;
+    case COLL_ALLGATHER:
+    case COLL_REDUCESCATTER: return (n - 1.0) / n;
+    default: return 1.0;
+  }
+}
+
+size_t coll_count_unit(coll_kind c, int nranks) {
+  return c == COLL_ALLGATHER || c == COLL_REDUCESCATTER ? (size_t)nranks : 1u;
+}
+
+void coll_layout_init(coll_layout* l, coll_kind c, size_t count, int rank, int nranks, int root) {
+  size_t all = (size_t)nranks * count;
+  bool isRoot = rank == root;
+  *l = (coll_layout){.coll = c, .rank = rank, .nranks = nranks, .root = root, .count = count};
+  switch (c) {
+    case COLL_ALLGATHER:
+      l->inCount = count;
+      l->outCount = all;
+      break;
+    case COLL_REDUCESCATTER:
+      l->inCount = all;
+      l->outCount = count;
+      break;
+    case COLL_BROADCAST: /* the root sends its buffer, the others receive into theirs */
+      l->inputInRecv = true;
+      l->inCount = isRoot ? count : 0;
+      l->outCount = isRoot ? 0 : count;
+      break;
+    case COLL_REDUCE:
+      l->inCount = count;
+      l->outCount = isRoot ? count : 0;
+      break;
+    default: l->inCount = l->outCount = count; break;
+  }
+}
+
+/* Counts fit an int: the program refuses a -e beyond INT_MAX floats. */
+int coll_call(const coll_layout* l, const void* send, void* recv, MPI_Comm comm) {
+  int n = (int)l->count;
+  switch (l->coll) {
+    case COLL_ALLREDUCE: return MPI_Allreduce(send, recv, n, MPI_FLOAT, MPI_SUM, comm);
+    case COLL_ALLGATHER: return MPI_Allgather(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, comm);
+    case COLL_REDUCESCATTER: return MPI_Reduce_scatter_block(send, recv, n, MPI_FLOAT, MPI_SUM, comm);
+    case COLL_BROADCAST: return MPI_Bcast(recv, n, MPI_FLOAT, l->root, comm);
+    case COLL_REDUCE: return MPI_Reduce(send, recv, n, MPI_FLOAT, MPI_SUM, l->root, comm);
+    default: return MPI_ERR_ARG;
+  }
+}
+
+float coll_input(int rank, size_t i) { return (float)((long)((i * 31 + (size_t)rank * 17) % 11) - 5); }
+
+/* Element i of the sum over the ranks: at most 5 x nranks in magnitude, exact in float. */
+static float sum_over_ranks(int nranks, size_t i) {
+  long sum = 0;
+  for (int r = 0; r < nranks; r++) sum += (long)coll_input(r, i);
+  return (float)sum;
+}
+
+float coll_expected(const coll_layout* l, size_t k) {
+  switch (l->coll) {
+    case COLL_ALLGATHER: return coll_input((int)(k / l->count), k % l->count); /* block j is rank j's input */
+    case COLL_REDUCESCATTER: return sum_over_ranks(l->nranks, (size_t)l->rank * l->count + k);
+    case COLL_BROADCAST: return coll_input(l->root, k);
+    default: return sum_over_ranks(l->nranks, k); /* all-reduce, reduce (root) */
+  }
+}
