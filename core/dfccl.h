@@ -444,6 +444,13 @@ dfcclResult_t dfcclMemFree(void* ptr);
 /* GPUs this process can use: 0 without CUDA, a driver or a device.  Initialises the driver but
  * creates no context. */
 int dfcclDeviceCount(void);
+/* The GPU a process uses when it has not said which: the calling thread's current device once the
+ * thread has a CUDA context (the program chose one, or used CUDA), else localRank % the GPUs -- the
+ * usual one-rank-per-GPU mapping, which each process of a node computes alone.  -1 without GPUs.
+ * For glue code that must make its context before the program picks a GPU (Open MPI runs
+ * collectives of its own inside MPI_Init and communicator creation, before a program's
+ * cudaSetDevice: device 0 would put every rank of a node on the first GPU). */
+int dfcclDefaultDevice(int localRank);
 /* Host memory for copies to and from device memory: page-locked (cudaHostAlloc) where CUDA can
  * pin it, so that dfcclCopy moves it at the link's rate rather than through the driver's bounce
  * buffer; plain host memory otherwise (no CUDA, no GPU).  Pinning costs far more than a copy: keep

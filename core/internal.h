@@ -135,7 +135,8 @@ extern const df_target_ops df_target_cuda;
 
 /* Sets *kind and *device for GPU memory; leaves them (host memory) for any other pointer. */
 dfcclResult_t df_gpu_pointer_kind(const void* p, dfcclMemoryKind_t* kind, int* device);
-int df_gpu_device_count(void); /* 0: no driver, no device, or no CUDA */
+int df_gpu_device_count(void);             /* 0: no driver, no device, or no CUDA */
+int df_gpu_default_device(int local_rank); /* dfcclDefaultDevice */
 /* GPU memory on `device` (-1: the current one); the caller's current device is left as it was. */
 dfcclResult_t df_gpu_alloc(int device, size_t bytes, void** ptr);
 dfcclResult_t df_gpu_free(void* ptr);

@@ -20,6 +20,7 @@
 /* Each function asks the host target's device memory first, then the GPU. */
 
 int dfcclDeviceCount(void) { return df_gpu_device_count(); }
+int dfcclDefaultDevice(int localRank) { return df_gpu_default_device(localRank); }
 
 dfcclResult_t dfcclPointerGetKind(const void* p, dfcclMemoryKind_t* kind, int* device) {
   if (!kind || !device) return df_error(dfcclInvalidArgument, "dfcclPointerGetKind: NULL %s", kind ? "device" : "kind");

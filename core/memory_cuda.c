@@ -132,6 +132,18 @@ static bool thread_has_cuda_context(void) {
   return cu_ctx_get_current(&current) == CUDA_SUCCESS && current != NULL;
 }
 
+int df_gpu_default_device(int local_rank) {
+  int n = df_gpu_device_count();
+  if (n <= 0) return -1;
+  int current = 0;
+  /* cudaGetDevice answers 0 on a thread that never chose: only a context says the program did. */
+  if (thread_has_cuda_context()) {
+    if (cudaGetDevice(&current) == cudaSuccess) return current;
+    cudaGetLastError();
+  }
+  return local_rank > 0 ? local_rank % n : 0;
+}
+
 /* A pageable cudaMemcpy to device memory returns once the data is staged, before its DMA lands; a
  * kernel on stream 0 returns at once: neither is ordered before the daemon, which runs on its own
  * non-blocking stream.  So a run first waits for the streams such work goes to -- free when they

@@ -16,6 +16,11 @@ dfcclResult_t df_gpu_pointer_kind(const void* p, dfcclMemoryKind_t* kind, int* d
 
 int df_gpu_device_count(void) { return 0; }
 
+int df_gpu_default_device(int local_rank) {
+  (void)local_rank;
+  return -1;
+}
+
 dfcclResult_t df_gpu_alloc(int device, size_t bytes, void** ptr) {
   (void)device, (void)bytes, (void)ptr;
   return df_error(dfcclUnsupported, "dfcclMemAlloc: this DFCCL was built without CUDA");

@@ -395,12 +395,30 @@ void* mca_coll_dfccl_alloc_or_abort(size_t bytes, ompi_communicator_t* comm) {
   return p;
 }
 
+/* This process's rank among those of its node, as the launcher tells it (mpirun, Slurm); 0 when
+ * none does. */
+static int node_local_rank(void) {
+  static const char* const names[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    const char* v = getenv(names[i]);
+    char* end;
+    long r = v != NULL ? strtol(v, &end, 10) : -1;
+    if (v != NULL && *v != '\0' && *end == '\0' && r >= 0 && r <= INT_MAX) return (int)r;
+  }
+  return 0;
+}
+
 dfcclRankCtx_t mca_coll_dfccl_process_context(dfcclTarget_t target, int* device) {
   pthread_mutex_lock(&proc.lock);
   dfcclRankCtx_t ctx = proc.ctx[target];
   if (ctx == NULL && !proc.failed[target]) {
+    int wanted = device != NULL ? *device : -1;
+    /* No buffer named the GPU (a call on host memory -- Open MPI's own nonblocking all-reduces
+     * inside MPI_Comm_split and MPI_Comm_dup come before most programs' cudaSetDevice): the GPU
+     * the program has chosen, or the one it will most likely choose, never simply device 0. */
+    if (target == dfcclTargetCuda && wanted < 0) wanted = dfcclDefaultDevice(node_local_rank());
     dfcclInitArgs_t args = {.target = target,
-                            .device = device != NULL ? *device : -1,
+                            .device = wanted,
                             .bootstrap = {ompi_comm_rank(&ompi_mpi_comm_world.comm),
                                           ompi_comm_size(&ompi_mpi_comm_world.comm), no_bootstrap, NULL}};
     /* The MCA parameters the core reads from its environment. */
@@ -432,8 +450,8 @@ dfcclRankCtx_t mca_coll_dfccl_process_context(dfcclTarget_t target, int* device)
       proc.ctx[target] = ctx;
       atomic_store_explicit(&progressed[target], ctx, memory_order_release);
       if (target == dfcclTargetCuda) proc.cuda_device = chosen;
-      DFCCL_VERBOSE(1, "process context (%s target%s) ready: world rank %d of %d", target_name(target),
-                    target == dfcclTargetCuda ? ", GPU" : "", args.bootstrap.rank, args.bootstrap.nranks);
+      DFCCL_VERBOSE(1, "process context (%s target%s %d) ready: world rank %d of %d", target_name(target),
+                    target == dfcclTargetCuda ? ", GPU" : "", chosen, args.bootstrap.rank, args.bootstrap.nranks);
     }
   }
   if (device != NULL && ctx != NULL && target == dfcclTargetCuda) {
