@@ -37,7 +37,8 @@
 #include "opal/util/output.h"
 
 /* The process's DFCCL contexts, one per execution target: [dfcclTargetHost] for the host-target
- * test mode, [dfcclTargetCuda] for device buffers (on the GPU of the first device buffer). */
+ * test mode, [dfcclTargetCuda] for device buffers (on the GPU of the first device buffer, or
+ * dfcclDefaultDevice's when the first call that needs it has none). */
 static struct {
   pthread_mutex_t lock;
   dfcclRankCtx_t ctx[3];
