@@ -16,7 +16,7 @@ import os
 import sys
 from typing import List, Optional, Tuple
 
-sys.dont_write_bytecode = True  # no __pycache__ beside the sources (it is not in .gitignore)
+sys.dont_write_bytecode = True  # no __pycache__ beside the sources
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from targets import (  # noqa: E402  (targets.py lies beside this file)
     COMPONENT,
@@ -26,12 +26,10 @@ from targets import (  # noqa: E402  (targets.py lies beside this file)
     NCCL_OUT,
     SMALL_MAX_BYTES,
     Log,
-    LogError,
     Table,
     collectives,
     format_size,
-    read_core_log,
-    read_mpi_log,
+    read_logs,
     table_of,
 )
 
@@ -192,12 +190,10 @@ def parse_args(argv: List[str]) -> argparse.Namespace:
 
 def main(argv: List[str]) -> int:
     args = parse_args(argv)
-    try:
-        core = read_core_log(args.core_log)
-        mpi = read_mpi_log(args.mpi) if args.mpi else None
-    except LogError as e:
-        print(f"plot.py: {e}", file=sys.stderr)
+    logs = read_logs("plot.py", args.core_log, args.mpi)
+    if logs is None:
         return 1
+    core, mpi = logs
     plt = load_pyplot()
     if plt is None:
         print(

@@ -211,6 +211,15 @@ def read_mpi_log(path: str) -> Log:
     return parse_log(path, read_lines(path), "mpi_allreduce_bench", MPI_LEADING, MPI_GROUPS)
 
 
+def read_logs(prog: str, core_path: str, mpi_path: Optional[str]) -> Optional[Tuple[Log, Optional[Log]]]:
+    """Both logs, or None after saying on stderr, as PROG, why one cannot be read."""
+    try:
+        return read_core_log(core_path), (read_mpi_log(mpi_path) if mpi_path else None)
+    except LogError as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return None
+
+
 def collectives(core: Log, mpi: Optional[Log]) -> List[str]:
     """The core log's collectives in its order, then any only the MPI log has."""
     names = list(core.tables)
@@ -429,12 +438,10 @@ def report(core: Log, mpi: Optional[Log]) -> None:
 
 def main(argv: List[str]) -> int:
     args = parse_args(argv)
-    try:
-        core = read_core_log(args.core_log)
-        mpi = read_mpi_log(args.mpi) if args.mpi else None
-    except LogError as e:
-        print(f"targets.py: {e}", file=sys.stderr)
+    logs = read_logs("targets.py", args.core_log, args.mpi)
+    if logs is None:
         return 1
+    core, mpi = logs
     try:
         report(core, mpi)
         sys.stdout.flush()

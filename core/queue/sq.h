@@ -53,6 +53,16 @@ typedef struct {
   uint32_t mask; /* entries - 1; the number of entries is a power of two */
 } df_sq;
 
+/* The fields of an entry that describe its run (not the ring's own: seq, readers, grid). */
+DF_FN void df_sqe_copy_run(df_sqe* to, const df_sqe* from) {
+  to->coll = from->coll;
+  to->epoch = from->epoch;
+  to->sendbuff = from->sendbuff;
+  to->recvbuff = from->recvbuff;
+  to->nchannels = from->nchannels;
+  to->gated = from->gated;
+}
+
 /* ---- reader side (a daemon block's leader thread) ---- */
 
 /* Takes the mirror's entry *frontier into `out` and advances *frontier; false if it is not
@@ -60,13 +70,8 @@ typedef struct {
 DF_FN bool df_sq_read(df_sq sq, uint64_t* frontier, df_sqe* out) {
   df_sqe* e = &sq.entries[*frontier & sq.mask];
   if (df_load_acquire_gpu_u64(&e->seq) != *frontier) return false;
-  out->coll = e->coll;
-  out->epoch = e->epoch;
-  out->sendbuff = e->sendbuff;
-  out->recvbuff = e->recvbuff;
+  df_sqe_copy_run(out, e);
   out->nreaders = e->nreaders;
-  out->nchannels = e->nchannels;
-  out->gated = e->gated;
   /* Block 0 reuses the slot after the last reader's increment: our copy is complete first. */
   df_fence_device();
   df_atomic_add_u32(&e->readers_done, 1);
@@ -87,21 +92,11 @@ DF_FN bool df_sq_forward(df_sq host, df_sq mirror, uint64_t* forwarded, df_sqe* 
   if (df_load_acquire_u64(&from->seq) != *forwarded) return false;
   df_sqe* to = &mirror.entries[*forwarded & mirror.mask];
   if (df_load_acquire_u32(&to->readers_done) != to->nreaders) return false; /* a block still has to read it */
-  out->coll = from->coll;
-  out->epoch = from->epoch;
-  out->sendbuff = from->sendbuff;
-  out->recvbuff = from->recvbuff;
-  out->nchannels = from->nchannels;
-  out->gated = from->gated;
+  df_sqe_copy_run(out, from);
   out->nreaders = from->grid;
   if (out->nreaders > 1) { /* other blocks read the mirror; a grid of one does not need it */
-    to->coll = out->coll;
-    to->epoch = out->epoch;
-    to->sendbuff = out->sendbuff;
-    to->recvbuff = out->recvbuff;
+    df_sqe_copy_run(to, out);
     to->nreaders = out->nreaders;
-    to->nchannels = out->nchannels;
-    to->gated = out->gated;
     to->readers_done = 1;                           /* block 0 */
     df_store_release_gpu_u64(&to->seq, *forwarded); /* only this GPU's blocks read the mirror */
   }
