@@ -24,6 +24,7 @@ typedef struct {
   uint32_t ntasks;
   uint32_t current;     /* slot of the run being executed                          */
   uint32_t sqe_fetched; /* the last fetch took SQEs                                */
+  uint32_t idle_round;  /* the last round took no SQE and ran nothing: a new SQE is likely alone */
   uint32_t quit;        /* 1: voluntary quit, 2: final exit                        */
   /* Published by the leader for the other threads of the block. */
   volatile uint32_t go; /* df_prim_result of the current primitive's waits        */

@@ -58,16 +58,18 @@ DF_FN uint32_t df_take_sqe(const df_daemon_args* a, const df_block* blk, df_bloc
  * straight from the host's ring as it forwards them.  A lone run reaching an idle block 0 goes to
  * its run at once: no look for the next entry (a bus trip, df_sq_forward) and no handing back of
  * its slot (a system-scope fence) before it -- that comes at the start of the next round, which a
- * host with hundreds of free entries never waits for.  When runs are already queued (a burst), or
- * the ring is small, block 0 takes every entry there is and hands the slots back at once: the host
- * may be waiting for them, and the next round may come only after the runs' spins.  Returns how
- * many it took. */
+ * host with hundreds of free entries never waits for.  "Idle": no task, and the last round took
+ * nothing and ran nothing -- right after a round that completed a run, entries may have piled up,
+ * and they are all taken before any runs, so that the task queue orders them by priority.  When
+ * runs are already queued (a burst), or the ring is small, block 0 takes every entry there is and
+ * hands the slots back at once: the host may be waiting for them, and the next round may come only
+ * after the runs' spins.  Returns how many it took. */
 DF_FN uint32_t df_fetch_sqes(const df_daemon_args* a, const df_block* blk, df_block_shared* sh) {
   df_block_state* bs = &a->blocks[blk->bid];
   uint32_t taken = 0;
   df_sqe e;
   if (blk->bid == 0) {
-    bool lone = sh->ntasks == 0 && a->sq_host.mask + 1 >= DF_SQ_LAZY_HAND_BACK;
+    bool lone = sh->ntasks == 0 && sh->idle_round && a->sq_host.mask + 1 >= DF_SQ_LAZY_HAND_BACK;
     df_sq_acknowledge(a->sq_host, &bs->sq_acknowledged, bs->sq_forwarded);
     while (df_sq_forward(a->sq_host, a->sq, &bs->sq_forwarded, &e)) {
       taken += df_take_sqe(a, blk, sh, &e);
@@ -291,6 +293,7 @@ DF_FN void df_daemon_block_main(const df_daemon_args* a, const df_block* blk, df
     sh->reported = 0;
     sh->timesliced_seen = 0;
     sh->error_look_ns = 0;
+    sh->idle_round = 0; /* a launch may find entries piled up: it takes them all */
   }
   df_block_sync();
   while (sh->quit == DF_CONTINUE) {
@@ -312,6 +315,7 @@ DF_FN void df_daemon_block_main(const df_daemon_args* a, const df_block* blk, df
       /* Only after a task completed: with an empty queue no barrier separates the block's read of
        * ntasks above from a store to it (compute-sanitizer's racecheck saw that hazard). */
       if (finished) df_task_queue_compact(sh);
+      sh->idle_round = !active;
       sh->quit = df_decide(a, blk, sh, active, yield);
     }
     df_block_sync();

@@ -204,6 +204,7 @@ static void test_whole_run(void) {
   host_ring[0].grid = 1;
   host_ring[0].nchannels = 1;
   host_ring[0].seq = 0;
+  f.shared.idle_round = 1; /* an idle block 0: a new entry goes to its run at once */
   CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 1 && f.shared.ntasks == 1, "block 0 fetched the SQE");
   bool completed = false, timesliced = true;
   bool progressed = df_run_task(a, &f.block, &f.shared, 0, &completed, &timesliced);
@@ -252,6 +253,26 @@ static void test_whole_run(void) {
   CHECK(
       completed && untouched && df_cqe_error(cq_entries[2]) == DF_RUN_CALLER_FAILED && df_cqe_epoch(cq_entries[2]) == 3,
       "a failed gate fails the run without reading its buffers");
+
+  /* Entries that piled up while a run completed are all taken before any runs, the task queue
+   * ordering them by priority: a low-priority run first in the ring, a high-priority one after it. */
+  const uint32_t high = 4;
+  f.colls[high] = f.colls[c];
+  f.colls[high].priority = 10;
+  f.colls[c].priority = 0;
+  f.shared.ntasks = 0;
+  f.shared.idle_round = 0; /* the round before completed the failed run */
+  host_ring[3] = sqe_for(c, 4, send, recv);
+  host_ring[4] = sqe_for(high, 1, send, recv);
+  for (int k = 3; k <= 4; k++) {
+    host_ring[k].grid = 1;
+    host_ring[k].nchannels = 1;
+    host_ring[k].seq = (uint64_t)k;
+  }
+  CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 2 && f.shared.ntasks == 2 && f.shared.tasks[0] == high &&
+            f.shared.tasks[1] == c,
+        "after a busy round block 0 takes every entry; the high-priority run goes first");
+  CHECK(host_ring[3].readers_done == 1 && host_ring[4].readers_done == 1, "and hands their slots back at once");
   free(gates);
   free(send);
   free(recv);
