@@ -294,7 +294,7 @@ static dfcclResult_t intern_table(struct dfcclComm* c, df_blocks* b, struct df_c
 static dfcclResult_t start(df_ctx* ctx, int index, const df_coll_static* st, bool install, uint32_t epoch,
                            const void* sendbuff, void* recvbuff) {
   if (install) DF_CHECK(df_install_static(ctx, index, st));
-  return df_publish_run(ctx, (uint32_t)index, epoch, st->nchannels, sendbuff, recvbuff);
+  return df_publish_run(ctx, (uint32_t)index, epoch, st->nchannels, sendbuff, recvbuff, false);
 }
 
 /* Caller holds ctx->lock: the set is idle; it is now in flight with this run, which hands its
@@ -327,7 +327,7 @@ typedef struct {
   int index;                   /* its connector set                                        */
   int id;                      /* its number, as its callback's collId                     */
   bool started, install;
-  bool gated; /* published before the wait for the caller's work (df_gate_*): a lone run of one channel
+  bool gated; /* published before the wait for the caller's work (df_publish_runs): a lone run of one channel
                * whose set is free, which this thread publishes itself */
   uint32_t epoch;
 } batch_run;
@@ -486,16 +486,11 @@ dfcclResult_t dfcclSubmitBatch(dfcclComm_t comm, const dfcclSubmission_t* runs, 
     if (!b[i].started) continue;
     if (r == dfcclSuccess && b[i].install) r = df_install_static(ctx, b[i].index, &b[i].st);
     if (r != dfcclSuccess) break;
-    if (b[i].gated) df_gate_close(ctx, (uint32_t)b[i].index, b[i].epoch);
     entries[nstarted++] = (df_sq_run){(uint32_t)b[i].index, b[i].epoch,       b[i].st.nchannels,
                                       runs[i].sendbuff,     runs[i].recvbuff, b[i].gated};
   }
   int published = 0;
   if (r == dfcclSuccess) r = df_publish_runs(ctx, entries, nstarted, &published);
-  /* Submitted: a failed wait fails the run, whose callback reports it (the message is printed). */
-  for (int k = 0; k < published; k++)
-    if (entries[k].gated && df_gate_open(ctx, entries[k].coll, entries[k].epoch) != dfcclSuccess)
-      fprintf(stderr, "dfccl: rank %d: communicator run %d: %s\n", ctx->rank, b[0].id, dfcclGetLastErrorMessage());
   if (r == dfcclSuccess) {
     batch_fini(&w);
     return dfcclSuccess;

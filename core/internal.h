@@ -315,18 +315,13 @@ uint32_t df_run_channels(const df_config* cfg, uint32_t kind, uint64_t bytes, ui
 /* The bytes a run of st reads from sendbuff and writes to recvbuff on this rank (not the v kinds). */
 void df_run_bytes(const df_coll_static* st, size_t* send_bytes, size_t* recv_bytes);
 /* Checks a run's buffers (id names it in errors), then, when `order`, waits for the caller's work on
- * them (else the run is gated: df_gate_*). */
+ * them (else the run is gated: df_gate_wanted). */
 dfcclResult_t df_check_run_buffers(df_ctx* ctx, uint32_t kind, const void* sendbuff, size_t send_bytes,
                                    const void* recvbuff, size_t recv_bytes, int id, bool order);
-/* Gates (kernel/daemon.h): a one-channel run is published before the wait for the caller's work,
- * which then overlaps the SQ's latency, and the daemon waits for its gate.  df_gate_wanted: whether
- * a run of `nchannels` is published so; df_gate_close, before its SQE: its gate shut whatever an
- * earlier collective of the index left there; df_gate_open, after its SQE, on the submitting
- * thread: waits for the caller's work and lets the run through -- or, when that wait fails, fails
- * the run (its callback reports the error, dfcclCudaError) and returns the error for the message. */
+/* Gates (kernel/daemon.h): whether a run of `nchannels` is published before the wait for the
+ * caller's work, which then overlaps the SQ's latency while the daemon waits for the run's gate
+ * (df_sq_run.gated; df_publish_runs shuts and opens the gates). */
 bool df_gate_wanted(const df_ctx* ctx, uint32_t nchannels);
-void df_gate_close(df_ctx* ctx, uint32_t index, uint32_t epoch);
-dfcclResult_t df_gate_open(df_ctx* ctx, uint32_t index, uint32_t epoch);
 /* The daemon's static context of `index`, written while no run of it is in flight. */
 dfcclResult_t df_install_static(df_ctx* ctx, int index, const df_coll_static* st);
 /* Caller holds ctx->lock, the record is idle: it is now in flight with this run's callback;
@@ -334,9 +329,10 @@ dfcclResult_t df_install_static(df_ctx* ctx, int index, const df_coll_static* st
 uint32_t df_record_start(df_coll* c, dfcclCallback_t callback, void* callback_arg, int callback_id);
 void df_record_cancel(df_coll* c);
 /* Writes the SQE of run `epoch` of index (its record already in flight), counted outstanding until
- * it completes.  On failure the caller takes the record out of flight again. */
+ * it completes; `gated` (df_gate_wanted): its caller's work is waited for after the SQE.  On failure
+ * the caller takes the record out of flight again. */
 dfcclResult_t df_publish_run(df_ctx* ctx, uint32_t index, uint32_t epoch, uint32_t nchannels, const void* sendbuff,
-                             void* recvbuff);
+                             void* recvbuff, bool gated);
 
 /* ---- deregistration (deregister.c) ---- */
 
@@ -452,7 +448,7 @@ typedef struct {
   uint32_t coll, epoch, nchannels;
   const void* sendbuff;
   void* recvbuff;
-  uint32_t gated; /* 1: the run waits for its gate (df_gate_open) */
+  uint32_t gated; /* 1: the run waits for its gate: df_publish_runs waits for the caller's work after its SQE */
 } df_sq_run;
 /* Writes n entries in order under one hold of the lock (each published by its own sequence
  * store, as the daemon reads them); *written: how many, all of them unless the ring stayed full
@@ -460,7 +456,8 @@ typedef struct {
 dfcclResult_t df_sq_host_submit_n(df_sq_host* sq, const df_sq_run* runs, int n, int* written, uint64_t timeout_ms,
                                   void (*while_full)(void* arg), void* arg);
 /* df_publish_run of n runs: one hold of the queue's lock, one notification; *published: how many
- * (the first ones), all unless the queue stayed full. */
+ * (the first ones), all unless the queue stayed full.  A gated run's gate is shut before its SQE and
+ * opened after the published entries are out (a failed wait fails the run through its gate). */
 dfcclResult_t df_publish_runs(df_ctx* ctx, const df_sq_run* runs, int n, int* published);
 /* From now on every entry is read by `readers` blocks; returns the sequence number of the first
  * such entry (where blocks that have not read the queue before must start). */
@@ -541,7 +538,7 @@ struct dfcclRankCtx {
   df_daemon_args* dev_args;
   df_coll_static* dev_colls;
   volatile uint32_t* quit_request_host;
-  volatile uint64_t* gates_host;                 /* [coll]: the runs' gates (df_gate_*), read by daemon block 0 */
+  volatile uint64_t* gates_host;                 /* [coll]: the runs' gates (df_publish_runs), read by daemon block 0 */
   volatile df_launch_report* launch_report_host; /* of the launch that ran last */
   volatile uint64_t* progress_host;              /* [DF_MAX_COLLS]: args.progress_ns as the host sees it */
   uint64_t timeouts_checked_us;                  /* the poller last looked for runs without progress */

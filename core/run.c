@@ -60,19 +60,24 @@ dfcclResult_t df_check_run_buffers(df_ctx* ctx, uint32_t kind, const void* sendb
  * way to the daemon.  Runs of more channels wait first: only block 0 reads host memory, where the
  * gates are. */
 bool df_gate_wanted(const df_ctx* ctx, uint32_t nchannels) {
-  return nchannels == 1 && ctx->target->wait_caller != NULL && ctx->cfg.stream_order && ctx->gates_host != NULL;
+  return nchannels == 1 && ctx->target->wait_caller != NULL && ctx->cfg.stream_order;
 }
 
-void df_gate_close(df_ctx* ctx, uint32_t index, uint32_t epoch) {
-  __atomic_store_n(&ctx->gates_host[index], (uint64_t)(epoch - 1),
-                   __ATOMIC_RELAXED); /* the SQE's release publishes it */
+/* Before the run's SQE: its gate shut, whatever the collective's earlier run left there (the SQE's
+ * release publishes the store). */
+static void gate_close(df_ctx* ctx, const df_sq_run* run) {
+  __atomic_store_n(&ctx->gates_host[run->coll], (uint64_t)(run->epoch - 1), __ATOMIC_RELAXED);
 }
 
-dfcclResult_t df_gate_open(df_ctx* ctx, uint32_t index, uint32_t epoch) {
+/* After its SQE: waits for the caller's work and lets the run through -- or, when that wait failed,
+ * fails the run, whose callback reports dfcclCudaError (the reason is printed here). */
+static void gate_open(df_ctx* ctx, const df_sq_run* run) {
   dfcclResult_t r = ctx->target->wait_caller(ctx);
-  __atomic_store_n(&ctx->gates_host[index], (uint64_t)epoch | (r != dfcclSuccess ? DF_GATE_FAILED : 0),
+  __atomic_store_n(&ctx->gates_host[run->coll], (uint64_t)run->epoch | (r != dfcclSuccess ? DF_GATE_FAILED : 0),
                    __ATOMIC_RELEASE);
-  return r;
+  if (r != dfcclSuccess)
+    fprintf(stderr, "dfccl: rank %d: run %u of collective %u fails: %s\n", ctx->rank, run->epoch, run->coll,
+            dfcclGetLastErrorMessage());
 }
 
 uint32_t df_record_start(df_coll* c, dfcclCallback_t callback, void* callback_arg, int callback_id) {
@@ -90,6 +95,8 @@ void df_record_cancel(df_coll* c) {
 }
 
 dfcclResult_t df_publish_runs(df_ctx* ctx, const df_sq_run* runs, int n, int* published) {
+  for (int i = 0; i < n; i++)
+    if (runs[i].gated) gate_close(ctx, &runs[i]);
   atomic_fetch_add(&ctx->outstanding, n);
   bool taking = ctx->cfg.poller_set_aside && df_taking_completions(ctx);
   dfcclResult_t r = df_sq_host_submit_n(&ctx->sq, runs, n, published, ctx->cfg.submit_timeout_ms,
@@ -99,12 +106,14 @@ dfcclResult_t df_publish_runs(df_ctx* ctx, const df_sq_run* runs, int n, int* pu
   atomic_fetch_add(&ctx->submitted, *published);
   df_poller_notify(ctx);
   df_net_notify(ctx);
+  for (int i = 0; i < *published; i++) /* the caller's work waited for while the entries travel */
+    if (runs[i].gated) gate_open(ctx, &runs[i]);
   return r;
 }
 
 dfcclResult_t df_publish_run(df_ctx* ctx, uint32_t index, uint32_t epoch, uint32_t nchannels, const void* sendbuff,
-                             void* recvbuff) {
-  df_sq_run run = {index, epoch, nchannels, sendbuff, recvbuff, 0};
+                             void* recvbuff, bool gated) {
+  df_sq_run run = {index, epoch, nchannels, sendbuff, recvbuff, gated};
   int published;
   return df_publish_runs(ctx, &run, 1, &published);
 }
@@ -169,20 +178,13 @@ static dfcclResult_t submit(df_ctx* ctx, df_coll_kind kind, const void* sendbuff
   uint32_t epoch = df_record_start(c, callback, callbackArg, collId);
   pthread_mutex_unlock(&ctx->lock);
 
-  if (gated) df_gate_close(ctx, (uint32_t)index, epoch);
-  df_sq_run run = {(uint32_t)index, epoch, stat.nchannels, sendbuff, recvbuff, gated};
-  int published;
-  dfcclResult_t r = df_publish_runs(ctx, &run, 1, &published);
+  dfcclResult_t r = df_publish_run(ctx, (uint32_t)index, epoch, stat.nchannels, sendbuff, recvbuff, gated);
   if (r != dfcclSuccess) {
     pthread_mutex_lock(&ctx->lock);
     df_record_cancel(c);
     pthread_mutex_unlock(&ctx->lock);
-    return r;
   }
-  /* Submitted: a failed wait fails the run, whose callback reports it (the message is printed). */
-  if (gated && df_gate_open(ctx, (uint32_t)index, epoch) != dfcclSuccess)
-    fprintf(stderr, "dfccl: rank %d: collective id %d: %s\n", ctx->rank, collId, dfcclGetLastErrorMessage());
-  return dfcclSuccess;
+  return r;
 }
 
 dfcclResult_t dfcclRunAllReduce(dfcclRankCtx_t ctx, const void* sendbuff, void* recvbuff, int collId,
