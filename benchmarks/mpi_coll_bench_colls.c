@@ -7,93 +7,74 @@
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
+#define _POSIX_C_SOURCE 200809L /* bench.h's rule */
 #include "mpi_coll_bench_colls.h"
+
+#include "bench.h" /* bench_coll.c: names, sizes, bus bandwidth and layouts, as dfccl_bench has them */
 
 #include <string.h>
 
+_Static_assert((int)COLL_ALLREDUCE == (int)BENCH_ALLREDUCE && (int)COLL_ALLGATHER == (int)BENCH_ALLGATHER &&
+                   (int)COLL_REDUCESCATTER == (int)BENCH_REDUCESCATTER && (int)COLL_BROADCAST == (int)BENCH_BROADCAST &&
+                   (int)COLL_REDUCE == (int)BENCH_REDUCE,
+               "coll_kind is bench_coll's first five");
+
 static const struct {
-  const char* option;
-  const char* title;
   const char* mpi;
   const char* description;
   const char* counter; /* coll/dfccl's pvar: coll_dfccl_<entry point>_routed */
-  bool rooted;
 } colls[COLL_COUNT] = {
-    [COLL_ALLREDUCE] = {"allreduce", "all-reduce", "MPI_Allreduce", "MPI_Allreduce, float sum, out of place",
-                        "coll_dfccl_allreduce_routed", false},
-    [COLL_ALLGATHER] = {"allgather", "all-gather", "MPI_Allgather",
+    [COLL_ALLREDUCE] = {"MPI_Allreduce", "MPI_Allreduce, float sum, out of place", "coll_dfccl_allreduce_routed"},
+    [COLL_ALLGATHER] = {"MPI_Allgather",
                         "MPI_Allgather, float, out of place; count = sendcount = recvcount, size = the gathered "
                         "buffer (nranks x count floats)",
-                        "coll_dfccl_allgather_routed", false},
-    [COLL_REDUCESCATTER] = {"reducescatter", "reduce-scatter", "MPI_Reduce_scatter_block",
+                        "coll_dfccl_allgather_routed"},
+    [COLL_REDUCESCATTER] = {"MPI_Reduce_scatter_block",
                             "MPI_Reduce_scatter_block, float sum, out of place; count = recvcount, size = the "
                             "scattered buffer (nranks x count floats)",
-                            "coll_dfccl_reduce_scatter_block_routed", false},
-    [COLL_BROADCAST] = {"broadcast", "broadcast", "MPI_Bcast",
+                            "coll_dfccl_reduce_scatter_block_routed"},
+    [COLL_BROADCAST] = {"MPI_Bcast",
                         "MPI_Bcast, float, one buffer (the root's input; the other ranks' outputs are checked)",
-                        "coll_dfccl_bcast_routed", true},
-    [COLL_REDUCE] = {"reduce", "reduce", "MPI_Reduce",
-                     "MPI_Reduce, float sum, out of place (the root's output is checked)", "coll_dfccl_reduce_routed",
-                     true},
+                        "coll_dfccl_bcast_routed"},
+    [COLL_REDUCE] = {"MPI_Reduce", "MPI_Reduce, float sum, out of place (the root's output is checked)",
+                     "coll_dfccl_reduce_routed"},
 };
 
 static bool valid(coll_kind c) { return (unsigned)c < COLL_COUNT; }
+static bench_coll bench(coll_kind c) { return (bench_coll)c; }
 
-const char* coll_option(coll_kind c) { return valid(c) ? colls[c].option : "?"; }
-const char* coll_title(coll_kind c) { return valid(c) ? colls[c].title : "?"; }
+const char* coll_option(coll_kind c) { return valid(c) ? bench_coll_option(bench(c)) : "?"; }
+const char* coll_title(coll_kind c) { return valid(c) ? bench_coll_name(bench(c)) : "?"; }
 const char* coll_mpi_name(coll_kind c) { return valid(c) ? colls[c].mpi : "?"; }
 const char* coll_description(coll_kind c) { return valid(c) ? colls[c].description : "?"; }
 const char* coll_routed_counter(coll_kind c) { return valid(c) ? colls[c].counter : "?"; }
-bool coll_rooted(coll_kind c) { return valid(c) && colls[c].rooted; }
+bool coll_rooted(coll_kind c) { return valid(c) && bench_coll_rooted(bench(c)); }
+double coll_busbw_factor(coll_kind c, int nranks) { return bench_coll_busbw_factor(bench(c), nranks); }
+size_t coll_count_unit(coll_kind c, int nranks) { return bench_coll_count_unit(bench(c), nranks); }
 
 bool coll_parse(const char* name, bool selected[COLL_COUNT]) {
   bool all = strcmp(name, "all") == 0, found = all;
   for (int c = 0; c < COLL_COUNT; c++) {
-    selected[c] = all || strcmp(name, colls[c].option) == 0;
+    selected[c] = all || strcmp(name, coll_option((coll_kind)c)) == 0;
     found |= selected[c];
   }
   return found;
 }
 
-/* The share of the size that crosses a rank's links in a ring on n ranks (nccl-tests' factors). */
-double coll_busbw_factor(coll_kind c, int nranks) {
-  double n = nranks;
-  switch (c) {
-    case COLL_ALLREDUCE: return 2.0 * (n - 1.0) / n;
-    case COLL_ALLGATHER:
-    case COLL_REDUCESCATTER: return (n - 1.0) / n;
-    default: return 1.0;
-  }
-}
-
-size_t coll_count_unit(coll_kind c, int nranks) {
-  return c == COLL_ALLGATHER || c == COLL_REDUCESCATTER ? (size_t)nranks : 1u;
-}
-
+/* dfccl_bench's out-of-place layout, but for MPI_Bcast's one buffer: the root's input is its
+ * output, which nobody writes. */
 void coll_layout_init(coll_layout* l, coll_kind c, size_t count, int rank, int nranks, int root) {
-  size_t all = (size_t)nranks * count;
-  bool isRoot = rank == root;
-  *l = (coll_layout){.coll = c, .rank = rank, .nranks = nranks, .root = root, .count = count};
-  switch (c) {
-    case COLL_ALLGATHER:
-      l->inCount = count;
-      l->outCount = all;
-      break;
-    case COLL_REDUCESCATTER:
-      l->inCount = all;
-      l->outCount = count;
-      break;
-    case COLL_BROADCAST: /* the root sends its buffer, the others receive into theirs */
-      l->inputInRecv = true;
-      l->inCount = isRoot ? count : 0;
-      l->outCount = isRoot ? 0 : count;
-      break;
-    case COLL_REDUCE:
-      l->inCount = count;
-      l->outCount = isRoot ? count : 0;
-      break;
-    default: l->inCount = l->outCount = count; break;
-  }
+  bench_layout b;
+  bench_coll_layout(&b, bench(c), count, sizeof(float), rank, nranks, root, 0);
+  bool broadcast = c == COLL_BROADCAST;
+  *l = (coll_layout){.coll = c,
+                     .rank = rank,
+                     .nranks = nranks,
+                     .root = root,
+                     .count = count,
+                     .inCount = b.hasInput ? b.sendCount : 0,
+                     .outCount = b.hasOutput && !(broadcast && rank == root) ? b.recvCount : 0,
+                     .inputInRecv = broadcast};
 }
 
 /* Counts fit an int: the program refuses a -e beyond INT_MAX floats. */

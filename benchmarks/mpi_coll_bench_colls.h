@@ -1,8 +1,8 @@
 /*
  * mpi_allreduce_bench's collectives: the five MPI collectives that coll/dfccl routes to DFCCL, each
- * with its names, its size and bus bandwidth conventions (those of dfccl_bench, so that rows of the
- * two programs line up by size), where one rank's call reads and writes, the MPI call itself and
- * the exact check pattern.  No CUDA here: mpi_allreduce_bench.c moves the data; these functions
+ * with its names, its size and bus bandwidth conventions (dfccl_bench's, from bench_coll.c, so that
+ * rows of the two programs line up by size), where one rank's call reads and writes, the MPI call
+ * itself and the exact check pattern.  No CUDA here: mpi_allreduce_bench.c moves the data; these functions
  * only say how much of it and where.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* dfccl_bench's first five (bench_coll), without its header: this program is plain MPI. */
 typedef enum { COLL_ALLREDUCE, COLL_ALLGATHER, COLL_REDUCESCATTER, COLL_BROADCAST, COLL_REDUCE, COLL_COUNT } coll_kind;
 
 /* The names -C takes, in table order. */
