@@ -190,8 +190,20 @@ typedef struct {
   struct df_net_link* to_next;   /* the network link to the successor, or NULL (a peer mapping) */
   struct df_net_link* from_prev; /* the network link from the predecessor, or NULL              */
   df_links* dev;                 /* the daemon's view, in daemon memory              */
-  bool timesliced_peer;          /* a ring neighbour's daemon time-slices our GPU with ours */
+  bool timesliced_peer;          /* a participant's daemon time-slices our GPU with ours */
 } df_coll_links;
+
+/* A participant's daemon GPU, as its registration card tells it. */
+typedef struct {
+  uint8_t uuid[16];    /* zero on the host target */
+  uint32_t timesliced; /* the GPU time-slices between processes (no MPS) */
+  uint32_t networked;  /* set by the reader: we reach that participant over the network */
+} df_daemon_gpu;
+
+/* Does a participant other than `me` run its daemon on our GPU, both without MPS, and is it reached
+ * through a peer mapping?  Then none of our collectives with it completes while our daemon holds the
+ * GPU (DF_COLL_TIMESLICED_PEER; connectors.c). */
+bool df_gpu_timesliced_with(const df_daemon_gpu* gpus, int n, int me);
 
 /* Collective over the group: allocates, exchanges (with the signature; layout_hash: all-gather-v's
  * blocks table, 0 for the others) and maps.  A rank whose

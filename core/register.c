@@ -191,8 +191,8 @@ static dfcclResult_t register_collective(df_ctx* ctx, df_coll_kind kind, size_t 
   if (r != dfcclSuccess) return r;
   df_debug(ctx, "registered collective %d as #%d: %zu elements, %u channels, ring position %u of %u%s", collId, index,
            count, st.nchannels, st.rank, st.nranks,
-           links.timesliced_peer ? (ctx->cfg.timeslice_yield ? ", a neighbour time-slices our GPU: yielding to it"
-                                                             : ", a neighbour time-slices our GPU (not yielding)")
+           links.timesliced_peer ? (ctx->cfg.timeslice_yield ? ", a participant time-slices our GPU: yielding to it"
+                                                             : ", a participant time-slices our GPU (not yielding)")
                                  : "");
   return dfcclSuccess;
 }

@@ -122,10 +122,11 @@ typedef struct {
 #define DF_BLOCK_COUNT(blocks, position) ((blocks)[2 * (position)])
 #define DF_BLOCK_DISPL(blocks, position) ((blocks)[2 * (position) + 1])
 
-/* A ring neighbour of this rank shares its GPU without MPS: the GPU time-slices between their
- * daemons, so nothing the neighbour sends can arrive while this daemon spins -- waiting for it
- * only burns the time slice the neighbour needs.  Such a collective waits briefly and the daemon
- * yields the GPU (quits) as soon as a pass over its queue progresses nothing. */
+/* A participant of the collective shares this rank's GPU without MPS: the GPU time-slices between
+ * their daemons, so the collective cannot complete while this daemon spins -- what it waits for
+ * comes from that participant, directly (a ring neighbour) or through the ranks between -- and
+ * waiting only burns the time slice the participant needs.  Such a collective waits briefly and the
+ * daemon yields the GPU (quits) as soon as a pass over its queue progresses nothing. */
 #define DF_COLL_TIMESLICED_PEER 1u
 
 typedef struct {
