@@ -478,7 +478,8 @@ fi
 # UCX (FIFOs in pinned host memory, the proxy between): the all-reduce matrix and the random mix,
 # the random-order program x UCX_ITERS and the device-synchronization program x UCX_SYNC_ITERS at 2
 # ranks, its twin without preemption, 4 ranks with ranks 0-1 and 2-3 on two "hosts" (auto: CUDA IPC
-# within, UCX across, in one ring), and dfccl_bench over UCX beside the same run over CUDA IPC.
+# within, UCX across, in one ring), dfccl_bench over UCX beside the same run over CUDA IPC, and over
+# UCX beside NCCL on sockets (two GPUs; UCX_BENCH_COLLS, default allreduce; UCX_BENCH_MAX 256M).
 if named ucx; then
   export UCX_TLS="${UCX_TLS:-tcp,self}" UCX_WARN_UNUSED_ENV_VARS=n
   step ucx-random-order-2ranks ${UCX_LIMIT:-200} env DFCCL_TRANSPORT=ucx DFCCL_SHOW_TRANSPORT=1 \
@@ -499,6 +500,18 @@ if named ucx; then
     keep_output "bench-$transport.txt"
     summarize "^ +[0-9]|Avg|Wrong"
   done
+  # Issue 14's comparison: DFCCL over UCX beside NCCL forced onto its network path (sockets: no
+  # peer-to-peer, no shared memory, no InfiniBand), in one run, one rank per GPU (NCCL refuses two
+  # ranks on one GPU, so this needs two GPUs).  The NCCL_* variables touch only NCCL.
+  if [ "$(nvidia-smi -L | grep -c '^GPU')" -ge 2 ]; then
+    step bench-ucx-vs-nccl-socket ${BENCH_LIMIT:-200} env DFCCL_TRANSPORT=ucx NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 \
+      NCCL_IB_DISABLE=1 NCCL_NET=Socket $mpi 2 benchmarks/dfccl_bench -C "${UCX_BENCH_COLLS:-allreduce}" -b 8 \
+      -e "${UCX_BENCH_MAX:-256M}" -f 8 -n 30 -w 5 -c 1 -N 1
+    keep_output bench-ucx-vs-nccl-socket.txt
+    summarize "^ +[0-9]|Avg|Wrong"
+  else
+    note "SKIP bench-ucx-vs-nccl-socket: NCCL needs one GPU per rank"
+  fi
 fi
 
 # PART=perf (issue 15): the five collectives beside NCCL at one rank per GPU -- up to PERF_SMALL_MAX
