@@ -407,6 +407,8 @@ typedef struct {
   uint64_t completions;        /* completed runs reported by the completion queue       */
   uint64_t sqFullWaits;        /* submissions that found the submission queue full and waited */
   uint64_t cqFullWaits;        /* completions a block held because its completion ring was full */
+  uint64_t daemonBlocks;       /* blocks of a daemon launch running now: its grid (one block per SM on
+                                * a GPU), 0 once it has quit -- idle, DFCCL holds no SM */
 } dfcclStats_t;
 
 typedef struct {

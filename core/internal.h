@@ -555,8 +555,8 @@ struct dfcclRankCtx {
   volatile uint64_t* progress_host;              /* [DF_MAX_COLLS]: args.progress_ns as the host sees it */
   uint64_t timeouts_checked_us;                  /* the poller last looked for runs without progress */
   atomic_uint grid;                              /* blocks of the next launch: the most any collective needs */
-  uint32_t grid_launched;
-  uint32_t grid_ever; /* blocks whose state has been initialised                 */
+  atomic_uint grid_launched; /* blocks of the launch running now, or of the last one (dfcclGetStats) */
+  uint32_t grid_ever;        /* blocks whose state has been initialised                 */
 
   df_sq_host sq;
   df_cq_host cq;

@@ -157,10 +157,11 @@ dfcclResult_t df_daemon_launch(df_ctx* ctx) {
   ctx->launch_report_host->start_ns = ctx->launch_report_host->end_ns = 0;
   __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the last launch's blocks reset their vote themselves */
   ctx->submitted_at_launch = atomic_load(&ctx->submitted);
-  ctx->grid_launched = atomic_load(&ctx->grid);
-  DF_CHECK(ctx->target->launch(ctx, ctx->dev_args, (int)ctx->grid_launched));
+  uint32_t grid = atomic_load(&ctx->grid);
+  atomic_store(&ctx->grid_launched, grid);
+  DF_CHECK(ctx->target->launch(ctx, ctx->dev_args, (int)grid));
   atomic_fetch_add(&ctx->launches, 1);
-  df_debug(ctx, "daemon launched with %u blocks", ctx->grid_launched);
+  df_debug(ctx, "daemon launched with %u blocks", grid);
   return dfcclSuccess;
 }
 

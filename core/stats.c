@@ -34,6 +34,11 @@ dfcclResult_t dfcclGetStats(dfcclRankCtx_t ctx, dfcclStats_t* stats) {
   pthread_mutex_lock(&ctx->sq.lock);
   stats->sqFullWaits = ctx->sq.full_waits;
   pthread_mutex_unlock(&ctx->sq.lock);
+  /* Asked of the target, not taken from the poller's last look: an idle daemon that still held
+   * the GPU must show here. */
+  bool running = false;
+  DF_CHECK(ctx->target->daemon_running(ctx, &running));
+  stats->daemonBlocks = running ? atomic_load(&ctx->grid_launched) : 0;
   return dfcclSuccess;
 }
 

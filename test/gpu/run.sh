@@ -145,6 +145,9 @@ step memcheck 120 sh test/mpi/mpirun.sh 2 ./libtool --mode=execute compute-sanit
   --error-exitcode 9 test/mpi/test_random_order -i 3
 step priority 60 env DFCCL_SPIN_FRONT=2000000 sh -c \
   'sh test/mpi/mpirun.sh 2 test/mpi/test_priority && sh test/mpi/mpirun.sh 2 test/mpi/test_priority -f'
+# Idle costs nothing (issue 15): after the quit period the daemon of a 32-channel run holds no SM.
+step idle 60 $mpi 2 test/mpi/test_idle -r 5 -b 64M
+summarize "^idle|^PASS"
 fi
 
 if in_part 2; then
