@@ -2,7 +2,7 @@
  * Shared declarations of dfccl_bench, the collective benchmark (see README.md).
  *
  *   bench_args.c   options
- *   bench_coll.c   the five collectives: names, sizes, bus bandwidth, buffer layouts
+ *   bench_coll.c   the collectives: names, sizes, bus bandwidth, buffer layouts
  *   bench_data.c   data types, the check pattern, buffers on the execution target
  *   bench_dfccl.c  DFCCL: context, registration, runs waited for through their callbacks
  *   bench_nccl.c   NCCL (built with -DDFCCL_HAVE_NCCL)
@@ -82,6 +82,7 @@ typedef enum {
   BENCH_BROADCAST,
   BENCH_REDUCE,
   BENCH_ALLTOALL,
+  BENCH_ALLGATHERV,
   BENCH_NCOLLS
 } bench_coll;
 
@@ -90,18 +91,29 @@ const char* bench_coll_option(bench_coll c); /* "allgather", as -C takes it */
 int bench_coll_reduces(bench_coll c);        /* has a reduction operation */
 int bench_coll_rooted(bench_coll c);         /* broadcast, reduce */
 int bench_coll_in_place(bench_coll c);       /* runs in place (all-to-all does not, in DFCCL) */
+/* What its table says before the column headings (how NCCL runs it, uneven blocks), or NULL. */
+const char* bench_coll_note(bench_coll c);
 /* busbw = algbw * factor: 2(n-1)/n, (n-1)/n or 1. */
 double bench_coll_busbw_factor(bench_coll c, int nranks);
-/* Elements per count: a size of `bytes` is count = bytes / (type size * this) per rank (nranks for
+/* Elements per count: a size of `bytes` is count = bytes / (type size * this) (nranks for
  * all-gather, reduce-scatter and all-to-all, whose size is the whole gathered, scattered or
- * exchanged buffer; else 1). */
+ * exchanged buffer; n(n+1)/2 for all-gather-v, whose blocks are 1, 2, ..., n counts; else 1). */
 size_t bench_coll_count_unit(bench_coll c, int nranks);
+
+/* The blocks of the gathered buffer of all-gather and all-gather-v, in elements: rank r contributes
+ * count elements at r x count (all-gather), or (r + 1) x count elements packed in rank order, at
+ * r(r+1)/2 x count (all-gather-v: uneven, so that it is a v collective; the largest block is n
+ * times the smallest).  The other collectives have no blocks: their block is count at 0. */
+size_t bench_coll_block_count(bench_coll c, size_t count, int rank);
+size_t bench_coll_block_displ(bench_coll c, size_t count, int rank);
+/* The rank whose block holds element k of the gathered buffer of nranks blocks. */
+int bench_coll_block_of(bench_coll c, size_t count, int nranks, size_t k);
 
 /* Where one rank's run reads and writes.  sendbuff lies in the send buffer, or in the receive
  * buffer when in place; recvbuff lies in the receive buffer.  Offsets and spans in elements. */
 typedef struct {
   bench_coll coll;
-  size_t count; /* the count passed to DFCCL and NCCL */
+  size_t count; /* the count passed to DFCCL and NCCL; all-gather-v: the unit of its blocks */
   size_t typeSize;
   int inPlace;
   size_t sendOffset, sendCount; /* sendbuff and the elements read from it */
@@ -150,7 +162,8 @@ const char* bench_target_name(bench_target target);
  * a reduction use the sum pattern with one term.  The expected output element k of a rank:
  *   all-reduce, reduce (root)  reduction of element k
  *   reduce-scatter             reduction of element rank*count + k
- *   all-gather                 input element k % count of rank k / count
+ *   all-gather(-v)             input element k - displ(j) of the rank j whose block holds k
+ *   all-to-all                 input element rank*count + k % count of rank k / count
  *   broadcast                  input element k of the root */
 
 typedef struct {
@@ -167,7 +180,7 @@ void bench_pattern_init(bench_pattern* p, bench_coll coll, dfcclDataType_t dtype
                         int root);
 void bench_pattern_fini(bench_pattern* p);
 void bench_pattern_fill(const bench_pattern* p, void* host, size_t count);
-/* Wrong elements among the `count` output elements in host (per-rank count `collCount`). */
+/* Wrong elements among the `count` output elements in host (`collCount`: the layout's count). */
 size_t bench_pattern_count_wrong(const bench_pattern* p, const void* host, size_t count, size_t collCount);
 
 /* ---- buffers on the execution target (bench_data.c) ---- */

@@ -88,15 +88,16 @@ static int parse_colls(const char* s, int* colls) {
 
 #define TYPE_NAMES "int8 uint8 int16 uint16 int32 uint32 int64 uint64 half bfloat16 float double"
 #define OP_NAMES "sum prod max min band bor bxor land lor lxor"
-#define COLL_NAMES "allreduce allgather reducescatter broadcast reduce alltoall, or all"
+#define COLL_NAMES "allreduce allgather reducescatter broadcast reduce alltoall allgatherv, or all"
 
 static void usage(const char* prog) {
   printf("Usage: mpirun -np N %s [options]\n"
          "Collective benchmark of DFCCL%s, one process per GPU (or per rank with -t host).\n"
-         "  -C COLL   " COLL_NAMES " (one after the\n"
-         "            other) (default allreduce)\n"
+         "  -C COLL   " COLL_NAMES "\n"
+         "            (the seven one after the other) (default allreduce); allgatherv: rank r\n"
+         "            sends (r + 1) x count elements\n"
          "  -r ROOT   root rank of broadcast and reduce (default 0)\n"
-         "  -b SIZE   smallest message in bytes, K/M/G suffixes (default 8); all-gather,\n"
+         "  -b SIZE   smallest message in bytes, K/M/G suffixes (default 8); all-gather(-v),\n"
          "            reduce-scatter and all-to-all: the whole gathered / scattered / sent buffer\n"
          "  -e SIZE   largest message in bytes (default 128M)\n"
          "  -f F      multiply the size by F between steps (default 2)\n"

@@ -93,7 +93,11 @@ void bench_pattern_fill(const bench_pattern* p, void* host, size_t count) {
 /* Output element k of this rank (see bench.h). */
 static double expected_value(const bench_pattern* p, size_t k, size_t collCount) {
   switch (p->coll) {
-    case BENCH_ALLGATHER: return input_value(p, (int)(k / collCount), k % collCount);
+    case BENCH_ALLGATHER:
+    case BENCH_ALLGATHERV: {
+      int from = bench_coll_block_of(p->coll, collCount, p->nranks, k);
+      return input_value(p, from, k - bench_coll_block_displ(p->coll, collCount, from));
+    }
     case BENCH_ALLTOALL: /* block j came from rank j, which sent its block for this rank */
       return input_value(p, (int)(k / collCount), (size_t)p->rank * collCount + k % collCount);
     case BENCH_BROADCAST: return input_value(p, p->root, k);

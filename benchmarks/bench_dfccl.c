@@ -17,7 +17,10 @@ struct bench_dfccl {
   dfcclRankCtx_t ctx;
   dfcclComm_t comm;       /* -A comm: runs are descriptors submitted to it */
   dfcclCollDesc_t* descs; /* -A comm: [collId], as registered           */
+  size_t* blocks;         /* -A comm: [collId] all-gather-v's counts, then displs, nranks each;
+                             registrations: [0], read during the call only */
   int ndescs;
+  int nranks;
   dfcclBootstrap_t bootstrap;
   double timeoutSec;
   int takeCompletions;            /* -P 1: wait in dfcclProgress */
@@ -49,6 +52,9 @@ bench_dfccl* bench_dfccl_init(const bench_opts* o, int device) {
   atomic_init(&d->failedColl, -1);
   d->timeoutSec = o->timeoutSec;
   d->takeCompletions = o->takeCompletions;
+  CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &d->nranks));
+  d->blocks = malloc(2u * (size_t)d->nranks * sizeof *d->blocks);
+  if (d->blocks == NULL) BENCH_DIE("out of memory");
   dfcclInitArgs_t args;
   memset(&args, 0, sizeof(args));
   args.target = o->target == BENCH_TARGET_CUDA ? dfcclTargetCuda : dfcclTargetHost;
@@ -63,6 +69,7 @@ bench_dfccl* bench_dfccl_init(const bench_opts* o, int device) {
 void bench_dfccl_fini(bench_dfccl* d) {
   if (d->comm) CHECK_DFCCL(dfcclCommDestroy(d->comm));
   free(d->descs);
+  free(d->blocks);
   CHECK_DFCCL(dfcclDestroy(d->ctx));
   dfccl_mpi_bootstrap_fini(&d->bootstrap);
   free(d);
@@ -70,8 +77,22 @@ void bench_dfccl_fini(bench_dfccl* d) {
 
 dfcclRankCtx_t bench_dfccl_ctx(const bench_dfccl* d) { return d->ctx; }
 
-/* Over all ranks; all-gather and reduce-scatter take the per-rank count, all-to-all the per-pair one. */
-/* -A comm: what a registration would say, kept as the descriptor its runs submit. */
+/* Collective collId's slot of d->blocks (-A comm; a registration passes slot 0 to its call). */
+static size_t* blocks_of(const bench_dfccl* d, int collId) {
+  return d->blocks + (size_t)collId * 2u * (size_t)d->nranks;
+}
+
+static void fill_blocks(const bench_dfccl* d, bench_coll coll, size_t count, size_t* blocks) {
+  for (int r = 0; r < d->nranks; r++) {
+    blocks[r] = bench_coll_block_count(coll, count, r);
+    blocks[d->nranks + r] = bench_coll_block_displ(coll, count, r);
+  }
+}
+
+/* Over all ranks; all-gather and reduce-scatter take the per-rank count, all-to-all the per-pair one,
+ * all-gather-v its blocks (bench_coll_block_count). */
+/* -A comm: what a registration would say, kept as the descriptor its runs submit, and a v kind's
+ * blocks beside it (submit points the descriptor at them: the table moves when it grows). */
 static void keep_descriptor(bench_dfccl* d, bench_coll coll, size_t count, dfcclDataType_t dtype, dfcclRedOp_t op,
                             int root, int collId) {
   static const dfcclCollKind_t kinds[BENCH_NCOLLS] = {[BENCH_ALLREDUCE] = dfcclAllReduce,
@@ -79,15 +100,20 @@ static void keep_descriptor(bench_dfccl* d, bench_coll coll, size_t count, dfccl
                                                       [BENCH_REDUCESCATTER] = dfcclReduceScatter,
                                                       [BENCH_BROADCAST] = dfcclBroadcast,
                                                       [BENCH_REDUCE] = dfcclReduce,
-                                                      [BENCH_ALLTOALL] = dfcclAllToAll};
+                                                      [BENCH_ALLTOALL] = dfcclAllToAll,
+                                                      [BENCH_ALLGATHERV] = dfcclAllGatherV};
   if (collId >= d->ndescs) {
     int n = collId + 64;
     dfcclCollDesc_t* grown = realloc(d->descs, (size_t)n * sizeof *grown);
     if (grown == NULL) BENCH_DIE("out of memory");
     d->descs = grown;
+    size_t* blocks = realloc(d->blocks, (size_t)n * 2u * (size_t)d->nranks * sizeof *blocks);
+    if (blocks == NULL) BENCH_DIE("out of memory");
+    d->blocks = blocks;
     d->ndescs = n;
   }
   d->descs[collId] = (dfcclCollDesc_t){.kind = kinds[coll], .count = count, .dtype = dtype, .op = op, .root = root};
+  if (coll == BENCH_ALLGATHERV) fill_blocks(d, coll, count, blocks_of(d, collId));
 }
 
 void bench_dfccl_register(bench_dfccl* d, bench_coll coll, size_t count, dfcclDataType_t dtype, dfcclRedOp_t op,
@@ -105,6 +131,10 @@ void bench_dfccl_register(bench_dfccl* d, bench_coll coll, size_t count, dfcclDa
     case BENCH_BROADCAST: CHECK_DFCCL(dfcclRegisterBroadcast(d->ctx, count, dtype, root, collId, NULL, 0, 0)); break;
     case BENCH_REDUCE: CHECK_DFCCL(dfcclRegisterReduce(d->ctx, count, dtype, op, root, collId, NULL, 0, 0)); break;
     case BENCH_ALLTOALL: CHECK_DFCCL(dfcclRegisterAllToAll(d->ctx, count, dtype, collId, NULL, 0, 0)); break;
+    case BENCH_ALLGATHERV:
+      fill_blocks(d, coll, count, blocks_of(d, 0));
+      CHECK_DFCCL(dfcclRegisterAllGatherV(d->ctx, d->blocks, d->blocks + d->nranks, dtype, collId, NULL, 0, 0));
+      break;
     default: BENCH_DIE("unknown collective %d", (int)coll);
   }
 }
@@ -132,7 +162,12 @@ static void dfccl_wait(bench_dfccl* d, int collId) {
 
 static void submit(bench_dfccl* d, bench_coll coll, int collId, const void* send, void* recv) {
   if (d->comm) {
-    CHECK_DFCCL(dfcclSubmit(d->comm, &d->descs[collId], send, recv, dfccl_done, d));
+    dfcclCollDesc_t desc = d->descs[collId];
+    if (desc.kind == dfcclAllGatherV) {
+      desc.counts = blocks_of(d, collId);
+      desc.displs = desc.counts + d->nranks;
+    }
+    CHECK_DFCCL(dfcclSubmit(d->comm, &desc, send, recv, dfccl_done, d));
     return;
   }
   switch (coll) {
@@ -142,6 +177,7 @@ static void submit(bench_dfccl* d, bench_coll coll, int collId, const void* send
     case BENCH_BROADCAST: CHECK_DFCCL(dfcclRunBroadcast(d->ctx, send, recv, collId, dfccl_done, d)); break;
     case BENCH_REDUCE: CHECK_DFCCL(dfcclRunReduce(d->ctx, send, recv, collId, dfccl_done, d)); break;
     case BENCH_ALLTOALL: CHECK_DFCCL(dfcclRunAllToAll(d->ctx, send, recv, collId, dfccl_done, d)); break;
+    case BENCH_ALLGATHERV: CHECK_DFCCL(dfcclRunAllGatherV(d->ctx, send, recv, collId, dfccl_done, d)); break;
     default: BENCH_DIE("unknown collective %d", (int)coll);
   }
 }

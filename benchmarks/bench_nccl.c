@@ -79,6 +79,21 @@ static void all_to_all(bench_nccl* n, const void* send, void* recv, size_t count
   CHECK_NCCL(ncclGroupEnd());
 }
 
+/* NCCL has no all-gather-v either: what frameworks run (PyTorch's all_gather of uneven tensors, for
+ * one) is a group of one broadcast per rank, each from that rank's block into its place in recvbuff.
+ * sendbuff is read on its root only; in place, the root's sendbuff is its place in recvbuff. */
+static void all_gather_v(bench_nccl* n, const void* send, void* recv, size_t count, dfcclDataType_t dtype) {
+  size_t size = bench_type_size(dtype);
+  ncclDataType_t t = nccl_type(dtype);
+  CHECK_NCCL(ncclGroupStart());
+  for (int root = 0; root < n->nranks; root++) {
+    char* place = (char*)recv + bench_coll_block_displ(BENCH_ALLGATHERV, count, root) * size;
+    CHECK_NCCL(
+        ncclBroadcast(send, place, bench_coll_block_count(BENCH_ALLGATHERV, count, root), t, root, n->comm, n->stream));
+  }
+  CHECK_NCCL(ncclGroupEnd());
+}
+
 void bench_nccl_run(bench_nccl* n, bench_coll coll, const void* send, void* recv, size_t count, dfcclDataType_t dtype,
                     dfcclRedOp_t op, int root, int times) {
   ncclDataType_t t = nccl_type(dtype);
@@ -91,6 +106,7 @@ void bench_nccl_run(bench_nccl* n, bench_coll coll, const void* send, void* recv
       case BENCH_BROADCAST: CHECK_NCCL(ncclBroadcast(send, recv, count, t, root, n->comm, n->stream)); break;
       case BENCH_REDUCE: CHECK_NCCL(ncclReduce(send, recv, count, t, o, root, n->comm, n->stream)); break;
       case BENCH_ALLTOALL: all_to_all(n, send, recv, count, dtype); break;
+      case BENCH_ALLGATHERV: all_gather_v(n, send, recv, count, dtype); break;
       default: BENCH_DIE("unknown collective %d", (int)coll);
     }
   }

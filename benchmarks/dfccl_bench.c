@@ -50,8 +50,8 @@ double bench_now_sec(void) {
 typedef struct {
   bench_coll coll;
   int index;    /* DFCCL collective ids 2*index (out of place) and 2*index+1 (in place) */
-  size_t count; /* per rank, as passed to the collective */
-  size_t bytes; /* nccl-tests' size: count * type size, times nranks for all-gather and reduce-scatter */
+  size_t count; /* as passed to the collective (all-gather-v: its blocks' unit) */
+  size_t bytes; /* nccl-tests' size: count * type size * bench_coll_count_unit */
 } bench_size;
 
 typedef enum { LIB_DFCCL, LIB_NCCL, LIB_COUNT } bench_lib;
@@ -263,6 +263,8 @@ static void print_header(const bench_state* s, int device) {
 /* The column headings of one collective's table, its name in the top left corner. */
 static void print_table_header(const bench_state* s, bench_coll coll) {
   if (s->rank != 0) return;
+  const char* note = bench_coll_note(coll);
+  if (note != NULL) printf("# %s\n", note); /* above the title: log readers take the title's line */
   char title[48];
   if (bench_coll_rooted(coll)) snprintf(title, sizeof(title), "%s, root %d", bench_coll_name(coll), s->opts->root);
   else snprintf(title, sizeof(title), "%s", bench_coll_name(coll));

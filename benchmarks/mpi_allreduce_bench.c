@@ -1,6 +1,7 @@
 /*
  * mpi_allreduce_bench: the collectives that coll/dfccl routes to DFCCL -- MPI_Allreduce,
- * MPI_Allgather, MPI_Reduce_scatter_block, MPI_Bcast and MPI_Reduce -- on CUDA device buffers
+ * MPI_Allgather, MPI_Reduce_scatter_block, MPI_Bcast, MPI_Reduce, MPI_Alltoall and MPI_Allgatherv
+ * (dfccl_bench's seven) -- on CUDA device buffers
  * (through coll/dfccl when Open MPI loads it), beside the same collective staged through host
  * memory, as a user of a non-CUDA-aware MPI does it.  Issue 4's benchmark (MPI_Allreduce, the
  * default); benchmarks/mpi_allreduce_bench.sh runs it beside dfccl_bench (DFCCL's core API and
@@ -12,7 +13,9 @@
  * One rank per GPU (GPU local_rank % device_count), float32 (sum for the reductions), broadcast and
  * reduce from root -R (default 0).  Sizes from -b to -e bytes multiplied by -f, counted as
  * dfccl_bench counts them (benchmarks/README.md, "Sizes"): the per-rank buffer, which for
- * all-gather and reduce-scatter is the whole gathered or scattered buffer of nranks x count floats.
+ * all-gather, reduce-scatter and all-to-all is the whole gathered, scattered or sent buffer of
+ * nranks x count floats, and for all-gather-v the gathered buffer of its uneven blocks (rank r
+ * sends (r + 1) x count floats, packed in rank order: n(n+1)/2 x count floats).
  * For every collective of -C (one table each, in the order of COLL_OPTION_NAMES) and every size, in
  * the same run:
  *   component  the MPI call on cudaMalloc'd buffers: coll/dfccl hands them to DFCCL's GPU daemon
@@ -58,7 +61,7 @@
 #include <unistd.h>
 
 #include "cudart_dl.h"            /* test/common: libcudart loaded at run time */
-#include "mpi_coll_bench_colls.h" /* the five collectives */
+#include "mpi_coll_bench_colls.h" /* the seven collectives */
 #include "mpi_options.h"          /* test/common: strict options */
 #include "mpi_pvar.h"             /* test/common: find_pvar */
 
@@ -127,11 +130,13 @@ static void usage(const char* prog) {
   printf("Usage: mpirun -np N %s [options]       (see benchmarks/mpi_allreduce_bench.sh)\n"
          "MPI collectives (float; sum for the reductions) on CUDA device buffers, through coll/dfccl,\n"
          "beside staging through pageable host memory; one rank per GPU (GPU = local rank %% device count).\n"
-         "  -C COLL   " COLL_OPTION_NAMES ", or all (the five one after\n"
-         "            the other) (default allreduce)\n"
+         "  -C COLL   " COLL_OPTION_NAMES ",\n"
+         "            or all (the seven one after the other) (default allreduce); allgatherv: rank r\n"
+         "            sends (r + 1) x count floats\n"
          "  -R ROOT   root rank of broadcast and reduce (default 0)\n"
-         "  -b SIZE   smallest message in bytes per rank, K/M/G suffixes (default 1K); all-gather and\n"
-         "            reduce-scatter: the whole gathered / scattered buffer, as in dfccl_bench\n"
+         "  -b SIZE   smallest message in bytes per rank, K/M/G suffixes (default 1K); all-gather(-v),\n"
+         "            reduce-scatter and all-to-all: the whole gathered / scattered / sent buffer, as\n"
+         "            in dfccl_bench\n"
          "  -e SIZE   largest message in bytes per rank (default 256M)\n"
          "  -f F      multiply the size by F (> 1) between steps (default 4)\n"
          "  -n N      timed calls per size and path (default 20)\n"
@@ -499,7 +504,7 @@ static void print_row(const settings* o, coll_kind coll, size_t count, const dou
 
 static void run_size(buffers* b, const settings* o, coll_kind coll, size_t count, totals* tot) {
   coll_layout l;
-  coll_layout_init(&l, coll, count, rank, nranks, o->root);
+  if (!coll_layout_init(&l, coll, count, rank, nranks, o->root)) DIE("out of host memory for a layout");
   double timeUs[NPATHS];
   unsigned long long wrong[NPATHS] = {0, 0};
   prepare_inputs(b, &l);
@@ -512,6 +517,7 @@ static void run_size(buffers* b, const settings* o, coll_kind coll, size_t count
   tot->componentCalls += (unsigned long long)(o->warmup + o->iters + o->check);
   tot->rows++;
   print_row(o, coll, count, timeUs, wrong, tot);
+  coll_layout_fini(&l);
 }
 
 /* Prints the table's summary; returns false when -r was given and coll/dfccl did not route exactly

@@ -8,9 +8,11 @@
 # faster than staging at 16 MiB.
 #
 # Usage: sh benchmarks/mpi_allreduce_bench.sh [-C COLL] [-R ROOT] [-b MIN] [-e MAX] [-f F] [-n ITERS] [-w WARMUP]
-#   -C: allreduce allgather reducescatter broadcast reduce, or all (the five, one table each; default
-#   allreduce), passed to both programs (dfccl_bench's "all" adds all-to-all, which only its log
-#   shows); -R: root of broadcast and reduce (default 0; dfccl_bench -r, mpi_allreduce_bench -R).
+#   -C: allreduce allgather reducescatter broadcast reduce alltoall allgatherv, or all (the seven,
+#   one table each; default allreduce), passed to both programs (NCCL's all-to-all is a group of
+#   sends and receives, its all-gather-v a group of broadcasts, one per rank; all-gather-v's rank r
+#   sends (r + 1) x count floats); -R: root of broadcast and reduce (default 0; dfccl_bench -r,
+#   mpi_allreduce_bench -R).
 #   Sizes as dfccl_bench counts them (benchmarks/README.md, "Sizes"), so the rows line up.
 #   Defaults -b 1K -e 256M -f 4 -n 20 -w 5 (meant to take well under 2 minutes on 2 H200s for one
 #   collective), the same for both programs, float (sum for the reductions), out of place, every
@@ -63,9 +65,10 @@ while getopts C:R:b:e:f:n:w:h opt; do
 done
 shift $((OPTIND - 1))
 [ $# -eq 0 ] || bad_argument "unexpected argument '$1'"
-case $coll in
-  allreduce | allgather | reducescatter | broadcast | reduce | all) ;;
-  *) bad_argument "-C: expected one of allreduce allgather reducescatter broadcast reduce, or all, got '$coll'" ;;
+colls="allreduce allgather reducescatter broadcast reduce alltoall allgatherv"
+case " $colls all " in
+  *" $coll "*) ;;
+  *) bad_argument "-C: expected one of $colls, or all, got '$coll'" ;;
 esac
 case $root in
   '' | *[!0-9]*) bad_argument "-R: expected a rank in [0, $((np - 1))], got '$root'" ;;
@@ -132,6 +135,7 @@ awk -v np="$np" -v mib=1048576 -v big=16777216 '
   BEGIN {
     mpi["all-reduce"] = "MPI_Allreduce"; mpi["all-gather"] = "MPI_Allgather"
     mpi["reduce-scatter"] = "MPI_Reduce_scatter_block"; mpi["broadcast"] = "MPI_Bcast"; mpi["reduce"] = "MPI_Reduce"
+    mpi["all-to-all"] = "MPI_Alltoall"; mpi["all-gather-v"] = "MPI_Allgatherv"
   }
   # The collective of a title line (a measured one, else ""), and its title ("broadcast, root 0").
   function collective(   name) { name = $2; sub(/,$/, "", name); return (name in mpi) ? name : "" }

@@ -12,12 +12,14 @@
 
 #include "bench.h" /* bench_coll.c: names, sizes, bus bandwidth and layouts, as dfccl_bench has them */
 
+#include <stdlib.h>
 #include <string.h>
 
 _Static_assert((int)COLL_ALLREDUCE == (int)BENCH_ALLREDUCE && (int)COLL_ALLGATHER == (int)BENCH_ALLGATHER &&
                    (int)COLL_REDUCESCATTER == (int)BENCH_REDUCESCATTER && (int)COLL_BROADCAST == (int)BENCH_BROADCAST &&
-                   (int)COLL_REDUCE == (int)BENCH_REDUCE,
-               "coll_kind is bench_coll's first five");
+                   (int)COLL_REDUCE == (int)BENCH_REDUCE && (int)COLL_ALLTOALL == (int)BENCH_ALLTOALL &&
+                   (int)COLL_ALLGATHERV == (int)BENCH_ALLGATHERV && (int)COLL_COUNT == (int)BENCH_NCOLLS,
+               "coll_kind is bench_coll");
 
 static const struct {
   const char* mpi;
@@ -38,6 +40,14 @@ static const struct {
                         "coll_dfccl_bcast_routed"},
     [COLL_REDUCE] = {"MPI_Reduce", "MPI_Reduce, float sum, out of place (the root's output is checked)",
                      "coll_dfccl_reduce_routed"},
+    [COLL_ALLTOALL] = {"MPI_Alltoall",
+                       "MPI_Alltoall, float, out of place; count = sendcount = recvcount per pair of ranks, size = "
+                       "the sent buffer (nranks x count floats)",
+                       "coll_dfccl_alltoall_routed"},
+    [COLL_ALLGATHERV] = {"MPI_Allgatherv",
+                         "MPI_Allgatherv, float, out of place; rank r sends (r + 1) x count floats, packed in rank "
+                         "order (recvcounts, displs), size = the gathered buffer (n(n+1)/2 x count floats)",
+                         "coll_dfccl_allgatherv_routed"},
 };
 
 static bool valid(coll_kind c) { return (unsigned)c < COLL_COUNT; }
@@ -62,8 +72,9 @@ bool coll_parse(const char* name, bool selected[COLL_COUNT]) {
 }
 
 /* dfccl_bench's out-of-place layout, but for MPI_Bcast's one buffer: the root's input is its
- * output, which nobody writes. */
-void coll_layout_init(coll_layout* l, coll_kind c, size_t count, int rank, int nranks, int root) {
+ * output, which nobody writes.  All-gather-v's blocks are dfccl_bench's too (bench_coll.c), as MPI
+ * takes them: int counts and displacements (the program keeps every count within an int). */
+bool coll_layout_init(coll_layout* l, coll_kind c, size_t count, int rank, int nranks, int root) {
   bench_layout b;
   bench_coll_layout(&b, bench(c), count, sizeof(float), rank, nranks, root, 0);
   bool broadcast = c == COLL_BROADCAST;
@@ -75,6 +86,20 @@ void coll_layout_init(coll_layout* l, coll_kind c, size_t count, int rank, int n
                      .inCount = b.hasInput ? b.sendCount : 0,
                      .outCount = b.hasOutput && !(broadcast && rank == root) ? b.recvCount : 0,
                      .inputInRecv = broadcast};
+  if (c != COLL_ALLGATHERV) return true;
+  l->counts = malloc(2u * (size_t)nranks * sizeof *l->counts);
+  if (l->counts == NULL) return false;
+  l->displs = l->counts + nranks;
+  for (int r = 0; r < nranks; r++) {
+    l->counts[r] = (int)bench_coll_block_count(bench(c), count, r);
+    l->displs[r] = (int)bench_coll_block_displ(bench(c), count, r);
+  }
+  return true;
+}
+
+void coll_layout_fini(coll_layout* l) {
+  free(l->counts);
+  l->counts = l->displs = NULL;
 }
 
 /* Counts fit an int: the program refuses a -e beyond INT_MAX floats. */
@@ -86,6 +111,9 @@ int coll_call(const coll_layout* l, const void* send, void* recv, MPI_Comm comm)
     case COLL_REDUCESCATTER: return MPI_Reduce_scatter_block(send, recv, n, MPI_FLOAT, MPI_SUM, comm);
     case COLL_BROADCAST: return MPI_Bcast(recv, n, MPI_FLOAT, l->root, comm);
     case COLL_REDUCE: return MPI_Reduce(send, recv, n, MPI_FLOAT, MPI_SUM, l->root, comm);
+    case COLL_ALLTOALL: return MPI_Alltoall(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, comm);
+    case COLL_ALLGATHERV:
+      return MPI_Allgatherv(send, l->counts[l->rank], MPI_FLOAT, recv, l->counts, l->displs, MPI_FLOAT, comm);
     default: return MPI_ERR_ARG;
   }
 }
@@ -101,7 +129,13 @@ static float sum_over_ranks(int nranks, size_t i) {
 
 float coll_expected(const coll_layout* l, size_t k) {
   switch (l->coll) {
-    case COLL_ALLGATHER: return coll_input((int)(k / l->count), k % l->count); /* block j is rank j's input */
+    case COLL_ALLGATHER:
+    case COLL_ALLGATHERV: { /* block j is rank j's input */
+      int from = bench_coll_block_of(bench(l->coll), l->count, l->nranks, k);
+      return coll_input(from, k - bench_coll_block_displ(bench(l->coll), l->count, from));
+    }
+    case COLL_ALLTOALL: /* block j came from rank j, which sent its block for this rank */
+      return coll_input((int)(k / l->count), (size_t)l->rank * l->count + k % l->count);
     case COLL_REDUCESCATTER: return sum_over_ranks(l->nranks, (size_t)l->rank * l->count + k);
     case COLL_BROADCAST: return coll_input(l->root, k);
     default: return sum_over_ranks(l->nranks, k); /* all-reduce, reduce (root) */

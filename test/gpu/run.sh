@@ -357,9 +357,9 @@ fi
 # PART=a2a: all-to-all and all-gather-v on DFCCL (issue 18) -- the core's matrix of the eight kinds
 # with small slots, the random mix (all-to-all and all-gather-v among its kinds, device
 # synchronizations between) x A2A_MIX_ITERS at 3 and 4 ranks and its twin without preemption,
-# dfccl_bench all-to-all and all-gather (NCCL beside when the ranks have a GPU each: NCCL refuses two
-# ranks on one GPU), and OSU's all-to-all and all-gather-v through coll/dfccl with validation, every
-# call counted (A2A_OSU_NPS default "2 4").
+# dfccl_bench all-to-all, all-gather and all-gather-v (NCCL beside when the ranks have a GPU each:
+# NCCL refuses two ranks on one GPU), and OSU's all-to-all and all-gather-v through coll/dfccl with
+# validation, every call counted (A2A_OSU_NPS default "2 4").
 if named a2a; then
   step collectives-matrix-small-slots 300 env DFCCL_MIN_CHANNEL_BYTES=4096 DFCCL_SLOT_BYTES=4096 \
     DFCCL_MAX_CHANNELS=4 $mpi 2 test/mpi/test_collectives -k others
@@ -372,7 +372,7 @@ if named a2a; then
   twin_verdict
   with_nccl=0
   [ "$(nvidia-smi -L | wc -l)" -ge 2 ] && with_nccl=1
-  for coll in alltoall allgather; do
+  for coll in alltoall allgather allgatherv; do
     step "bench-$coll" ${BENCH_LIMIT:-200} $mpi 2 benchmarks/dfccl_bench -C $coll -b 16 -e "${A2A_BENCH_MAX:-256M}" -f 4 \
       -n 20 -w 5 -c 1 -N $with_nccl
     keep_output "bench-$coll.txt"
@@ -517,11 +517,14 @@ if named ucx; then
   fi
 fi
 
-# PART=perf (issue 15): the five collectives beside NCCL at one rank per GPU -- up to PERF_SMALL_MAX
-# (default 16M) through the core API (communicators, the waiting thread taking its completion) and
-# through MPI_* on coll/dfccl (and staged), from PERF_LARGE_MIN (default 1M) to 1 GiB through the
-# core API for busbw, the small all-reduce once more without the ordering after the caller's default
-# streams (what that ordering still costs), then benchmarks/targets.py's PASS/MISS lines and, where
+# PART=perf (issues 15 and 18): the seven collectives (issue 15's five, all-to-all and all-gather-v)
+# beside NCCL at one rank per GPU -- up to PERF_SMALL_MAX (default 16M) through the core API
+# (communicators, the waiting thread taking its completion) and through MPI_* on coll/dfccl (and
+# staged), from PERF_LARGE_MIN (default 1M) to 1 GiB through the core API for busbw, all-to-all and
+# all-gather-v once more from 16 B to PERF_A2A_MAX (default 64M) in steps of 4 (core API, NCCL,
+# component and staged in one joined table each), the small all-reduce once more without the
+# ordering after the caller's default streams (what that ordering still costs), then
+# benchmarks/targets.py's tables and PASS/MISS lines (targets for the five only) and, where
 # matplotlib is installed, benchmarks/plot.py's PNG.  Logs: $out/perf-*.txt.
 if named perf; then
   perf_iters=${PERF_ITERS:-100}
@@ -534,6 +537,12 @@ if named perf; then
   step perf-large ${PERF_LIMIT:-240} $mpi 2 benchmarks/dfccl_bench -C all -A comm -P 1 -b "${PERF_LARGE_MIN:-1M}" \
     -e 1G -f 4 -n 20 -w 5
   keep_output perf-core-large.txt
+  for coll in alltoall allgatherv; do
+    step "perf-$coll" ${PERF_LIMIT:-240} env CORE_BENCH_ARGS="-A comm -P 1" \
+      sh benchmarks/mpi_allreduce_bench.sh -C $coll -b 16 -e "${PERF_A2A_MAX:-64M}" -f 4 -n 20 -w 5
+    keep_output "perf-$coll.txt"
+    summarize "^# routed"
+  done
   step perf-no-stream-order 120 env DFCCL_STREAM_ORDER=0 $mpi 2 benchmarks/dfccl_bench -C allreduce -A comm -P 1 \
     -b 8 -e 64K -f 8 -n "$perf_iters" -w 10
   keep_output perf-no-stream-order.txt

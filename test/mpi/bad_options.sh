@@ -31,6 +31,11 @@ refused "test_random_mix: unknown option -x" test/mpi/test_random_mix -x
 refused "test_collectives: -k: expected one of allreduce, others, all, got 'both'" test/mpi/test_collectives -k both
 refused "test_bad_input: unexpected argument 'extra'" test/mpi/test_bad_input extra
 refused "dfccl_bench: -n: expected an integer in [1, 1073741824], got '10k'" benchmarks/dfccl_bench -t host -n 10k
+refused "dfccl_bench: -C: expected one of allreduce allgather reducescatter broadcast reduce alltoall allgatherv, or all, got 'allgatherw'" \
+  benchmarks/dfccl_bench -t host -C allgatherw
+# Options are read before the GPU is looked for: refused here too, where there is none.
+refused "mpi_allreduce_bench: -C: expected one of allreduce allgather reducescatter broadcast reduce alltoall allgatherv, or all, got 'alltoallv'" \
+  benchmarks/mpi_allreduce_bench -C alltoallv
 DFCCL_TARGET=gpu refused "test_random_order: DFCCL_TARGET is 'gpu': expected 'cuda' or 'host' (unset: cuda)" \
   test/mpi/test_random_order -i 1
 TEST_WATCHDOG_S=soon refused "test_priority: TEST_WATCHDOG_S is 'soon': expected a number of seconds >= 0.1" \
