@@ -31,6 +31,8 @@ refused "test_random_mix: unknown option -x" test/mpi/test_random_mix -x
 refused "test_collectives: -k: expected one of allreduce, others, all, got 'both'" test/mpi/test_collectives -k both
 refused "test_bad_input: unexpected argument 'extra'" test/mpi/test_bad_input extra
 refused "dfccl_bench: -n: expected an integer in [1, 1073741824], got '10k'" benchmarks/dfccl_bench -t host -n 10k
+refused "out_of_order_bench: -s: expected sizes in bytes, multiples of 4 up to 1G, separated by commas (64K,4M), got '6'" \
+  benchmarks/out_of_order_bench -s 64K,6
 DFCCL_TARGET=gpu refused "test_random_order: DFCCL_TARGET is 'gpu': expected 'cuda' or 'host' (unset: cuda)" \
   test/mpi/test_random_order -i 1
 TEST_WATCHDOG_S=soon refused "test_priority: TEST_WATCHDOG_S is 'soon': expected a number of seconds >= 0.1" \
