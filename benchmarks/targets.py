@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 # Issue 15 ("Faster than NCCL"): reads dfccl_bench's output (DFCCL's core API beside NCCL) and,
-# optionally, mpi_allreduce_bench's (MPI calls through coll/dfccl), prints one side-by-side table
-# per collective (out of place) and then the issue's targets for its five collectives, one line
-# each, starting with PASS, MISS or N/A (not measured), and FAIL when any result was wrong.
-# All-to-all and all-gather-v (issue 18) get their tables only: the issue sets them no target.
-# See README.md.
+# optionally, mpi_allreduce_bench's (MPI calls through coll/dfccl) and out_of_order_bench's (the
+# random-order program against the same program in one order), prints one side-by-side table per
+# collective (out of place) and then the issue's targets for its five collectives, one line each,
+# starting with PASS, MISS or N/A (not measured), and FAIL when any result was wrong.  All-to-all
+# and all-gather-v (issue 18) get their tables only: the issue sets them no target.  See README.md.
 #
-# Usage: python3 benchmarks/targets.py CORE_LOG [--mpi MPI_LOG]     ('-' reads standard input)
+# Usage: python3 benchmarks/targets.py CORE_LOG [--mpi MPI_LOG] [--ooo OOO_LOG]   ('-' reads standard input)
 # Exit status: 0 whatever the targets (this is a report), 1 when a log cannot be read or holds no
 # table row, 2 on bad arguments.
 #
@@ -28,6 +28,8 @@ BUSBW_MIN_BYTES = 1 * MIB  # busbw >= NCCL's from this size on
 BUSBW_TARGET_RATIO = 1.0
 LARGE_ALLREDUCE_MIN_BYTES = 64 * MIB  # all-reduce: busbw >= 1.05x NCCL's from this size on
 LARGE_ALLREDUCE_TARGET_RATIO = 1.05
+OOO_SIZES = (64 * KIB, 4 * MIB)  # out-of-order cost: the random-order program at these sizes per collective
+OOO_TARGET_RATIO = 1.10  # random / fixed order, time per iteration
 
 # Column groups (time algbw busbw #wrong) of a row, in order, after the leading fields.
 CORE_OUT = "DFCCL out-of-place"
@@ -60,6 +62,11 @@ COLLECTIVE_ORDER = ("all-reduce", "all-gather", "reduce-scatter", "broadcast", "
 TARGET_COLLECTIVES = COLLECTIVE_ORDER[:5]
 
 
+# out_of_order_bench's rows: size, fixed median and min, random median and min (us per iteration),
+# random/fixed, preemptions per iteration in fixed and random order, wrong elements.
+OOO_FIELDS = 9
+
+
 class LogError(Exception):
     """A log that cannot be read or holds no table row."""
 
@@ -80,6 +87,22 @@ class Table:
     def measurement(self, size: int, group: str) -> Optional[Measurement]:
         m = self.rows.get(size, {}).get(group)
         return m if m is not None and m.time_us is not None else None
+
+
+@dataclass
+class OrderCost:
+    """One size of out_of_order_bench: medians over its rounds."""
+
+    fixed_us: float
+    random_us: float
+    wrong: int
+
+
+@dataclass
+class OooLog:
+    path: str
+    header: str = ""  # its '# out_of_order_bench: ...' line
+    sizes: Dict[int, OrderCost] = field(default_factory=dict)
 
 
 @dataclass
@@ -214,6 +237,29 @@ def read_core_log(path: str) -> Log:
 
 def read_mpi_log(path: str) -> Log:
     return parse_log(path, read_lines(path), "mpi_allreduce_bench", MPI_LEADING, MPI_GROUPS)
+
+
+def parse_ooo_row(line: str) -> Optional[Tuple[int, OrderCost]]:
+    fields = line.split()
+    if len(fields) != OOO_FIELDS or not (fields[0].isdigit() and fields[-1].isdigit()):
+        return None
+    if not all(is_number(x) for x in fields):
+        return None
+    return int(fields[0]), OrderCost(float(fields[1]), float(fields[3]), int(fields[-1]))
+
+
+def read_ooo_log(path: str) -> OooLog:
+    log = OooLog(path)
+    for line in read_lines(path):
+        stripped = line.strip()
+        if stripped.startswith("# out_of_order_bench:") and not log.header:
+            log.header = stripped.lstrip("#").strip()
+        row = None if stripped.startswith("#") else parse_ooo_row(stripped)
+        if row is not None:
+            log.sizes[row[0]] = row[1]
+    if not log.sizes:
+        raise LogError(f"{path}: no table row (is it out_of_order_bench output?)")
+    return log
 
 
 def read_logs(prog: str, core_path: str, mpi_path: Optional[str]) -> Optional[Tuple[Log, Optional[Log]]]:
@@ -377,6 +423,27 @@ def collective_targets(collective: str, core: Table, mpi: Optional[Table], mpi_g
     return lines
 
 
+def ooo_targets(ooo: Optional[OooLog]) -> List[str]:
+    """One line per size of OOO_SIZES and per other size of the log: random/fixed order time per
+    iteration (medians over rounds) against OOO_TARGET_RATIO."""
+    what = "out-of-order cost, random/fixed order time per iteration"
+    if ooo is None:
+        return [not_measured(what, "no --ooo log")]
+    lines = []
+    for size in sorted(set(OOO_SIZES) | set(ooo.sizes)):
+        cost = ooo.sizes.get(size)
+        at = f"{what} at {format_size(size)}"
+        if cost is None or not cost.fixed_us:
+            lines.append(not_measured(at, "no row of that size in the --ooo log"))
+            continue
+        ratio = cost.random_us / cost.fixed_us
+        lines.append(
+            f"{verdict(ratio <= OOO_TARGET_RATIO)}  {at}: {ratio:.2f} ({cost.random_us:.2f} vs "
+            f"{cost.fixed_us:.2f} us, medians); target <= {OOO_TARGET_RATIO:.2f}"
+        )
+    return lines
+
+
 def wrong_results(logs: List[Optional[Log]]) -> List[Tuple[str, str, int, int]]:
     """(collective, column, size, wrong elements) of every measurement with wrong elements."""
     found = []
@@ -391,8 +458,13 @@ def wrong_results(logs: List[Optional[Log]]) -> List[Tuple[str, str, int, int]]:
     return found
 
 
-def wrong_results_line(logs: List[Optional[Log]]) -> Optional[str]:
-    found = wrong_results(logs)
+def ooo_wrong_results(ooo: Optional[OooLog]) -> List[Tuple[str, str, int, int]]:
+    sizes = ooo.sizes.items() if ooo is not None else []
+    return [("out-of-order", "all-reduce", size, cost.wrong) for size, cost in sorted(sizes) if cost.wrong]
+
+
+def wrong_results_line(logs: List[Optional[Log]], ooo: Optional[OooLog] = None) -> Optional[str]:
+    found = wrong_results(logs) + ooo_wrong_results(ooo)
     if not found:
         return None
     total = sum(w for *_, w in found)
@@ -411,10 +483,11 @@ def parse_args(argv: List[str]) -> argparse.Namespace:
     )
     p.add_argument("core_log", metavar="CORE_LOG", help="dfccl_bench output ('-': standard input)")
     p.add_argument("--mpi", metavar="MPI_LOG", help="mpi_allreduce_bench output (MPI calls through coll/dfccl)")
+    p.add_argument("--ooo", metavar="OOO_LOG", help="out_of_order_bench output (random vs fixed order)")
     return p.parse_args(argv)
 
 
-def print_header(core: Log, mpi: Optional[Log]) -> None:
+def print_header(core: Log, mpi: Optional[Log], ooo: Optional[OooLog] = None) -> None:
     for log in (core, mpi):
         if log is None:
             continue
@@ -423,11 +496,13 @@ def print_header(core: Log, mpi: Optional[Log]) -> None:
         print(f"# {log.path}: {', '.join(f for f in facts if f)}")
         if log.skipped:
             print(f"# {log.path}: skipped {len(log.skipped)} unreadable row(s), first: {log.skipped[0][:80]}")
+    if ooo is not None:
+        print(f"# {ooo.path}: {ooo.header or 'out_of_order_bench'}")
     print()
 
 
-def report(core: Log, mpi: Optional[Log]) -> None:
-    print_header(core, mpi)
+def report(core: Log, mpi: Optional[Log], ooo: Optional[OooLog] = None) -> None:
+    print_header(core, mpi, ooo)
     names = collectives(core, mpi)
     for name in names:
         print_table(name, table_of(core, name), mpi and table_of(mpi, name))
@@ -438,10 +513,12 @@ def report(core: Log, mpi: Optional[Log]) -> None:
         mpi_table = mpi.tables.get(name) if mpi is not None else None
         for line in collective_targets(name, table_of(core, name), mpi_table, mpi is not None):
             print(line)
+    for line in ooo_targets(ooo):
+        print(line)
     untargeted = [name for name in names if name not in TARGET_COLLECTIVES]
     if untargeted:
         print(f"note: {', '.join(untargeted)}: the tables above only (issue 15 sets no target for them)")
-    wrong = wrong_results_line([core, mpi])
+    wrong = wrong_results_line([core, mpi], ooo)
     if wrong:
         print(wrong)
 
@@ -453,7 +530,12 @@ def main(argv: List[str]) -> int:
         return 1
     core, mpi = logs
     try:
-        report(core, mpi)
+        ooo = read_ooo_log(args.ooo) if args.ooo else None
+    except LogError as e:
+        print(f"targets.py: {e}", file=sys.stderr)
+        return 1
+    try:
+        report(core, mpi, ooo)
         sys.stdout.flush()
     except BrokenPipeError:  # e.g. piped into head: the rest is not wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -292,18 +292,38 @@ void harness_permutation(int* order, int n, uint64_t seed) {
   }
 }
 
-long harness_check_sum(const harness* h, harness_value_fn value, int iteration, int coll, const int32_t* got,
-                       size_t count) {
+void harness_iteration_order(int* order, int n, uint64_t seed, int iteration, int rank) {
+  harness_permutation(order, n, seed * 1000003u + (uint64_t)iteration * 7919u + (uint64_t)rank);
+}
+
+/* got: int32 or float elements, compared as float64 (which holds both exactly). */
+static long check_sum(const harness* h, harness_value_fn value, int iteration, int coll, const void* got, bool f32,
+                      size_t count) {
   /* value(rank, ...) = (rank + 1) * value(0, ...), so the sum over ranks is a multiple of it. */
-  int32_t ranks_sum = h->nranks * (h->nranks + 1) / 2;
+  double ranks_sum = (double)h->nranks * (h->nranks + 1) / 2;
   long wrong = 0;
   for (size_t i = 0; i < count; i++) {
-    int32_t expected = value(0, iteration, coll, i) * ranks_sum;
-    if (got[i] != expected && wrong++ < 5)
-      fprintf(stderr, "rank %d iteration %d collective %d element %zu: %d, expected %d\n", h->rank, iteration, coll, i,
-              got[i], expected);
+    double expected = value(0, iteration, coll, i) * ranks_sum;
+    double v = f32 ? ((const float*)got)[i] : ((const int32_t*)got)[i];
+    if (v != expected && wrong++ < 5)
+      fprintf(stderr, "rank %d iteration %d collective %d element %zu: %.9g, expected %.0f\n", h->rank, iteration, coll,
+              i, v, expected);
   }
   return wrong;
+}
+
+long harness_check_sum(const harness* h, harness_value_fn value, int iteration, int coll, const int32_t* got,
+                       size_t count) {
+  return check_sum(h, value, iteration, coll, got, false, count);
+}
+
+long harness_check_sum_float(const harness* h, harness_value_fn value, int iteration, int coll, const float* got,
+                             size_t count) {
+  return check_sum(h, value, iteration, coll, got, true, count);
+}
+
+int32_t harness_order_value(int rank, int iteration, int coll, size_t i) {
+  return (int32_t)((rank + 1) * (int)((i + (size_t)iteration * 7 + (size_t)coll * 13) % 101 + 1));
 }
 
 void harness_iteration_done(const harness* h, int iteration, int iterations, int every) {

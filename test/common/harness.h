@@ -73,12 +73,22 @@ dfcclStats_t harness_report_stats(const harness* h);
 /* Deterministic randomness for the disordered programs. */
 uint64_t harness_random(uint64_t* state);
 void harness_permutation(int* order, int n, uint64_t seed);
+/* The random-order programs' order of n collectives in an iteration: a permutation of seed, iteration
+ * and rank, a new one every iteration.  Pass `rank` 0 on every rank for one order everywhere (the
+ * control without disorder). */
+void harness_iteration_order(int* order, int n, uint64_t seed, int iteration, int rank);
 
 /* The disordered programs' inputs: value(rank, iteration, collective, element), small integers.
- * Checks an int32 sum all-reduce result; returns the wrong elements (the first few are printed). */
+ * Checks a sum all-reduce result (int32, or float: its sums of small integers are exact too);
+ * returns the wrong elements (the first few are printed). */
 typedef int32_t (*harness_value_fn)(int rank, int iteration, int coll, size_t i);
 long harness_check_sum(const harness* h, harness_value_fn value, int iteration, int coll, const int32_t* got,
                        size_t count);
+long harness_check_sum_float(const harness* h, harness_value_fn value, int iteration, int coll, const float* got,
+                             size_t count);
+/* The random-order programs' value: (rank + 1) x a number in [1, 101] that depends on the iteration,
+ * the collective and the element, so that sums over up to 500 ranks are exact in int32 and float. */
+int32_t harness_order_value(int rank, int iteration, int coll, size_t i);
 /* Rank 0 prints "iteration k/n done" every `every` iterations and at the end. */
 void harness_iteration_done(const harness* h, int iteration, int iterations, int every);
 

@@ -523,9 +523,10 @@ fi
 # staged), from PERF_LARGE_MIN (default 1M) to 1 GiB through the core API for busbw, all-to-all and
 # all-gather-v once more from 16 B to PERF_A2A_MAX (default 64M) in steps of 4 (core API, NCCL,
 # component and staged in one joined table each), the small all-reduce once more without the
-# ordering after the caller's default streams (what that ordering still costs), then
-# benchmarks/targets.py's tables and PASS/MISS lines (targets for the five only) and, where
-# matplotlib is installed, benchmarks/plot.py's PNG.  Logs: $out/perf-*.txt.
+# ordering after the caller's default streams (what that ordering still costs), the random-order
+# program against the same program in one order (out_of_order_bench at PERF_OOO_SIZES, default
+# 64K,4M per all-reduce), then benchmarks/targets.py's tables and PASS/MISS lines (targets for the
+# five only) and, where matplotlib is installed, benchmarks/plot.py's PNG.  Logs: $out/perf-*.txt.
 if named perf; then
   perf_iters=${PERF_ITERS:-100}
   step perf-small-and-component ${PERF_LIMIT:-240} env LOG_DIR="$out/perf-logs" CORE_BENCH_ARGS="-A comm -P 1" \
@@ -546,8 +547,14 @@ if named perf; then
   step perf-no-stream-order 120 env DFCCL_STREAM_ORDER=0 $mpi 2 benchmarks/dfccl_bench -C allreduce -A comm -P 1 \
     -b 8 -e 64K -f 8 -n "$perf_iters" -w 10
   keep_output perf-no-stream-order.txt
+  rm -f "$out/perf-ooo.txt" # a warm machine keeps $out: no earlier run's log for targets.py
+  step perf-out-of-order ${PERF_OOO_LIMIT:-180} $mpi 2 benchmarks/out_of_order_bench -s "${PERF_OOO_SIZES:-64K,4M}" \
+    -n "${PERF_OOO_ITERS:-200}" -w 20 -r "${PERF_OOO_ROUNDS:-3}"
+  keep_output perf-ooo.txt
+  ooo_log=""
+  grep -q "^out-of-order " "$out/perf-ooo.txt" 2> /dev/null && ooo_log="--ooo '$out/perf-ooo.txt'"
   step perf-targets 60 sh -c "cat '$out/perf-core-small.txt' '$out/perf-core-large.txt' > '$out/perf-core.txt' &&
-    python3 benchmarks/targets.py '$out/perf-core.txt' --mpi '$out/perf-component.txt'"
+    python3 benchmarks/targets.py '$out/perf-core.txt' --mpi '$out/perf-component.txt' $ooo_log"
   keep_output perf-targets.txt
   summarize "^(PASS|MISS|FAIL|N/A)"
   python3 -c "import matplotlib" 2> /dev/null &&

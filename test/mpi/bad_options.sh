@@ -36,6 +36,8 @@ refused "dfccl_bench: -C: expected one of allreduce allgather reducescatter broa
 # Options are read before the GPU is looked for: refused here too, where there is none.
 refused "mpi_allreduce_bench: -C: expected one of allreduce allgather reducescatter broadcast reduce alltoall allgatherv, or all, got 'alltoallv'" \
   benchmarks/mpi_allreduce_bench -C alltoallv
+refused "out_of_order_bench: -s: expected sizes in bytes, multiples of 4 up to 1G, separated by commas (64K,4M), got '6'" \
+  benchmarks/out_of_order_bench -s 64K,6
 DFCCL_TARGET=gpu refused "test_random_order: DFCCL_TARGET is 'gpu': expected 'cuda' or 'host' (unset: cuda)" \
   test/mpi/test_random_order -i 1
 TEST_WATCHDOG_S=soon refused "test_priority: TEST_WATCHDOG_S is 'soon': expected a number of seconds >= 0.1" \

@@ -20,11 +20,6 @@
 #define NCOLLS 8
 static const size_t coll_bytes[NCOLLS] = {256, 1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 512 << 10, 1 << 20};
 
-/* Small values, so that the sum over ranks is exact in int32. */
-static int32_t input_value(int rank, int iteration, int coll, size_t i) {
-  return (int32_t)((rank + 1) * (int)((i + (size_t)iteration * 7 + (size_t)coll * 13) % 101 + 1));
-}
-
 int main(int argc, char** argv) {
   harness h;
   harness_init(&h, &argc, &argv, "test_random_order");
@@ -54,17 +49,17 @@ int main(int argc, char** argv) {
   for (int it = 0; it < iterations; it++) {
     for (int c = 0; c < NCOLLS; c++) {
       size_t count = coll_bytes[c] / sizeof(int32_t);
-      for (size_t i = 0; i < count; i++) host[i] = input_value(h.rank, it, c, i);
+      for (size_t i = 0; i < count; i++) host[i] = harness_order_value(h.rank, it, c, i);
       harness_upload(&h, send[c], host, coll_bytes[c]);
     }
-    harness_permutation(order, NCOLLS, seed * 1000003u + (uint64_t)it * 7919u + (consistent ? 0 : (uint64_t)h.rank));
+    harness_iteration_order(order, NCOLLS, seed, it, consistent ? 0 : h.rank);
     for (int k = 0; k < NCOLLS; k++)
       CHECK_DFCCL(dfcclRunAllReduce(h.ctx, send[order[k]], recv[order[k]], order[k], harness_on_complete, &done));
     harness_wait(&done, (it + 1) * NCOLLS);
     harness_progress();
     for (int c = 0; c < NCOLLS; c++) {
       harness_download(&h, host, recv[c], coll_bytes[c]);
-      wrong += harness_check_sum(&h, input_value, it, c, host, coll_bytes[c] / sizeof(int32_t));
+      wrong += harness_check_sum(&h, harness_order_value, it, c, host, coll_bytes[c] / sizeof(int32_t));
     }
     harness_iteration_done(&h, it, iterations, 20);
   }
