@@ -59,12 +59,6 @@ static void sleep_us(long us) {
   if (us > 0) nanosleep(&(struct timespec){.tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000}, NULL);
 }
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 int main(int argc, char** argv) {
   harness h;
   harness_init(&h, &argc, &argv, "case_study");
@@ -101,7 +95,7 @@ int main(int argc, char** argv) {
 
   harness_counter done = {0};
   MPI_Barrier(MPI_COMM_WORLD);
-  double start = now_s();
+  double start = harness_now_s();
   for (int s = 0; s < steps; s++) {
     /* Backward pass: the last layer's gradients are ready first. */
     for (int t = n - 1; t >= 0;) {
@@ -113,7 +107,7 @@ int main(int argc, char** argv) {
     harness_wait(&done, (s + 1) * n);
     harness_progress();
   }
-  double elapsed = now_s() - start;
+  double elapsed = harness_now_s() - start;
 
   /* Per collective: how often it was preempted before completing, and the task queue it met. */
   unsigned long long preempt_max = 0, preempt_sum = 0, queue_max = 0;

@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "harness.h"
 
@@ -69,15 +68,6 @@ static void check_mpi(int rc, const char* what) {
   if (rc == MPI_SUCCESS) return;
   fprintf(stderr, "out_of_order_bench: %s failed (MPI error %d)\n", what, rc);
   MPI_Abort(MPI_COMM_WORLD, 1);
-}
-
-static double now_us(void) {
-  struct timespec t;
-  if (clock_gettime(CLOCK_MONOTONIC, &t) != 0) {
-    fprintf(stderr, "out_of_order_bench: clock_gettime failed\n");
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
 }
 
 /* ---- options ---- */
@@ -202,9 +192,9 @@ static run_result measure(harness* h, size_set* set, const settings* s, order_ki
   prepare_run(h, set, s->colls, tag);
   uint64_t preempted = preemptions(h);
   check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
-  double start = now_us();
+  double start = harness_now_s();
   long failed = run_iterations(h, set, s, kind, iterations);
-  double mine[2] = {(now_us() - start) / iterations, (double)(preemptions(h) - preempted) / iterations};
+  double mine[2] = {(harness_now_s() - start) * 1e6 / iterations, (double)(preemptions(h) - preempted) / iterations};
   long wrong = check_run(h, set, s->colls, tag) + failed;
 
   run_result r;

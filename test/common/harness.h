@@ -45,6 +45,8 @@ int harness_finish(harness* h, long failures);
  * (TEST_WATCHDOG_S overrides, once harness_environment has read it). */
 void harness_watchdog_start(double seconds, const char* what);
 void harness_progress(void);
+/* Seconds on the monotonic clock: for timing what a test or benchmark does. */
+double harness_now_s(void);
 
 /* Buffers on the target: device memory for the GPU, host memory otherwise. */
 void* harness_alloc(const harness* h, size_t bytes);

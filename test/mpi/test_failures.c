@@ -35,16 +35,10 @@ typedef struct {
   double submitted;
 } outcome;
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void on_done(int id, dfcclResult_t status, void* arg) {
   (void)id;
   outcome* o = arg;
-  o->seconds = now_s() - o->submitted;
+  o->seconds = harness_now_s() - o->submitted;
   atomic_store(&o->status, (int)status);
   atomic_store(&o->done, 1);
 }
@@ -52,7 +46,7 @@ static void on_done(int id, dfcclResult_t status, void* arg) {
 static dfcclResult_t submit(dfcclComm_t comm, size_t count, int32_t* buf, outcome* o) {
   dfcclCollDesc_t d = {.kind = dfcclAllReduce, .count = count, .dtype = dfcclInt32, .op = dfcclSum};
   memset(o, 0, sizeof *o);
-  o->submitted = now_s();
+  o->submitted = harness_now_s();
   return dfcclSubmit(comm, &d, buf, buf, on_done, o);
 }
 

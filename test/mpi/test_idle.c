@@ -26,12 +26,6 @@ static int32_t input_value(int rank, int round, int coll, size_t i) {
   return (int32_t)((rank + 1) * (int)((i * 5 + (size_t)round * 3) % 97 + 1));
 }
 
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
 static uint64_t daemon_blocks(const harness* h) {
   dfcclStats_t s;
   CHECK_DFCCL(dfcclGetStats(h->ctx, &s));
@@ -76,16 +70,16 @@ int main(int argc, char** argv) {
     MPI_Barrier(MPI_COMM_WORLD); /* every daemon has left (or stayed) before the round starts */
     CHECK_DFCCL(dfcclRunAllReduce(h.ctx, buf, buf, 0, harness_on_complete, &done));
     harness_wait(&done, r + 1);
-    double completed = now_ms();
+    double completed = harness_now_s();
     uint64_t blocks = daemon_blocks(&h);
     if (blocks > 0) seen_resident++;
     if (blocks > held) held = blocks;
     harness_progress();
-    while (blocks > 0 && now_ms() - completed < max_wait_ms) {
+    while (blocks > 0 && (harness_now_s() - completed) * 1e3 < max_wait_ms) {
       nanosleep(&(struct timespec){.tv_nsec = 200 * 1000}, NULL);
       blocks = daemon_blocks(&h);
     }
-    left_ms[r] = now_ms() - completed;
+    left_ms[r] = (harness_now_s() - completed) * 1e3;
     if (blocks > 0) {
       fprintf(stderr, "rank %d round %d: the daemon still holds %llu blocks %d ms after the last run completed\n",
               h.rank, r, (unsigned long long)blocks, max_wait_ms);

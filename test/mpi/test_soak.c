@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cases.h"
@@ -166,12 +165,6 @@ static void deregister_pool(harness* h, const stream_t* pool) {
   CHECK_DFCCL(dfcclDeregister(h->ctx, ids, POOL));
 }
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 typedef struct {
   double rss_mib, gpu_used_mib;
 } memory_use;
@@ -245,7 +238,7 @@ int main(int argc, char** argv) {
   }
 
   long reregistrations = 0;
-  double start = now_s(), next_progress = start + progress_s;
+  double start = harness_now_s(), next_progress = start + progress_s;
   memory_use baseline = {0, 0};
   bool have_baseline = false;
   int round = 0;
@@ -257,7 +250,7 @@ int main(int argc, char** argv) {
       reregistrations++;
     }
     pthread_barrier_wait(&round_end); /* both threads' runs of this round are checked */
-    double elapsed = now_s() - start;
+    double elapsed = harness_now_s() - start;
     if (!have_baseline && elapsed >= seconds / 4.0) {
       baseline = memory_now(&h);
       have_baseline = true;
@@ -266,7 +259,7 @@ int main(int argc, char** argv) {
     MPI_Allreduce(&over, &any_over, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     atomic_store(&stop, any_over != 0);
     pthread_barrier_wait(&round_end);
-    if (h.rank == 0 && (now_s() >= next_progress || any_over)) {
+    if (h.rank == 0 && (harness_now_s() >= next_progress || any_over)) {
       memory_use m = memory_now(&h);
       printf("soak: %.0f/%d s: %d rounds, %ld runs, %ld device synchronizations, %ld frees, %ld re-registrations, "
              "%ld wrong (rank 0); rss %.1f MiB, GPU used %.0f MiB\n",
