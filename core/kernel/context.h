@@ -70,7 +70,8 @@ DF_FN void df_context_start_run(const df_daemon_args* a, const df_block* blk, df
   d.iteration = 0;
   d.step = 0;
   d.gated = e->gated;
-  d.pad[0] = d.pad[1] = d.pad[2] = 0;
+  d.received = 0;
+  d.pad[0] = d.pad[1] = 0;
   DF_STORE_SHARED(df_global_dynamic(a, blk, e->coll), d);
   df_context_slot* slot = &sh->slots[e->coll % DF_CONTEXT_SLOTS];
   if (slot->coll == (int32_t)e->coll) slot->coll = -1; /* a finished run's copy: stale now */

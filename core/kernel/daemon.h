@@ -136,7 +136,8 @@ typedef struct {
   uint32_t epoch;     /* which run                                           */
   uint32_t step;      /* primitive within the iteration                      */
   uint32_t gated;     /* 1: the run waits for its gate (df_daemon_args.gates) before it reads a buffer */
-  uint32_t pad[3];
+  uint32_t received;  /* slots this block received in the run (saturating): see df_prim's growth */
+  uint32_t pad[2];
 } df_coll_dynamic; /* 48 bytes */
 
 /* A run's gate (df_daemon_args.gates): the host publishes a one-channel run before it knows that
