@@ -7,6 +7,7 @@
  *   contexts     a resident collective is loaded once; a dirty context is saved when its slot is
  *                taken (lazily: a clean one is not), a new run invalidates a stale copy, a block
  *                that quits saves every dirty context and its task queue, and a relaunch gets them
+ *   growth       a received slot grows the run's threshold once n-1 have come (every rank is on it)
  *   a whole run  an SQE for a collective of one participant: fetched into the queue, executed (a
  *                local copy), completed with its CQE in the block's ring
  *
@@ -409,16 +410,44 @@ static void test_failures(void) {
   free(r);
 }
 
+/* Stickiness: a received slot grows the run's threshold only once the slots that came prove every
+ * rank of the ring is on the run -- the (n-1)-th on n ranks, the first on two.  With the first
+ * receive growing it on four ranks (the rule before), this fails. */
+static void test_growth(void) {
+  for (uint32_t nranks = 2; nranks <= 4; nranks++) {
+    ring_fixture* r = zeroed(1, sizeof *r);
+    ring_init(r);
+    df_daemon_args* a = &r->f.args;
+    r->f.colls[RING_COLL].nranks = nranks;
+    df_coll_static st = r->f.colls[RING_COLL];
+    df_sqe e = sqe_for(RING_COLL, 1, NULL, r->recv);
+    df_context_start_run(a, &r->f.block, &r->f.shared, &e);
+    r->f.shared.current = df_context_acquire(a, &r->f.block, &r->f.shared, RING_COLL);
+    df_run run = {.args = a, .blk = &r->f.block, .sh = &r->f.shared, .ctx = &r->f.shared.slots[r->f.shared.current],
+                  .threshold = 100};
+    uint64_t expected = 100;
+    for (uint32_t k = 1; k <= nranks; k++) {
+      ring_post(r, &st, 1);
+      CHECK(df_recv(&run, r->recv, RING_COUNT) == DF_PRIM_DONE, "%u ranks: receive %u completes", nranks, k);
+      if (k + 1 >= nranks) expected *= a->spin.growth;
+      CHECK(run.threshold == expected, "%u ranks: after receive %u the threshold is %llu, not %llu", nranks, k,
+            (unsigned long long)expected, (unsigned long long)run.threshold);
+    }
+    free(r);
+  }
+}
+
 int main(void) {
   test_task_queue();
   test_thresholds();
   test_contexts();
   test_whole_run();
   test_failures();
+  test_growth();
   if (failures) {
     printf("test_scheduler: %d failures\n", failures);
     return 1;
   }
-  printf("test_scheduler: task queue, thresholds, contexts, a whole run, failed runs: ok\n");
+  printf("test_scheduler: task queue, thresholds, contexts, a whole run, failed runs, growth: ok\n");
   return 0;
 }
