@@ -54,6 +54,11 @@ done
 [ -d "$osu_dir" ] || echo "note: no OSU_DIR $osu_dir: every benchmark will be MISSING (build them: .osu/build.sh)"
 gpus=0
 command -v nvidia-smi > /dev/null 2>&1 && gpus=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU')
+# nvidia-smi lists every GPU; the ranks see only CUDA_VISIBLE_DEVICES's (e.g. 4 ranks on 2 of 4).
+if [ "$gpus" -gt 0 ] && [ -n "${CUDA_VISIBLE_DEVICES+set}" ]; then
+  visible=$(printf '%s\n' "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | grep -c .)
+  [ "$visible" -lt "$gpus" ] && gpus=$visible
+fi
 if [ "$device" = cuda ] && [ "$gpus" -eq 0 ]; then
   echo "osu: SKIP (no GPU)"
   exit 0
