@@ -113,7 +113,8 @@ mps_stop() {
 # PART=1: data path and the deadlock programs at one rank per GPU; PART=2: oversubscribed runs,
 # the random mix and performance; unset: both (more than one 600 s device call).  PART=oversub
 # PART=explore, PART=component, PART=every, PART=a2a, PART=comm, PART=failures, PART=soak, PART=burst,
-# PART=sanitizers, PART=ucx, PART=scale (or scale-deadlock, scale-bench) and PART=users (or users-pageable,
+# PART=sanitizers, PART=ucx, PART=scale (or scale-deadlock, scale-component, scale-bench,
+# scale-case) and PART=users (or users-pageable,
 # users-osu, users-cupy) are only run when named; PART may name several ("1 oversub").
 part=${PART:-all}
 named() { case " $part " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -563,20 +564,28 @@ if named perf; then
 fi
 
 # PART=scale (issue 17): the deadlock programs and the benchmark at one rank per GPU on every GPU
-# of a larger machine (SCALE_NP ranks, default the GPU count): test_random_order x1000,
-# test_sync_between x200 (and x50 with cudaFree), their preemption-off twins (must hang), the
-# component's cross/sync suite (device.sh), dfccl_bench's seven collectives beside NCCL from 8 B to
-# SCALE_MAX (default 4G), which algorithm and protocol NCCL's tuner picked at each size (rank 0's
-# NCCL_DEBUG_SUBSYS=TUNING lines), and the case study with both scheduling policies.  PART=scale-deadlock
-# and PART=scale-bench run one half each (the whole does not fit one 10-minute slot).
+# of a larger machine (SCALE_NP ranks, default the GPU count).  Four halves, each about one
+# 10-minute slot on 4 GPUs (more on 8: run them one by one):
+#   scale-deadlock   test_random_order x1000, test_sync_between x200 and x50 with cudaFree, and
+#                    their preemption-off twins (must hang)
+#   scale-component  the component's suite and its cross/sync/threads patterns (device.sh,
+#                    COMPONENT_ITERS, default 1000; 4 ranks: about 5 minutes)
+#   scale-bench      dfccl_bench beside NCCL, one step per collective of SCALE_COLLS (default the
+#                    five), 16 B to SCALE_MAX (default 4G) in steps of 4, results checked (the check
+#                    of the largest sizes is most of the time: SCALE_COLLS="allreduce allgather"
+#                    and then the others in two calls)
+#   scale-case       which algorithm and protocol NCCL's tuner picked at each size (rank 0's
+#                    NCCL_DEBUG_SUBSYS=TUNING lines, one call per size) and the case study with
+#                    both scheduling policies
+# PART=scale runs all four.
 scale_named() { named scale || named "scale-$1"; }
-if scale_named deadlock || scale_named bench; then
+if scale_named deadlock || scale_named component || scale_named bench || scale_named case; then
   snp=${SCALE_NP:-$(nvidia-smi -L 2> /dev/null | grep -c '^GPU')}
   note "PART=scale: $snp ranks, one per GPU"
 fi
 if scale_named deadlock; then
-  step "random-order-${snp}x1" ${RO_LIMIT:-300} $mpi "$snp" test/mpi/test_random_order -i "${RO_ITERS:-1000}"
-  summarize "preempt|PASS|FAIL" 3
+  step "random-order-${snp}x1" ${RO_LIMIT:-400} $mpi "$snp" test/mpi/test_random_order -i "${RO_ITERS:-1000}"
+  summarize "^stats" "$snp"
   step "sync-between-${snp}x1" ${SYNC_LIMIT:-300} $mpi "$snp" test/mpi/test_sync_between -i "${SYNC_ITERS:-200}"
   step "cudafree-between-${snp}x1" ${SYNC_LIMIT:-300} $mpi "$snp" test/mpi/test_sync_between -i 50 -f
   step "random-order-${snp}x1-twin-no-preemption" 60 env DFCCL_PREEMPTION=0 TEST_WATCHDOG_S=10 sh -c \
@@ -585,19 +594,26 @@ if scale_named deadlock; then
   step "sync-between-${snp}x1-twin-no-preemption" 60 env DFCCL_PREEMPTION=0 TEST_WATCHDOG_S=10 sh -c \
     "$mpi $snp test/mpi/test_sync_between -i 5 2>&1 | tail -n 5; exit 0"
   twin_verdict
-  step "component-device-${snp}ranks" ${COMPONENT_LIMIT:-400} env LD_LIBRARY_PATH="$PWD/.libs:${LD_LIBRARY_PATH:-}" \
+fi
+if scale_named component; then
+  step "component-device-${snp}ranks" ${COMPONENT_LIMIT:-500} env LD_LIBRARY_PATH="$PWD/.libs:${LD_LIBRARY_PATH:-}" \
     ITERATIONS="${COMPONENT_ITERS:-1000}" sh ompi_coll_dfccl/test/device.sh "$snp"
-  summarize "np=|PASS|FAIL" 12
+  summarize "np=|pattern" 12
 fi
 if scale_named bench; then
-  step "bench-${snp}gpus" ${BENCH_LIMIT:-420} $mpi "$snp" benchmarks/dfccl_bench -C all -A comm -P 1 -b 8 \
-    -e "${SCALE_MAX:-4G}" -f "${SCALE_F:-2}" -n 20 -w 5 -c 1
-  keep_output "scale-bench-${snp}gpus.txt"
-  # NCCL's choice: one call per size, DFCCL off, rank 0's tuner lines (NCCL logs them at INFO).
-  step "nccl-tuning-${snp}gpus" 180 env NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING $mpi "$snp" \
-    benchmarks/dfccl_bench -C all -A comm -P 1 -b 8 -e "${SCALE_MAX:-4G}" -f 4 -n 1 -w 0 -c 0
-  [ "$ran" = 1 ] && grep -iE "algo|algorithm|protocol|^ +[0-9]|^# " "$out/step.out" > "$out/scale-nccl-tuning-${snp}gpus.txt"
-  step "case-study-${snp}gpus" 300 sh benchmarks/case_study.sh "$snp" -i 20
+  for coll in ${SCALE_COLLS:-allreduce allgather reducescatter broadcast reduce}; do
+    step "bench-$coll-${snp}gpus" ${BENCH_LIMIT:-300} $mpi "$snp" benchmarks/dfccl_bench -C "$coll" -A comm -P 1 \
+      -b 16 -e "${SCALE_MAX:-4G}" -f 4 -n 20 -w 5 -c 1
+    keep_output "scale-bench-$coll-${snp}gpus.txt"
+  done
+fi
+if scale_named case; then
+  # NCCL's choice: one call per size (-n 1 -w 0 -c 0); rank 0 logs its tuner's pick at INFO.
+  step "nccl-tuning-${snp}gpus" 120 env NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING $mpi "$snp" \
+    benchmarks/dfccl_bench -C all -A comm -P 1 -b 8 -e 1G -f 4 -n 1 -w 0 -c 0
+  [ "$ran" = 1 ] && grep -oE "[A-Za-z]+: [0-9]+ Bytes -> Algo [A-Za-z_]+ proto [A-Za-z0-9_]+" "$out/step.out" |
+    sort -u > "$out/scale-nccl-tuning-${snp}gpus.txt"
+  step "case-study-${snp}gpus" 200 sh benchmarks/case_study.sh "$snp" -i 20
   keep_output "scale-case-study-${snp}gpus.txt"
   summarize "^==|ms per step" 20
 fi
