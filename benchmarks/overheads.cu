@@ -120,7 +120,9 @@ __host__ __device__ inline df_coll_dynamic expected_dynamic(uint32_t c, uint32_t
   d.epoch = c + 1;
   d.iteration = 3ull * c + saves;
   d.step = c % 5;
-  d.pad[0] = d.pad[1] = d.pad[2] = d.pad[3] = 0;
+  d.gated = 0;
+  d.received = 0;
+  d.pad[0] = d.pad[1] = 0;
   return d;
 }
 
