@@ -44,7 +44,7 @@ typedef struct {
   uint64_t submit_timeout_ms;  /* a full SQ makes dfcclRun* wait this long at most    */
   uint64_t destroy_timeout_ms; /* dfcclDestroy waits this long for outstanding runs   */
   uint64_t relaunch_delay_us;  /* first delay before relaunching for stalled runs     */
-  uint64_t relaunch_delay_max_us; /* the backoff of those relaunches stops here       */
+  uint64_t relaunch_cap_us;    /* the backoff of those relaunches stops here          */
   uint64_t yield_delay_us;     /* before relaunching a daemon that yielded the GPU      */
   uint64_t poller_spin_rounds; /* idle poller rounds that only yield, before sleeping   */
   df_spin_policy spin;

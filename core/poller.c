@@ -212,7 +212,7 @@ static bool manage_daemon(df_ctx* ctx, daemon_watch* w) {
   if (!new_sqes && !(outstanding && now - w->ended_us >= w->delay_us)) return outstanding;
   if (!new_sqes && !w->yielding) { /* relaunching for stalled runs only: back off, a synchronization may wait */
     uint64_t next = w->delay_us ? w->delay_us * 2 : ctx->cfg.relaunch_delay_us;
-    w->delay_us = next > ctx->cfg.relaunch_delay_max_us ? ctx->cfg.relaunch_delay_max_us : next;
+    w->delay_us = next > ctx->cfg.relaunch_cap_us ? ctx->cfg.relaunch_cap_us : next;
   }
   r = df_daemon_launch(ctx);
   if (r != dfcclSuccess) {

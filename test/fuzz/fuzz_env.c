@@ -42,7 +42,7 @@ GETTER(cq_slots, c->cq_slots)
 GETTER(submit_timeout_ms, c->submit_timeout_ms)
 GETTER(destroy_timeout_ms, c->destroy_timeout_ms)
 GETTER(relaunch_delay_us, c->relaunch_delay_us)
-GETTER(relaunch_delay_max_us, c->relaunch_delay_max_us)
+GETTER(relaunch_cap_us, c->relaunch_cap_us)
 GETTER(yield_delay_us, c->yield_delay_us)
 GETTER(poller_spin_rounds, c->poller_spin_rounds)
 GETTER(spin_front, c->spin.front)
@@ -116,7 +116,7 @@ static const integer_var integers[NINTEGERS] = {
     [SUBMIT_TIMEOUT_MS] = {"DFCCL_SUBMIT_TIMEOUT_MS", 0, UINT64_MAX, ANY_VALUE, submit_timeout_ms},
     [DESTROY_TIMEOUT_MS] = {"DFCCL_DESTROY_TIMEOUT_MS", 0, UINT64_MAX, ANY_VALUE, destroy_timeout_ms},
     [RELAUNCH_DELAY_US] = {"DFCCL_RELAUNCH_DELAY_US", 0, 10000000, ANY_VALUE, relaunch_delay_us},
-    [RELAUNCH_DELAY_MAX_US] = {"DFCCL_RELAUNCH_DELAY_MAX_US", 0, 10000000, ANY_VALUE, relaunch_delay_max_us},
+    [RELAUNCH_DELAY_MAX_US] = {"DFCCL_RELAUNCH_DELAY_MAX_US", 0, 10000000, ANY_VALUE, relaunch_cap_us},
     [YIELD_DELAY_US] = {"DFCCL_YIELD_DELAY_US", 0, 10000000, ANY_VALUE, yield_delay_us},
     [POLLER_SPIN_ROUNDS] = {"DFCCL_POLLER_SPIN_ROUNDS", 0, UINT64_MAX, ANY_VALUE, poller_spin_rounds},
     [SPIN_FRONT] = {"DFCCL_SPIN_FRONT", 1, UINT64_MAX, ANY_VALUE, spin_front},

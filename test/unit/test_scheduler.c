@@ -423,7 +423,10 @@ static void test_growth(void) {
     df_sqe e = sqe_for(RING_COLL, 1, NULL, r->recv);
     df_context_start_run(a, &r->f.block, &r->f.shared, &e);
     r->f.shared.current = df_context_acquire(a, &r->f.block, &r->f.shared, RING_COLL);
-    df_run run = {.args = a, .blk = &r->f.block, .sh = &r->f.shared, .ctx = &r->f.shared.slots[r->f.shared.current],
+    df_run run = {.args = a,
+                  .blk = &r->f.block,
+                  .sh = &r->f.shared,
+                  .ctx = &r->f.shared.slots[r->f.shared.current],
                   .threshold = 100};
     uint64_t expected = 100;
     for (uint32_t k = 1; k <= nranks; k++) {
