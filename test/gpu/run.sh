@@ -545,6 +545,9 @@ if named perf; then
     keep_output "perf-$coll.txt"
     summarize "^# routed"
   done
+  # One hop of the ring through the primitives, beside the bare flag: the floor under the latencies.
+  step perf-hop-latency 60 benchmarks/hop_latency
+  summarize "^ +(flag|prim)"
   step perf-no-stream-order 120 env DFCCL_STREAM_ORDER=0 $mpi 2 benchmarks/dfccl_bench -C allreduce -A comm -P 1 \
     -b 8 -e 64K -f 8 -n "$perf_iters" -w 10
   keep_output perf-no-stream-order.txt
@@ -613,6 +616,8 @@ if scale_named case; then
     benchmarks/dfccl_bench -C all -A comm -P 1 -b 8 -e 1G -f 4 -n 1 -w 0 -c 0
   [ "$ran" = 1 ] && grep -oE "[A-Za-z]+: [0-9]+ Bytes -> Algo [A-Za-z_]+ proto [A-Za-z0-9_]+" "$out/step.out" |
     sort -u > "$out/scale-nccl-tuning-${snp}gpus.txt"
+  step "hop-latency-${snp}gpus" 60 benchmarks/hop_latency --gpus "$snp"
+  summarize "^ +(flag|prim)"
   step "case-study-${snp}gpus" 200 sh benchmarks/case_study.sh "$snp" -i 20
   keep_output "scale-case-study-${snp}gpus.txt"
   summarize "^==|ms per step" 20
