@@ -107,6 +107,7 @@ __global__ void hop_kernel(Hop h) {
   run.progressed = false;
   run.timesliced = false;
   run.error = DF_RUN_OK;
+  run.ahead = 0;
   unsigned long long wrong = 0;
   for (uint32_t round = 0; round < total; round++) {
     if (h.rank == 0 && leader && round == h.warmup) start = df_time_ns();

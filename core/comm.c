@@ -207,6 +207,7 @@ static dfcclResult_t run_context(const struct dfcclComm* c, const df_coll_static
   st->blocks = NULL; /* the set's last run may have had one */
   uint32_t channels = df_run_channels(&c->ctx->cfg, kind, (uint64_t)count * dfcclTypeSize(d->dtype), st->nranks);
   st->nchannels = channels < c->shape.nchannels ? channels : c->shape.nchannels;
+  df_choose_all_reduce(&c->ctx->cfg, st, c->shape.slot_bytes);
   return dfcclSuccess;
 }
 

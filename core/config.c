@@ -157,6 +157,7 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
    * first; the host target's synchronization waits for one launch only, so no delay is needed. */
   cfg->relaunch_delay_us = gpu ? 50 : 0;
   cfg->relaunch_cap_us = 20000;
+  cfg->gather_bytes = 0; /* off until measured beside the ring on GPUs */
   cfg->yield_delay_us = 20;
   cfg->poller_spin_rounds = gpu ? 2000 : 100;
   /* Host polls yield and then sleep (see df_spin_pause), so they are far longer than GPU polls. */
@@ -188,6 +189,7 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   DF_CHECK(env_u64("DFCCL_DESTROY_TIMEOUT_MS", 0, UINT64_MAX, &cfg->destroy_timeout_ms));
   DF_CHECK(env_u64("DFCCL_RELAUNCH_DELAY_US", 0, 10000000, &cfg->relaunch_delay_us));
   DF_CHECK(env_u64("DFCCL_RELAUNCH_DELAY_MAX_US", 0, 10000000, &cfg->relaunch_cap_us));
+  DF_CHECK(env_u64("DFCCL_ALLREDUCE_GATHER_BYTES", 0, 64u << 20, &cfg->gather_bytes));
   DF_CHECK(env_u64("DFCCL_YIELD_DELAY_US", 0, 10000000, &cfg->yield_delay_us));
   DF_CHECK(env_u64("DFCCL_POLLER_SPIN_ROUNDS", 0, UINT64_MAX, &cfg->poller_spin_rounds));
   DF_CHECK(env_u64("DFCCL_SPIN_FRONT", 1, UINT64_MAX, &cfg->spin.front));

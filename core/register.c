@@ -51,6 +51,13 @@ uint32_t df_run_channels(const df_config* cfg, uint32_t kind, uint64_t bytes, ui
   return channels_for(cfg, traffic_bytes((df_coll_kind)kind, bytes, nranks));
 }
 
+void df_choose_all_reduce(const df_config* cfg, df_coll_static* st, uint32_t slot_bytes) {
+  uint64_t bytes = st->count * dfcclTypeSize((dfcclDataType_t)st->dtype);
+  bool gathers = st->kind == DF_COLL_ALL_REDUCE && st->nchannels == 1 && st->nranks >= 2 &&
+                 st->nranks - 1 <= DF_FIFO_STEPS && bytes > 0 && bytes <= cfg->gather_bytes && bytes <= slot_bytes;
+  st->flags = gathers ? st->flags | DF_COLL_GATHER_REDUCE : st->flags & ~DF_COLL_GATHER_REDUCE;
+}
+
 static dfcclResult_t check_registration(size_t count, dfcclDataType_t dtype, dfcclRedOp_t op, int collId) {
   if (collId < 0) return df_error(dfcclInvalidArgument, "collective id %d is negative", collId);
   return df_check_signature(count, dtype, op);
@@ -165,6 +172,12 @@ static dfcclResult_t register_collective(df_ctx* ctx, df_coll_kind kind, size_t 
   if (prior == dfcclSuccess && blocks.host) prior = df_blocks_install(ctx, &blocks, st.nranks, &st.blocks);
   uint64_t bytes = (uint64_t)count * dfcclTypeSize(dtype);
   uint32_t slot = shape ? shape->slot_bytes : slot_for(&ctx->cfg, kind, bytes, st.nchannels, st.nranks);
+  /* A gathering all-reduce carries the whole input in one slot: its slot is that large. */
+  if (!shape && bytes > slot && bytes <= ctx->cfg.gather_bytes && bytes <= ctx->cfg.slot_bytes) {
+    uint64_t whole = (bytes + 4095) / 4096 * 4096;
+    slot = whole < ctx->cfg.slot_bytes ? (uint32_t)whole : ctx->cfg.slot_bytes;
+  }
+  df_choose_all_reduce(&ctx->cfg, &st, slot);
   df_coll_links links;
   r = df_links_create(ctx, g, collId, &st, blocks.hash, slot, prior, &links);
   st.links = links.dev;
@@ -189,8 +202,9 @@ static dfcclResult_t register_collective(df_ctx* ctx, df_coll_kind kind, size_t 
   }
   pthread_mutex_unlock(&ctx->lock);
   if (r != dfcclSuccess) return r;
-  df_debug(ctx, "registered collective %d as #%d: %zu elements, %u channels, ring position %u of %u%s", collId, index,
+  df_debug(ctx, "registered collective %d as #%d: %zu elements, %u channels, ring position %u of %u%s%s", collId, index,
            count, st.nchannels, st.rank, st.nranks,
+           (st.flags & DF_COLL_GATHER_REDUCE) ? ", all-reduce by gathering" : "",
            links.timesliced_peer ? (ctx->cfg.timeslice_yield ? ", a participant time-slices our GPU: yielding to it"
                                                              : ", a participant time-slices our GPU (not yielding)")
                                  : "");

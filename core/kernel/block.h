@@ -47,6 +47,7 @@ typedef struct {
   bool progressed;    /* a primitive completed during this run                       */
   bool timesliced;    /* its peers cannot run while it waits (DF_COLL_TIMESLICED_PEER) */
   uint32_t error;     /* df_run_error: why the run failed here (leader's)              */
+  uint32_t ahead;     /* DF_PEEK: the slot read is this many past the next unconsumed one */
 } df_run;
 
 #endif /* DFCCL_KERNEL_BLOCK_H */

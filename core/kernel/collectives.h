@@ -10,6 +10,7 @@
 
 #include "all_gather.h"
 #include "all_reduce.h"
+#include "all_reduce_gathered.h"
 #include "all_to_all.h"
 #include "broadcast.h"
 #include "reduce_scatter.h"
@@ -20,7 +21,8 @@ typedef struct {
   df_chunking ring; /* all-reduce */
   df_span span;     /* the others */
   uint64_t iterations;
-  uint32_t steps; /* primitives per iteration */
+  uint32_t steps;    /* primitives per iteration */
+  uint32_t gathered; /* all-reduce by gathering (all_reduce_gathered.h) */
 } df_plan;
 
 DF_FN void df_plan_init(df_plan* p, const df_coll_static* st, uint32_t channel) {
@@ -28,6 +30,12 @@ DF_FN void df_plan_init(df_plan* p, const df_coll_static* st, uint32_t channel) 
   uint32_t slot = st->links ? st->links->slot_bytes : 0;
   uint64_t esize = df_dtype_bytes((dfcclDataType_t)st->dtype);
   uint32_t n = st->nranks;
+  if (df_all_reduce_gathers(st)) {
+    p->gathered = 1;
+    p->iterations = 1;
+    p->steps = n;
+    return;
+  }
   if (st->kind == DF_COLL_ALL_REDUCE) {
     df_chunking_init(&p->ring, st, channel, slot);
     p->iterations = p->ring.iterations;
@@ -42,7 +50,9 @@ DF_FN void df_plan_init(df_plan* p, const df_coll_static* st, uint32_t channel) 
 
 DF_FN df_prim_result df_step(df_run* run, const df_plan* p, uint64_t iteration, uint32_t s) {
   switch (run->ctx->stat.kind) {
-    case DF_COLL_ALL_REDUCE: return df_all_reduce_step(run, s, &p->ring, iteration);
+    case DF_COLL_ALL_REDUCE:
+      if (p->gathered) return df_all_reduce_gathered_step(run, s);
+      return df_all_reduce_step(run, s, &p->ring, iteration);
     case DF_COLL_ALL_GATHER: return df_all_gather_step(run, s, &p->span, iteration);
     case DF_COLL_REDUCE_SCATTER: return df_reduce_scatter_step(run, s, &p->span, iteration);
     case DF_COLL_ALL_TO_ALL: return df_all_to_all_step(run, s, &p->span, iteration);

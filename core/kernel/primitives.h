@@ -19,10 +19,12 @@
 #include "reduce.h"
 
 enum {
-  DF_RECV = 1u << 0,    /* read a slot from the predecessor                      */
-  DF_SEND = 1u << 1,    /* write a slot to the successor                         */
-  DF_REDUCE = 1u << 2,  /* combine the received slot with the user source        */
-  DF_COPY_OUT = 1u << 3 /* also store the result in the user destination         */
+  DF_RECV = 1u << 0,     /* read a slot from the predecessor                      */
+  DF_SEND = 1u << 1,     /* write a slot to the successor                         */
+  DF_REDUCE = 1u << 2,   /* combine the received slot with the user source        */
+  DF_COPY_OUT = 1u << 3, /* also store the result in the user destination         */
+  DF_PEEK = 1u << 4      /* receive the slot run->ahead past the next unconsumed one, and leave it
+                          * unconsumed (df_consume frees slots later)                 */
 };
 
 /* BLOCKED: a wait gave up (the run is preempted, and resumes at this step).  FAILED: the run cannot
@@ -42,7 +44,7 @@ DF_FN df_prim_result df_look(df_run* run, unsigned flags) {
   if (flags & DF_RECV) {
     uint64_t tail = df_load_acquire_u64(&l->from_prev[c].recv_ctrl->tail);
     if (tail & DF_REVOKED_BIT) return df_fail(run, DF_REVOKED_REASON(tail));
-    if (tail <= l->consumed[c]) return DF_PRIM_BLOCKED;
+    if (tail <= l->consumed[c] + run->ahead) return DF_PRIM_BLOCKED;
   }
   if (flags & DF_SEND) {
     uint64_t head = df_load_acquire_u64(&l->to_next[c].send_ctrl->head);
@@ -87,7 +89,7 @@ DF_FN df_prim_result df_wait_ready(df_run* run, unsigned flags) {
 DF_FN df_prim_result df_check_tag(df_run* run) {
   const df_links* l = run->ctx->stat.links;
   int c = run->blk->bid;
-  if (!l->prev_tags || l->from_prev[c].recv_ctrl->tags[l->consumed[c] % DF_FIFO_STEPS] == run->ctx->tag)
+  if (!l->prev_tags || l->from_prev[c].recv_ctrl->tags[(l->consumed[c] + run->ahead) % DF_FIFO_STEPS] == run->ctx->tag)
     return DF_PRIM_DONE;
   return df_fail(run, DF_RUN_MISMATCH);
 }
@@ -110,10 +112,18 @@ DF_FN void df_post(const df_run* run, unsigned flags, size_t bytes) {
      * barrier orders them before it, and release is cumulative): no separate fence needed. */
     df_store_release_u64(&l->to_next[c].recv_ctrl->tail, l->sent[c]);
   }
-  if (flags & DF_RECV) {
+  if ((flags & DF_RECV) && !(flags & DF_PEEK)) {
     l->consumed[c]++;
     df_store_release_u64(&l->from_prev[c].send_ctrl->head, l->consumed[c]);
   }
+}
+
+/* Leader: frees the next k received slots at once (after DF_PEEK receives of them). */
+DF_FN void df_consume(const df_run* run, uint32_t k) {
+  const df_links* l = run->ctx->stat.links;
+  int c = run->blk->bid;
+  l->consumed[c] += k;
+  df_store_release_u64(&l->from_prev[c].send_ctrl->head, l->consumed[c]);
 }
 
 /* One step on `nelem` elements.  user_src is read (sent, or reduced with what was received),
@@ -127,7 +137,7 @@ DF_FN df_prim_result df_prim(df_run* run, unsigned flags, const void* user_src, 
     if (ready == DF_PRIM_DONE) {
       const df_links* l = st->links;
       int c = run->blk->bid;
-      if (flags & DF_RECV) sh->in_slot = df_slot_address(&l->from_prev[c], l->consumed[c], l->slot_bytes);
+      if (flags & DF_RECV) sh->in_slot = df_slot_address(&l->from_prev[c], l->consumed[c] + run->ahead, l->slot_bytes);
       if (flags & DF_SEND) sh->out_slot = df_slot_address(&l->to_next[c], l->sent[c], l->slot_bytes);
     }
     sh->go = (uint32_t)ready;

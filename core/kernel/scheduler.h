@@ -175,6 +175,7 @@ DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_sh
   run.threshold = run.timesliced ? DF_TIMESLICED_POLLS : df_initial_threshold(&a->spin, position);
   run.progressed = false;
   run.error = DF_RUN_OK;
+  run.ahead = 0;
   *timesliced = run.timesliced;
 
   df_prim_result r = DF_PRIM_DONE;

@@ -110,6 +110,22 @@ mps_stop() {
 # MPS=1: every part under MPS (a machine of one GPU, where each test's ranks share it).
 [ "${MPS:-0}" = 1 ] && mps_start
 
+# Small all-reduces on the ring against by gathering (DFCCL_ALLREDUCE_GATHER_BYTES, off by default
+# until this says it pays): NP ranks, 8 B - 64 KiB, two rounds alternated in one call; the
+# gathering run also checks its results (-c 1).  Logs: $out/gather-ab-NPranks.txt.
+gather_ab() {
+  : > "$out/gather-ab-$1ranks.txt"
+  for round in 1 2; do
+    for bytes in 0 65536; do
+      step "allreduce-$1ranks-gather-$bytes-round-$round" 120 env DFCCL_ALLREDUCE_GATHER_BYTES=$bytes $mpi "$1" \
+        benchmarks/dfccl_bench -C allreduce -A comm -P 1 -b 8 -e 64K -f 8 -n 200 -w 20 -c 1
+      [ "$ran" = 1 ] && { echo "== DFCCL_ALLREDUCE_GATHER_BYTES=$bytes, round $round"; grep -E "^ +[0-9]" "$out/step.out"; } \
+        >> "$out/gather-ab-$1ranks.txt"
+    done
+  done
+  cat "$out/gather-ab-$1ranks.txt" >> "$summary"
+}
+
 # PART=1: data path and the deadlock programs at one rank per GPU; PART=2: oversubscribed runs,
 # the random mix and performance; unset: both (more than one 600 s device call).  PART=oversub
 # PART=explore, PART=component, PART=every, PART=a2a, PART=comm, PART=failures, PART=soak, PART=burst,
@@ -548,6 +564,7 @@ if named perf; then
   # One hop of the ring through the primitives, beside the bare flag: the floor under the latencies.
   step perf-hop-latency 60 benchmarks/hop_latency
   summarize "^ +(flag|prim)"
+  gather_ab 2
   step perf-no-stream-order 120 env DFCCL_STREAM_ORDER=0 $mpi 2 benchmarks/dfccl_bench -C allreduce -A comm -P 1 \
     -b 8 -e 64K -f 8 -n "$perf_iters" -w 10
   keep_output perf-no-stream-order.txt
@@ -616,6 +633,7 @@ if scale_named case; then
     benchmarks/dfccl_bench -C all -A comm -P 1 -b 8 -e 1G -f 4 -n 1 -w 0 -c 0
   [ "$ran" = 1 ] && grep -oE "[A-Za-z]+: [0-9]+ Bytes -> Algo [A-Za-z_]+ proto [A-Za-z0-9_]+" "$out/step.out" |
     sort -u > "$out/scale-nccl-tuning-${snp}gpus.txt"
+  gather_ab "$snp"
   step "hop-latency-${snp}gpus" 60 benchmarks/hop_latency --gpus "$snp"
   summarize "^ +(flag|prim)"
   step "case-study-${snp}gpus" 200 sh benchmarks/case_study.sh "$snp" -i 20

@@ -1,0 +1,93 @@
+/*
+ * Small all-reduce by gathering (DF_COLL_GATHER_REDUCE): every rank's whole input goes around the
+ * ring, one FIFO slot each, and each rank reduces the n inputs itself -- n-1 hops in a chain where
+ * the ring all-reduce has 2(n-1), for a collective whose time is its hops.  One iteration of n
+ * steps on ring position r:
+ *   step 0          send the own input;
+ *   step s < n-1    the input of position r-s arrives (s-1 slots past the next unconsumed one):
+ *                   pass it on, keep it (DF_PEEK);
+ *   step n-1        the last input (position r+1) arrives: reduce all n in position order 0, 1, ...,
+ *                   n-1 into recvbuff, then free the n-1 slots at once.
+ * Every rank reduces in the same order with the same operations, so every rank's result is the
+ * same bits, as the ring's is.  The n-1 kept slots fit the FIFO and the input fits a slot: the host
+ * sets the flag only then (and the plan checks it again).
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef DFCCL_KERNEL_ALL_REDUCE_GATHERED_H
+#define DFCCL_KERNEL_ALL_REDUCE_GATHERED_H
+
+#include "primitives.h"
+
+/* The flag holds and the run fits: the input in one slot, the kept slots in the FIFO, one channel. */
+DF_FN bool df_all_reduce_gathers(const df_coll_static* st) {
+  if (st->kind != DF_COLL_ALL_REDUCE || !(st->flags & DF_COLL_GATHER_REDUCE) || st->links == NULL) return false;
+  uint64_t bytes = st->count * df_dtype_bytes((dfcclDataType_t)st->dtype);
+  return st->nchannels == 1 && st->nranks >= 2 && st->nranks - 1 <= DF_FIFO_STEPS && bytes > 0 &&
+         bytes <= st->links->slot_bytes;
+}
+
+/* All threads: the last step, once its slot is there.  Input of ring position q (!= r) is the kept
+ * slot (r - q + n) % n - 1 past the next unconsumed one.  Rank r's own input is read before its
+ * recvbuff is written (in place they are one buffer): ranks after position 0 sum positions 0..r-1
+ * into the slot of position 0 (theirs to write until they free it), then add their own into
+ * recvbuff, then the rest. */
+DF_NOINLINE void df_reduce_gathered(df_run* run, const void* own, void* dst, size_t nelem) {
+  const df_coll_static* st = &run->ctx->stat;
+  const df_links* l = st->links;
+  const df_block* b = run->blk;
+  uint32_t n = st->nranks, r = st->rank;
+  dfcclDataType_t dtype = (dfcclDataType_t)st->dtype;
+  dfcclRedOp_t op = (dfcclRedOp_t)st->op;
+  uint64_t first = l->consumed[b->bid];
+  const df_connector* from = &l->from_prev[b->bid];
+#define DF_GATHERED(q) df_slot_address(from, first + (r - (q) + n) % n - 1, l->slot_bytes)
+  const void* acc = own; /* position 0's input, or the sum of positions 0..r-1 */
+  if (r > 0) {
+    acc = DF_GATHERED(0);
+    for (uint32_t q = 1; q < r; q++) {
+      df_reduce_copy(b, dtype, op, acc, DF_GATHERED(q), (void*)acc, NULL, nelem);
+      df_block_sync();
+    }
+    df_reduce_copy(b, dtype, op, acc, own, dst, NULL, nelem);
+  } else {
+    df_reduce_copy(b, dtype, op, own, DF_GATHERED(1), dst, NULL, nelem);
+  }
+  for (uint32_t q = r > 0 ? r + 1 : 2; q < n; q++) {
+    df_block_sync();
+    df_reduce_copy(b, dtype, op, dst, DF_GATHERED(q), dst, NULL, nelem);
+  }
+#undef DF_GATHERED
+}
+
+/* Leader: waits for the last input and checks its tag, as df_prim does for any slot. */
+DF_FN df_prim_result df_gathered_ready(df_run* run) {
+  df_prim_result ready = df_wait_ready(run, DF_RECV);
+  return ready == DF_PRIM_DONE ? df_check_tag(run) : ready;
+}
+
+DF_FN df_prim_result df_all_reduce_gathered_step(df_run* run, uint32_t s) {
+  const df_coll_static* st = &run->ctx->stat;
+  const df_coll_dynamic* d = &run->ctx->dyn;
+  uint32_t n = st->nranks;
+  size_t nelem = st->count;
+  if (s == 0) return df_send(run, d->sendbuff, nelem);
+  run->ahead = s - 1;
+  if (s < n - 1) {
+    df_prim_result r = df_prim(run, DF_RECV | DF_SEND | DF_PEEK, NULL, NULL, nelem);
+    run->ahead = 0;
+    return r;
+  }
+  df_block_shared* sh = run->sh;
+  if (df_is_leader(run->blk)) sh->go = (uint32_t)df_gathered_ready(run);
+  run->ahead = 0;
+  df_block_sync();
+  if (sh->go != DF_PRIM_DONE) return (df_prim_result)sh->go;
+  df_reduce_gathered(run, d->sendbuff, d->recvbuff, nelem);
+  df_block_sync(); /* every thread is done with the kept slots before they are freed */
+  if (df_is_leader(run->blk)) df_consume(run, n - 1);
+  run->progressed = true;
+  return DF_PRIM_DONE;
+}
+
+#endif /* DFCCL_KERNEL_ALL_REDUCE_GATHERED_H */
