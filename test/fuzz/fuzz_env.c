@@ -43,6 +43,7 @@ GETTER(submit_timeout_ms, c->submit_timeout_ms)
 GETTER(destroy_timeout_ms, c->destroy_timeout_ms)
 GETTER(relaunch_delay_us, c->relaunch_delay_us)
 GETTER(relaunch_cap_us, c->relaunch_cap_us)
+GETTER(gather_bytes, c->gather_bytes)
 GETTER(yield_delay_us, c->yield_delay_us)
 GETTER(poller_spin_rounds, c->poller_spin_rounds)
 GETTER(spin_front, c->spin.front)
@@ -82,6 +83,7 @@ typedef enum {
   DESTROY_TIMEOUT_MS,
   RELAUNCH_DELAY_US,
   RELAUNCH_DELAY_MAX_US,
+  ALLREDUCE_GATHER_BYTES,
   YIELD_DELAY_US,
   POLLER_SPIN_ROUNDS,
   SPIN_FRONT,
@@ -117,6 +119,7 @@ static const integer_var integers[NINTEGERS] = {
     [DESTROY_TIMEOUT_MS] = {"DFCCL_DESTROY_TIMEOUT_MS", 0, UINT64_MAX, ANY_VALUE, destroy_timeout_ms},
     [RELAUNCH_DELAY_US] = {"DFCCL_RELAUNCH_DELAY_US", 0, 10000000, ANY_VALUE, relaunch_delay_us},
     [RELAUNCH_DELAY_MAX_US] = {"DFCCL_RELAUNCH_DELAY_MAX_US", 0, 10000000, ANY_VALUE, relaunch_cap_us},
+    [ALLREDUCE_GATHER_BYTES] = {"DFCCL_ALLREDUCE_GATHER_BYTES", 0, 64u << 20, ANY_VALUE, gather_bytes},
     [YIELD_DELAY_US] = {"DFCCL_YIELD_DELAY_US", 0, 10000000, ANY_VALUE, yield_delay_us},
     [POLLER_SPIN_ROUNDS] = {"DFCCL_POLLER_SPIN_ROUNDS", 0, UINT64_MAX, ANY_VALUE, poller_spin_rounds},
     [SPIN_FRONT] = {"DFCCL_SPIN_FRONT", 1, UINT64_MAX, ANY_VALUE, spin_front},
