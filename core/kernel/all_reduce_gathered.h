@@ -42,11 +42,10 @@ DF_NOINLINE void df_reduce_gathered(df_run* run, const void* own, void* dst, siz
   uint64_t first = l->consumed[b->bid];
   const df_connector* from = &l->from_prev[b->bid];
 #define DF_GATHERED(q) df_slot_address(from, first + (r - (q) + n) % n - 1, l->slot_bytes)
-  const void* acc = own; /* position 0's input, or the sum of positions 0..r-1 */
   if (r > 0) {
-    acc = DF_GATHERED(0);
+    char* acc = DF_GATHERED(0); /* the sum of positions 0..r-1 */
     for (uint32_t q = 1; q < r; q++) {
-      df_reduce_copy(b, dtype, op, acc, DF_GATHERED(q), (void*)acc, NULL, nelem);
+      df_reduce_copy(b, dtype, op, acc, DF_GATHERED(q), acc, NULL, nelem);
       df_block_sync();
     }
     df_reduce_copy(b, dtype, op, acc, own, dst, NULL, nelem);
