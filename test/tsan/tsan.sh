@@ -5,7 +5,7 @@
 #   - the unit tests that start daemons and pollers (test_queues, test_registry, test_scheduler,
 #     test_dead_peer);
 #   - MPI tests of the core on the host target (sync_between, random_mix, comm, failures,
-#     hang_report, deregister, a burst whose main thread takes completions beside the poller,
+#     hang_report, deregister, gather_reduce (all-reduce by gathering), a burst whose main thread takes completions beside the poller,
 #     concurrent_register -- two threads per rank --, and random_order over the network
 #     transport), fewer iterations than make check;
 #   - coll/dfccl's tests on the host target (run, nonblocking, persistent, threads -- two threads
@@ -85,7 +85,7 @@ have() { grep -q "^$1_TRUE=''" "$build/config.log"; }
 unit="test/unit/test_queues test/unit/test_registry test/unit/test_scheduler test/unit/test_dead_peer"
 core_mpi="test/mpi/test_sync_between test/mpi/test_random_mix test/mpi/test_comm test/mpi/test_failures \
 test/mpi/test_hang_report test/mpi/test_random_order test/mpi/test_concurrent_register test/mpi/test_deregister \
-test/mpi/test_burst"
+test/mpi/test_burst test/mpi/test_gather_reduce"
 component="mca_coll_dfccl.la test/test_allreduce test/test_nonblocking test/test_persistent test/test_threads \
 test/test_timeout"
 targets="libdfccl.la $unit"
@@ -172,6 +172,8 @@ if have HAVE_MPI; then
   check failures own sh "$mpi/failures.sh"
   check hang_report own sh "$mpi/hang_report.sh"
   check deregister own sh "$mpi/deregister.sh"
+  # All-reduce by gathering: slots kept past their receive and freed at once (over UCX too).
+  check gather_reduce own sh "$mpi/gather_reduce.sh"
   # The main thread takes completions (dfcclProgress) beside the poller, through full queues.
   # shellcheck disable=SC2016 # expanded by that sh, from the exported top_srcdir
   check burst_progress own env DFCCL_SQ_ENTRIES=4 DFCCL_CQ_SLOTS=1 DFCCL_COMM_SETS=16 sh -c \
