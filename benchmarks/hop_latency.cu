@@ -44,14 +44,14 @@ enum Mode { MODE_FLAG = 0, MODE_PRIM = 1 };
 /* One GPU's part of the ring; every pointer is this GPU's device memory or, where it says so, its
  * neighbour's (reachable through peer access and unified addressing). */
 struct Hop {
-  df_daemon_args* args;         /* spin policy and the error words df_wait_ready looks at */
-  df_links* links;              /* this GPU's connectors to its successor and from its predecessor */
-  volatile uint64_t* flag_next; /* flag mode: the successor's word                       */
-  volatile uint64_t* flag_mine; /* flag mode: this GPU's word                             */
-  const float* src;             /* GPU 0: the two tokens, `stride` elements apart          */
-  float* dst;                   /* where the token lands here                             */
-  unsigned long long* errors;   /* [0] wrong elements seen on this GPU                    */
-  unsigned long long* ns;       /* GPU 0: [0] time of the timed rounds                    */
+  df_daemon_args* args;         /* spin policy and the error words df_wait_ready looks at      */
+  df_links* links;              /* this GPU's connectors: to its successor, from its predecessor */
+  volatile uint64_t* flag_next; /* flag mode: the successor's word                              */
+  volatile uint64_t* flag_mine; /* flag mode: this GPU's word                                   */
+  const float* src;             /* GPU 0: the two tokens, `stride` elements apart               */
+  float* dst;                   /* where the token lands here                                   */
+  unsigned long long* errors;   /* [0] wrong elements seen on this GPU                          */
+  unsigned long long* ns;       /* GPU 0: [0] time of the timed rounds                          */
   uint32_t rank, nranks, rounds, warmup, mode, nelem, stride;
 };
 
