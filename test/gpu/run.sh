@@ -111,8 +111,8 @@ mps_stop() {
 [ "${MPS:-0}" = 1 ] && mps_start
 
 # Small all-reduces on the ring against by gathering (DFCCL_ALLREDUCE_GATHER_BYTES, off by default
-# until this says it pays): NP ranks, 8 B - 64 KiB, two rounds alternated in one call; the
-# gathering run also checks its results (-c 1).  Logs: $out/gather-ab-NPranks.txt.
+# until this says it pays): NP ranks, 8 B - 64 KiB, two rounds alternated in one call, every run
+# checking its results (-c 1).  Logs: $out/gather-ab-NPranks.txt.
 gather_ab() {
   : > "$out/gather-ab-$1ranks.txt"
   for round in 1 2; do
@@ -584,7 +584,7 @@ if named perf; then
 fi
 
 # PART=scale (issue 17): the deadlock programs and the benchmark at one rank per GPU on every GPU
-# of a larger machine (SCALE_NP ranks, default the GPU count).  Four halves, each about one
+# of a larger machine (SCALE_NP ranks, default the GPU count).  Four parts, each about one
 # 10-minute slot on 4 GPUs (more on 8: run them one by one):
 #   scale-deadlock   test_random_order x1000, test_sync_between x200 and x50 with cudaFree, and
 #                    their preemption-off twins (must hang)
@@ -595,8 +595,9 @@ fi
 #                    of the largest sizes is most of the time: SCALE_COLLS="allreduce allgather"
 #                    and then the others in two calls)
 #   scale-case       which algorithm and protocol NCCL's tuner picked at each size (rank 0's
-#                    NCCL_DEBUG_SUBSYS=TUNING lines, one call per size) and the case study with
-#                    both scheduling policies
+#                    NCCL_DEBUG_SUBSYS=TUNING lines, one call per size), small all-reduces on the
+#                    ring against by gathering (gather_ab), one hop of the ring (hop_latency), and
+#                    the case study with both scheduling policies
 # PART=scale runs all four.
 scale_named() { named scale || named "scale-$1"; }
 if scale_named deadlock || scale_named component || scale_named bench || scale_named case; then
@@ -632,7 +633,7 @@ if scale_named case; then
   step "nccl-tuning-${snp}gpus" 120 env NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING $mpi "$snp" \
     benchmarks/dfccl_bench -C all -A comm -P 1 -b 8 -e 1G -f 4 -n 1 -w 0 -c 0
   [ "$ran" = 1 ] && grep -oE "[A-Za-z]+: [0-9]+ Bytes -> Algo [A-Za-z_]+ proto [A-Za-z0-9_]+" "$out/step.out" |
-    sort -u > "$out/scale-nccl-tuning-${snp}gpus.txt"
+    sort -u -k1,1 -k2,2n > "$out/scale-nccl-tuning-${snp}gpus.txt"
   gather_ab "$snp"
   step "hop-latency-${snp}gpus" 60 benchmarks/hop_latency --gpus "$snp"
   summarize "^ +(flag|prim)"
