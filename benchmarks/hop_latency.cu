@@ -6,7 +6,7 @@
  * hops and how much the rest of a run (SQ, scheduling, CQ, the host).
  *
  * Build:  `make` builds it as benchmarks/hop_latency where configure found nvcc.
- * Run:    ./hop_latency [--gpus N] [--rounds N] [--warmup N]     (N >= 2 GPUs; default all of them)
+ * Run:    ./hop_latency [-g GPUS] [-r ROUNDS] [-w WARMUP]     (GPUS >= 2; default all of them)
  *
  * What is timed: a token goes around the ring of GPUs 0 -> 1 -> ... -> N-1 -> 0, `rounds` times
  * after `warmup` untimed rounds; GPU 0 reads %globaltimer before the first timed round and after
@@ -30,14 +30,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <string>
 #include <time.h>
 #include <vector>
 
 #include "collectives.h" /* the primitives and the daemon's types */
 #include "cuda_check.h"
 #include "daemon_launch.h" /* DF_CUDA_THREADS */
-#include "options.h"       /* test/common: parse_long */
+#include "options.h"       /* test/common: options_begin, option_int */
 
 enum Mode { MODE_FLAG = 0, MODE_PRIM = 1 };
 
@@ -142,30 +141,15 @@ struct Options {
   uint32_t warmup = 1000;
 };
 
-static void usage(const char* prog) {
-  fprintf(stderr, "usage: %s [--gpus N (>= 2)] [--rounds N (>= 100)] [--warmup N]\n", prog);
-  exit(2);
-}
-
-static long option_value(const char* prog, const char* name, const char* text, long lo, long hi) {
-  long v = 0;
-  if (text != nullptr && parse_long(text, lo, hi, &v)) return v;
-  fprintf(stderr, "%s: %s needs an integer in [%ld, %ld], not '%s'\n", prog, name, lo, hi, text ? text : "");
-  exit(2);
-}
-
+/* The project's strict options (test/common/options.h): a bad value ends the program, naming it. */
 static Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; i += 2) {
-    const std::string arg = argv[i];
-    const char* text = i + 1 < argc ? argv[i + 1] : nullptr;
-    if (arg == "--gpus") o.gpus = (int)option_value(argv[0], "--gpus", text, 2, 1024);
-    else if (arg == "--rounds") o.rounds = (uint32_t)option_value(argv[0], "--rounds", text, 100, 1 << 24);
-    else if (arg == "--warmup") o.warmup = (uint32_t)option_value(argv[0], "--warmup", text, 0, 1 << 24);
-    else {
-      fprintf(stderr, "%s: unknown option '%s'\n", argv[0], argv[i]);
-      usage(argv[0]);
-    }
+  options op = options_begin("hop_latency", "usage: hop_latency [-g GPUS (>= 2)] [-r ROUNDS (>= 100)] [-w WARMUP]",
+                             argc, argv, "g:r:w:");
+  for (int opt; (opt = options_next(&op)) != -1;) {
+    if (opt == 'g') o.gpus = option_int(&op, 2, 1024);
+    else if (opt == 'r') o.rounds = (uint32_t)option_int(&op, 100, 1 << 24);
+    else if (opt == 'w') o.warmup = (uint32_t)option_int(&op, 0, 1 << 24);
   }
   return o;
 }

@@ -10,7 +10,7 @@
  *                   n-1 into recvbuff, then free the n-1 slots at once.
  * Every rank reduces in the same order with the same operations, so every rank's result is the
  * same bits, as the ring's is.  The n-1 kept slots fit the FIFO and the input fits a slot: the host
- * sets the flag only then (and the plan checks it again).
+ * sets the flag only then (df_choose_all_reduce, register.c).
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -19,12 +19,8 @@
 
 #include "primitives.h"
 
-/* The flag holds and the run fits: the input in one slot, the kept slots in the FIFO, one channel. */
 DF_FN bool df_all_reduce_gathers(const df_coll_static* st) {
-  if (st->kind != DF_COLL_ALL_REDUCE || !(st->flags & DF_COLL_GATHER_REDUCE) || st->links == NULL) return false;
-  uint64_t bytes = st->count * df_dtype_bytes((dfcclDataType_t)st->dtype);
-  return st->nchannels == 1 && st->nranks >= 2 && st->nranks - 1 <= DF_FIFO_STEPS && bytes > 0 &&
-         bytes <= st->links->slot_bytes;
+  return st->kind == DF_COLL_ALL_REDUCE && (st->flags & DF_COLL_GATHER_REDUCE);
 }
 
 /* All threads: the last step, once its slot is there.  Input of ring position q (!= r) is the kept
@@ -59,12 +55,6 @@ DF_NOINLINE void df_reduce_gathered(df_run* run, const void* own, void* dst, siz
 #undef DF_GATHERED
 }
 
-/* Leader: waits for the last input and checks its tag, as df_prim does for any slot. */
-DF_FN df_prim_result df_gathered_ready(df_run* run) {
-  df_prim_result ready = df_wait_ready(run, DF_RECV);
-  return ready == DF_PRIM_DONE ? df_check_tag(run) : ready;
-}
-
 DF_FN df_prim_result df_all_reduce_gathered_step(df_run* run, uint32_t s) {
   const df_coll_static* st = &run->ctx->stat;
   const df_coll_dynamic* d = &run->ctx->dyn;
@@ -78,7 +68,7 @@ DF_FN df_prim_result df_all_reduce_gathered_step(df_run* run, uint32_t s) {
     return r;
   }
   df_block_shared* sh = run->sh;
-  if (df_is_leader(run->blk)) sh->go = (uint32_t)df_gathered_ready(run);
+  if (df_is_leader(run->blk)) sh->go = (uint32_t)df_ready(run, DF_RECV);
   run->ahead = 0;
   df_block_sync();
   if (sh->go != DF_PRIM_DONE) return (df_prim_result)sh->go;

@@ -126,14 +126,20 @@ DF_FN void df_consume(const df_run* run, uint32_t k) {
   df_store_release_u64(&l->from_prev[c].send_ctrl->head, l->consumed[c]);
 }
 
+/* Leader: the step's waits, then the received slot's tag. */
+DF_FN df_prim_result df_ready(df_run* run, unsigned flags) {
+  df_prim_result ready = df_wait_ready(run, flags);
+  if (ready == DF_PRIM_DONE && (flags & DF_RECV)) ready = df_check_tag(run);
+  return ready;
+}
+
 /* One step on `nelem` elements.  user_src is read (sent, or reduced with what was received),
  * user_dst is written (with DF_COPY_OUT or when nothing is sent).  Called by all threads. */
 DF_FN df_prim_result df_prim(df_run* run, unsigned flags, const void* user_src, void* user_dst, size_t nelem) {
   df_block_shared* sh = run->sh;
   const df_coll_static* st = &run->ctx->stat;
   if (df_is_leader(run->blk)) {
-    df_prim_result ready = df_wait_ready(run, flags);
-    if (ready == DF_PRIM_DONE && (flags & DF_RECV)) ready = df_check_tag(run);
+    df_prim_result ready = df_ready(run, flags);
     if (ready == DF_PRIM_DONE) {
       const df_links* l = st->links;
       int c = run->blk->bid;

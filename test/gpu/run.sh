@@ -635,7 +635,7 @@ if scale_named case; then
   [ "$ran" = 1 ] && grep -oE "[A-Za-z]+: [0-9]+ Bytes -> Algo [A-Za-z_]+ proto [A-Za-z0-9_]+" "$out/step.out" |
     sort -u -k1,1 -k2,2n > "$out/scale-nccl-tuning-${snp}gpus.txt"
   gather_ab "$snp"
-  step "hop-latency-${snp}gpus" 60 benchmarks/hop_latency --gpus "$snp"
+  step "hop-latency-${snp}gpus" 60 benchmarks/hop_latency -g "$snp"
   summarize "^ +(flag|prim)"
   step "case-study-${snp}gpus" 200 sh benchmarks/case_study.sh "$snp" -i 20
   keep_output "scale-case-study-${snp}gpus.txt"
