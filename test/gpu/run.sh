@@ -238,13 +238,16 @@ fi
 # .osu/ in the repository root: a release tarball and its build.sh, git-ignored, carried
 # separately), and mpi4py + CuPy on 2 and 4 ranks.  On a machine of one GPU once without MPS and,
 # with MPS=1, once more under MPS (steps named ...-mps).  PART=users-pageable, users-osu or
-# users-cupy runs one of the three (PART=users may not fit one 10-minute slot).
+# users-cupy runs one of the three (PART=users may not fit one 10-minute slot); PAGEABLE_NPS (default 2)
+# the rank counts of test_pageable.
 users_named() { named users || named "users-$1"; }
 users_pass() { # SUFFIX: the steps of PART=users, their names ending in SUFFIX
   if users_named pageable; then
-    step "pageable-2ranks$1" "${PAGEABLE_LIMIT:-600}" env LD_LIBRARY_PATH="$PWD/.libs:${LD_LIBRARY_PATH:-}" \
-      ITERATIONS="${PAGEABLE_ITERS:-1000}" sh ompi_coll_dfccl/test/pageable.sh 2
-    summarize "np=2: |^pageable:"
+    for np in ${PAGEABLE_NPS:-2}; do # "2 4" on two GPUs: one and two ranks per GPU
+      step "pageable-${np}ranks$1" "${PAGEABLE_LIMIT:-600}" env LD_LIBRARY_PATH="$PWD/.libs:${LD_LIBRARY_PATH:-}" \
+        ITERATIONS="${PAGEABLE_ITERS:-1000}" sh ompi_coll_dfccl/test/pageable.sh "$np"
+      summarize "np=$np: |^pageable:"
+    done
   fi
   if users_named osu; then
     if [ -x "$repo/.osu/build.sh" ] && [ "${osu_built:-0}" = 0 ]; then
