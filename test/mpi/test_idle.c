@@ -41,16 +41,19 @@ int main(int argc, char** argv) {
   harness h;
   harness_init(&h, &argc, &argv, "test_idle");
   int rounds = 5, max_wait_ms = 5000;
-  long long bytes = 8 << 20;
+  size_t bytes = 8 << 20;
   options o = harness_options(&h, "usage: test_idle [-r rounds] [-b bytes] [-W max_wait_ms]", argc, argv, "r:b:W:");
   for (int opt; (opt = options_next(&o)) != -1;) {
     if (opt == 'r') rounds = option_int(&o, 1, 1000);
-    else if (opt == 'b') bytes = option_int(&o, 4, 1 << 30);
+    else if (opt == 'b') {
+      bytes = option_bytes(&o);
+      if (bytes < 4 || bytes > (size_t)1 << 30) options_fail(&o, "-b: expected 4 B to 1 GiB, got '%s'", o.value);
+    }
     else if (opt == 'W') max_wait_ms = option_int(&o, 1, 600000);
   }
   harness_watchdog_start(60 + max_wait_ms / 1000.0, "idle daemon");
 
-  size_t count = (size_t)bytes / sizeof(int32_t);
+  size_t count = bytes / sizeof(int32_t);
   CHECK_DFCCL(dfcclRegisterAllReduce(h.ctx, count, dfcclInt32, dfcclSum, 0, NULL, 0, 0));
   void* buf = harness_alloc(&h, count * sizeof(int32_t));
   int32_t* host = malloc(count * sizeof(int32_t));
