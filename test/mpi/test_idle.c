@@ -48,8 +48,7 @@ int main(int argc, char** argv) {
     else if (opt == 'b') {
       bytes = option_bytes(&o);
       if (bytes < 4 || bytes > (size_t)1 << 30) options_fail(&o, "-b: expected 4 B to 1 GiB, got '%s'", o.value);
-    }
-    else if (opt == 'W') max_wait_ms = option_int(&o, 1, 600000);
+    } else if (opt == 'W') max_wait_ms = option_int(&o, 1, 600000);
   }
   harness_watchdog_start(60 + max_wait_ms / 1000.0, "idle daemon");
 
