@@ -2,7 +2,8 @@
 # coll/dfccl on GPUs: device buffers filled without synchronization (test_pageable.c), not part of
 # CI.  Each fill mode must give exact results, every call routed through DFCCL; then the TWIN, the
 # same program with DFCCL_STREAM_ORDER=0 (the component's ordering after the calling thread's
-# default streams turned off), must see stale inputs: that proves the test can see the defect.
+# default streams turned off), must see stale inputs in at least one fill mode: that proves the test
+# can see the defect.
 # Usage: sh pageable.sh [NP]      NP ranks (default 2), each on GPU local_rank % device_count.
 # Environment: MODES (default "legacy per-thread kernel"), ITERATIONS (default 1000) and
 # MODE_TIME_S (default 100: fewer calls where they are slow, e.g. ranks time-slicing one GPU without
@@ -61,7 +62,12 @@ for mode in ${MODES:-legacy per-thread kernel}; do
   fi
 done
 
-# The twin: without the ordering, the same program must see stale data (FAIL with K > 0 wrong).
+# The twin: without the ordering, the same program must see stale data (FAIL with K > 0 wrong) in
+# at least one fill mode -- proof that the test can see the defect.  A mode whose race does not show
+# on this machine is reported, not failed: e.g. pageable copies with one rank per H100 landed before
+# the daemon read them in 2 x 3,000 calls, while kernel fills showed stale inputs at once.
+twins=0
+twins_seen=0
 for mode in ${TWIN_MODES-legacy kernel}; do
   [ $skipped -eq 0 ] || break
   seen=0
@@ -86,15 +92,22 @@ for mode in ${TWIN_MODES-legacy kernel}; do
     else
       echo "twin ($mode) attempt $attempt: exit status $rc without a verdict (${verdict:-no FAIL line})"
       tail -n 20 "$log" | sed 's/^/  | /'
+      status=1 # stale inputs give wrong numbers, never a crash or a hang
     fi
     attempt=$((attempt + 1))
   done
-  if [ $seen -eq 0 ]; then
-    echo "twin ($mode, DFCCL_STREAM_ORDER=0) np=$np: FAIL: no stale input seen without the ordering in" \
-      "${TWIN_ATTEMPTS:-2} attempt(s) (does this build read DFCCL_STREAM_ORDER?)"
-    status=1
-  fi
+  twins=$((twins + 1))
+  twins_seen=$((twins_seen + seen))
+  [ $seen -eq 1 ] || echo "twin ($mode, DFCCL_STREAM_ORDER=0) np=$np: not seen: no stale input without the" \
+    "ordering in ${TWIN_ATTEMPTS:-2} attempt(s)"
 done
+if [ $twins -gt 0 ] && [ $twins_seen -eq 0 ]; then
+  echo "twins np=$np: FAIL: no fill mode showed stale inputs without the ordering (does this build read" \
+    "DFCCL_STREAM_ORDER?)"
+  status=1
+elif [ $twins -gt 0 ]; then
+  echo "twins np=$np: PASS: $twins_seen of $twins fill modes showed stale inputs without the ordering"
+fi
 
 if [ $skipped -eq 1 ]; then echo "pageable: SKIP (no GPU)"
 elif [ $status -eq 0 ]; then echo "pageable: PASS (np=$np)"
