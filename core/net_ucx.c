@@ -13,8 +13,10 @@
  *             (in order) -> tail for the daemon, published with release after the data; the
  *             daemon's head -> a credit message (the count consumed) back to the sender.
  *
- * Each data message starts with the slot's run tag (kernel/daemon.h), which lands in the
- * receiver's tags as a CUDA IPC peer would have stored it.  A failed run's revoked counters
+ * Each slot carries its run tag (kernel/daemon.h), which lands in the receiver's tags as a CUDA IPC
+ * peer would have stored it: in one message with the bytes (an iov: the tag word, then the bytes)
+ * on links of small slots, as a message of its own beside the bytes on links of large ones
+ * (SPLIT_SLOT_BYTES says why).  A failed run's revoked counters
  * (kernel/daemon.h) are carried across as the daemons would have stored them: a revoked tail goes
  * to the receiver as a revocation message (the receiver's proxy stores it as the daemon's tail), a
  * revoked head goes back as a revoked credit (the sender's proxy stores it as the daemon's head).
@@ -43,11 +45,18 @@
 #include "clock.h"
 #include "internal.h"
 
-enum { TAG_DATA = 0, TAG_CREDIT = 1, TAG_REVOKE = 2 };
+enum { TAG_DATA = 0, TAG_CREDIT = 1, TAG_REVOKE = 2, TAG_RUN_TAG = 3 /* a split slot's run tag */ };
 #define TAG_STEP_BITS 22 /* steps modulo 2^22: at most DF_FIFO_STEPS are ever outstanding */
 #define TAG_EXACT (~(ucp_tag_t)0)
 #define TAG_ANY_STEP (~(ucp_tag_t)0 << TAG_STEP_BITS)
 #define CLOSE_TIMEOUT_MS 10000
+/* Links whose slots hold at least this many bytes send each slot as two messages, the run tag word
+ * and then the bytes alone; smaller ones as one message of both (an iov), one message less per
+ * slot.  UCX moves an iov through its fragmenting small-message path at any size: over TCP 0.6 GB/s
+ * each way where the same bytes alone move at 2 GB/s (512 KiB messages, benchmarks/ucx_bandwidth),
+ * while up to 32 KiB the one message is the quicker (9 against 13 us a round at 64 B).  Both ends of
+ * a link have the same slot_bytes, so they agree on the form. */
+#define SPLIT_SLOT_BYTES (64u << 10)
 
 static ucp_tag_t make_tag(int id, uint32_t channel, unsigned type, uint64_t step) {
   return ((ucp_tag_t)(uint32_t)id << 32) | ((ucp_tag_t)(channel & 0xff) << 24) | ((ucp_tag_t)type << TAG_STEP_BITS) |
@@ -61,8 +70,8 @@ typedef struct {
   uint64_t completed;                      /* of those, sends completed (their slot may be reused) */
   uint64_t credits;                        /* slots the receiver has consumed, as it last told us */
   uint64_t head;                           /* published to the daemon: min(credits, completed)    */
-  void* send_req[DF_FIFO_STEPS];           /* by slot; NULL: completed at once                    */
-  ucp_dt_iov_t send_iov[DF_FIFO_STEPS][2]; /* the slot's run tag, then its bytes           */
+  void* send_req[DF_FIFO_STEPS][2];        /* by slot: the message, or the word and the bytes     */
+  ucp_dt_iov_t send_iov[DF_FIFO_STEPS][2]; /* the slot's run tag, then its bytes (one message)   */
   void* credit_recv;                       /* the posted receive of the next credit               */
   uint64_t credit_in;
   uint64_t revoked_head; /* a revoked credit came back (DF_REVOKED): the daemon's head */
@@ -70,12 +79,11 @@ typedef struct {
   uint64_t revoke_out;
   bool revoke_sent;
   /* receiving link */
-  uint64_t recv_posted;          /* receives posted for steps < recv_posted             */
-  uint64_t arrived;              /* steps landed, published as the daemon's tail       */
-  uint64_t credited;             /* consumed count last sent back                       */
-  void* recv_req[DF_FIFO_STEPS]; /* by slot; NULL: landed at once (or none posted)     */
+  uint64_t recv_posted;             /* receives posted for steps < recv_posted             */
+  uint64_t arrived;                 /* steps landed, published as the daemon's tail       */
+  uint64_t credited;                /* consumed count last sent back                       */
+  void* recv_req[DF_FIFO_STEPS][2]; /* by slot, as send_req; NULL: landed (once posted) */
   ucp_dt_iov_t recv_iov[DF_FIFO_STEPS][2];
-  bool recv_done[DF_FIFO_STEPS];
   void* credit_send;
   uint64_t credit_out;
   void* revoke_recv; /* the posted receive of the sender's revocation            */
@@ -202,6 +210,15 @@ static int finished(void** req, const char* what, const struct df_net_link* l) {
 
 static void* posted_or_null(ucs_status_ptr_t p) { return UCS_PTR_IS_PTR(p) ? p : NULL; }
 
+/* A slot's one or two requests (send_req, recv_req): 1 both done, 0 not yet, -1 failed. */
+static int slot_finished(void* req[2], const char* what, const struct df_net_link* l) {
+  int first = finished(&req[0], what, l);
+  int second = first < 0 ? -1 : finished(&req[1], what, l);
+  return first < 0 || second < 0 ? -1 : first && second;
+}
+
+static bool split_slots(const struct df_net_link* l) { return l->a.slot_bytes >= SPLIT_SLOT_BYTES; }
+
 static ucp_request_param_t host_memory_param(void) {
   return (ucp_request_param_t){.op_attr_mask = UCP_OP_ATTR_FIELD_MEMORY_TYPE, .memory_type = UCS_MEMORY_TYPE_HOST};
 }
@@ -221,6 +238,43 @@ static char* slot_of(const struct df_net_link* l, uint32_t c, uint64_t step) {
 
 static df_recv_ctrl* tails_of(const struct df_net_link* l, uint32_t c) { return (df_recv_ctrl*)l->a.fifo_region + c; }
 static df_send_ctrl* heads_of(const struct df_net_link* l, uint32_t c) { return (df_send_ctrl*)l->a.ctrl_region + c; }
+
+/* One send or receive of `count` bytes at `buf` (iov: elements) under `tag`; *req its request,
+ * NULL when it completed at once.  Returns 0, or -1 (reported). */
+static int transfer(struct df_net* net, const struct df_net_link* l, bool sending, void* buf, size_t count, bool iov,
+                    ucp_tag_t tag, void** req) {
+  ucp_request_param_t p = iov ? iov_param() : host_memory_param();
+  ucs_status_ptr_t r = sending ? ucp_tag_send_nbx(l->ep, buf, count, tag, &p)
+                               : ucp_tag_recv_nbx(net->worker, buf, count, tag, TAG_EXACT, &p);
+  if (UCS_PTR_IS_ERR(r)) {
+    fprintf(stderr, "dfccl: collective %d: a network %s rank %d failed: %s\n", l->a.id,
+            sending ? "send to" : "receive from", l->a.peer, ucs_status_string(UCS_PTR_STATUS(r)));
+    return -1;
+  }
+  *req = posted_or_null(r);
+  return 0;
+}
+
+/* Sends (or posts the receive of) step `step`'s slot of channel c with its run tag, in the link's
+ * form (SPLIT_SLOT_BYTES): `bytes` of it, or for a receive, room for a whole slot. */
+static int transfer_slot(struct df_net* net, struct df_net_link* l, uint32_t c, uint64_t step, bool sending,
+                         uint32_t bytes) {
+  net_channel* ch = &l->ch[c];
+  uint32_t slot = (uint32_t)(step % DF_FIFO_STEPS);
+  void** req = sending ? ch->send_req[slot] : ch->recv_req[slot];
+  void* word = (void*)&tails_of(l, c)->tags[slot];
+  size_t word_bytes = sizeof tails_of(l, c)->tags[slot];
+  req[0] = req[1] = NULL;
+  if (split_slots(l)) {
+    if (transfer(net, l, sending, word, word_bytes, false, make_tag(l->a.id, c, TAG_RUN_TAG, step), &req[0]) != 0)
+      return -1;
+    return transfer(net, l, sending, slot_of(l, c, step), bytes, false, make_tag(l->a.id, c, TAG_DATA, step), &req[1]);
+  }
+  ucp_dt_iov_t* iov = sending ? ch->send_iov[slot] : ch->recv_iov[slot];
+  iov[0] = (ucp_dt_iov_t){word, word_bytes};
+  iov[1] = (ucp_dt_iov_t){slot_of(l, c, step), bytes};
+  return transfer(net, l, sending, iov, 2, true, make_tag(l->a.id, c, TAG_DATA, step), &req[0]);
+}
 
 /* A credit from the receiver: the count it consumed, or its revoked head (the last it sends). */
 static void take_credit(net_channel* ch) {
@@ -277,22 +331,12 @@ static int poll_sending(struct df_net* net, struct df_net_link* l, uint32_t c, b
     uint32_t slot = (uint32_t)(ch->posted % DF_FIFO_STEPS);
     uint32_t bytes = tails->bytes[slot];
     if (bytes > l->a.slot_bytes) bytes = l->a.slot_bytes; /* never more than a slot, whatever is there */
-    ucp_dt_iov_t* iov = ch->send_iov[slot];
-    iov[0] = (ucp_dt_iov_t){(void*)&tails->tags[slot], sizeof tails->tags[slot]};
-    iov[1] = (ucp_dt_iov_t){slot_of(l, c, ch->posted), bytes};
-    ucp_request_param_t p = iov_param();
-    ucs_status_ptr_t r = ucp_tag_send_nbx(l->ep, iov, 2, make_tag(l->a.id, c, TAG_DATA, ch->posted), &p);
-    if (UCS_PTR_IS_ERR(r)) {
-      fprintf(stderr, "dfccl: collective %d: a network send to rank %d failed: %s\n", l->a.id, l->a.peer,
-              ucs_status_string(UCS_PTR_STATUS(r)));
-      return -1;
-    }
-    ch->send_req[slot] = posted_or_null(r);
+    if (transfer_slot(net, l, c, ch->posted, true, bytes) != 0) return -1;
     ch->posted++;
     moved = 1;
   }
   while (ch->completed < ch->posted) {
-    int f = finished(&ch->send_req[ch->completed % DF_FIFO_STEPS], "send", l);
+    int f = slot_finished(ch->send_req[ch->completed % DF_FIFO_STEPS], "send", l);
     if (f < 0) return -1;
     if (f == 0) break;
     ch->completed++;
@@ -335,20 +379,7 @@ static int post_revoke_recv(struct df_net* net, struct df_net_link* l, uint32_t 
 
 static int post_data_recv(struct df_net* net, struct df_net_link* l, uint32_t c) {
   net_channel* ch = &l->ch[c];
-  uint32_t slot = (uint32_t)(ch->recv_posted % DF_FIFO_STEPS);
-  ucp_dt_iov_t* iov = ch->recv_iov[slot];
-  iov[0] = (ucp_dt_iov_t){(void*)&tails_of(l, c)->tags[slot], sizeof tails_of(l, c)->tags[slot]};
-  iov[1] = (ucp_dt_iov_t){slot_of(l, c, ch->recv_posted), l->a.slot_bytes};
-  ucp_request_param_t p = iov_param();
-  ucs_status_ptr_t r =
-      ucp_tag_recv_nbx(net->worker, iov, 2, make_tag(l->a.id, c, TAG_DATA, ch->recv_posted), TAG_EXACT, &p);
-  if (UCS_PTR_IS_ERR(r)) {
-    fprintf(stderr, "dfccl: collective %d: a network receive from rank %d failed: %s\n", l->a.id, l->a.peer,
-            ucs_status_string(UCS_PTR_STATUS(r)));
-    return -1;
-  }
-  ch->recv_req[slot] = posted_or_null(r);
-  ch->recv_done[slot] = ch->recv_req[slot] == NULL;
+  if (transfer_slot(net, l, c, ch->recv_posted, false, l->a.slot_bytes) != 0) return -1;
   ch->recv_posted++;
   return 0;
 }
@@ -368,13 +399,9 @@ static int poll_receiving(struct df_net* net, struct df_net_link* l, uint32_t c,
     }
   }
   while (!ch->revoked_tail && ch->arrived < ch->recv_posted) {
-    uint32_t slot = (uint32_t)(ch->arrived % DF_FIFO_STEPS);
-    if (!ch->recv_done[slot]) {
-      int f = finished(&ch->recv_req[slot], "receive", l);
-      if (f < 0) return -1;
-      if (f == 0) break;
-    }
-    ch->recv_done[slot] = false;
+    int f = slot_finished(ch->recv_req[ch->arrived % DF_FIFO_STEPS], "receive", l);
+    if (f < 0) return -1;
+    if (f == 0) break;
     ch->arrived++;
     moved = 1;
   }
@@ -447,8 +474,10 @@ static void release_requests(struct df_net* net, struct df_net_link* l) {
     cancel_and_release(net, &ch->revoke_send);
     cancel_and_release(net, &ch->revoke_recv);
     for (int s = 0; s < DF_FIFO_STEPS; s++) {
-      cancel_and_release(net, &ch->send_req[s]);
-      cancel_and_release(net, &ch->recv_req[s]);
+      for (int part = 0; part < 2; part++) {
+        cancel_and_release(net, &ch->send_req[s][part]);
+        cancel_and_release(net, &ch->recv_req[s][part]);
+      }
     }
   }
 }
