@@ -501,8 +501,9 @@ fi
 # UCX (FIFOs in pinned host memory, the proxy between): the all-reduce matrix and the random mix,
 # the random-order program x UCX_ITERS and the device-synchronization program x UCX_SYNC_ITERS at 2
 # ranks, its twin without preemption, 4 ranks with ranks 0-1 and 2-3 on two "hosts" (auto: CUDA IPC
-# within, UCX across, in one ring), dfccl_bench over UCX beside the same run over CUDA IPC, and over
-# UCX beside NCCL on sockets (two GPUs; UCX_BENCH_COLLS, default allreduce; UCX_BENCH_MAX 256M).
+# within, UCX across, in one ring), UCX alone in the proxy's pattern (benchmarks/ucx_bandwidth),
+# dfccl_bench over UCX beside the same run over CUDA IPC, and over UCX beside NCCL on sockets (two
+# GPUs; UCX_BENCH_COLLS, default allreduce; UCX_BENCH_MAX 256M).
 if named ucx; then
   export UCX_TLS="${UCX_TLS:-tcp,self}" UCX_WARN_UNUSED_ENV_VARS=n
   step ucx-random-order-2ranks ${UCX_LIMIT:-200} env DFCCL_TRANSPORT=ucx DFCCL_SHOW_TRANSPORT=1 \
@@ -517,6 +518,13 @@ if named ucx; then
   step ucx-mixed-4ranks ${UCX_LIMIT:-200} env DFCCL_SHOW_TRANSPORT=1 $mpi 4 sh -c \
     'DFCCL_HOST_ID=host$((OMPI_COMM_WORLD_RANK / 2)) exec test/mpi/test_random_order -i 200'
   summarize "^dfccl: rank|exact"
+  # UCX alone in the proxy's pattern (512 KiB messages, 8 in flight each way, both directions): the
+  # ceiling under DFCCL over UCX, with the slot's run tag as a message of its own (split, what links
+  # of large slots do) and in one iov message (what they did before).
+  for form in split iov; do
+    step "ucx-bandwidth-$form" 120 $mpi 2 benchmarks/ucx_bandwidth -b 64K -e 256M -f 4 -n 10 -w 2 -p $form
+    summarize "^ +[0-9]"
+  done
   for transport in p2p ucx; do
     step "bench-$transport" ${BENCH_LIMIT:-200} env DFCCL_TRANSPORT=$transport $mpi 2 benchmarks/dfccl_bench \
       -C allreduce -b 8 -e "${UCX_BENCH_MAX:-64M}" -f 8 -n 30 -w 5 -c 1 -N 0
