@@ -129,7 +129,7 @@ gather_ab() {
 # PART=1: data path and the deadlock programs at one rank per GPU; PART=2: oversubscribed runs,
 # the random mix and performance; unset: both (more than one 600 s device call).  PART=oversub
 # PART=explore, PART=component, PART=every, PART=a2a, PART=comm, PART=failures, PART=soak, PART=burst,
-# PART=sanitizers, PART=ucx, PART=scale (or scale-deadlock, scale-component, scale-bench,
+# PART=sanitizers, PART=ucx, PART=ab, PART=scale (or scale-deadlock, scale-component, scale-bench,
 # scale-case) and PART=users (or users-pageable,
 # users-osu, users-cupy) are only run when named; PART may name several ("1 oversub").
 part=${PART:-all}
@@ -592,6 +592,40 @@ if named perf; then
   python3 -c "import matplotlib" 2> /dev/null &&
     python3 benchmarks/plot.py "$out/perf-core.txt" --mpi "$out/perf-component.txt" -o "$out/perf.png" >> "$log" 2>&1
   rm -f "$out/perf-core-small.txt" "$out/perf-core-large.txt"
+fi
+
+# PART=ab: this tree against a baseline in one call, on the same machine -- a change to the daemon
+# measured against the tree before it.  The baseline is a `make dist` tarball in .dist-base/
+# (git-ignored; its commit in .dist-base/COMMIT), built in /tmp/dfccl-base; then AB_ROUNDS (default
+# 2) rounds alternate between the two builds: hop_latency (one hop through the primitives) and
+# dfccl_bench's small all-reduce (8 B - 64 KiB, -A comm -P 1, results checked).  Logs:
+# $out/ab-hop.txt and $out/ab-allreduce.txt, each run under a "== base|this, round N" line.
+if named ab; then
+  base_tarball=$(ls "$repo"/.dist-base/dfccl-*.tar.gz 2> /dev/null | head -n 1)
+  if [ -z "$base_tarball" ]; then
+    note "SKIP ab: no baseline tarball in .dist-base/ (make dist of the baseline commit, carried)"
+  else
+    note "ab: baseline $(cat "$repo/.dist-base/COMMIT" 2> /dev/null || echo '(commit unknown)')"
+    here=$PWD
+    rm -rf /tmp/dfccl-base && mkdir -p /tmp/dfccl-base && tar xzf "$base_tarball" -C /tmp/dfccl-base
+    base_dir=$(echo /tmp/dfccl-base/dfccl-*)
+    step ab-base-build 600 sh -c "cd '$base_dir' && ./configure ${CONFIGURE_ARGS:-} > /dev/null &&
+      make -j16 > /dev/null && make -j16 check TESTS= > /dev/null"
+    : > "$out/ab-hop.txt"
+    : > "$out/ab-allreduce.txt"
+    for round in $(seq 1 "${AB_ROUNDS:-2}"); do
+      for tree in base this; do
+        dir=$here
+        [ "$tree" = base ] && dir=$base_dir
+        step "ab-hop-$tree-$round" 60 "$dir/benchmarks/hop_latency"
+        [ "$ran" = 1 ] && { echo "== $tree, round $round"; grep -E "^ +(flag|prim)" "$out/step.out"; } >> "$out/ab-hop.txt"
+        step "ab-allreduce-$tree-$round" 120 sh -c "cd '$dir' && sh test/mpi/mpirun.sh 2 benchmarks/dfccl_bench -C allreduce \
+          -A comm -P 1 -b 8 -e 64K -f 8 -n 200 -w 20 -c 1"
+        [ "$ran" = 1 ] && { echo "== $tree, round $round"; grep -E "^ +[0-9]" "$out/step.out"; } >> "$out/ab-allreduce.txt"
+      done
+    done
+    cat "$out/ab-hop.txt" "$out/ab-allreduce.txt" >> "$summary"
+  fi
 fi
 
 # PART=scale (issue 17): the deadlock programs and the benchmark at one rank per GPU on every GPU
