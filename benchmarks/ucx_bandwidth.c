@@ -5,14 +5,15 @@
  *
  * Both ranks send to each other at once, as every rank of a ring does: each iteration moves SIZE
  * bytes each way, cut into messages of at most -m bytes (default 512 KiB, DFCCL's GPU slot), dealt
- * round-robin to -c channels (default 1), each channel with at most -d messages in flight each way
- * (default 8, DF_FIFO_STEPS) under tags of its own, as the proxy's channels are.  Receives are
- * posted ahead, up to the same depth.  -p says how a message carries the proxy's 8-byte run tag
- * word beside its bytes: `bytes` (none: the bytes alone), `iov` (one message, a two-element iov: the
- * word, then the bytes) or `split` (two messages: the word, then the bytes).  MPI only exchanges the
- * worker addresses.
+ * round-robin to -c channels (default 1) over -k endpoints (default 1; each is a connection of its
+ * own), each channel with at most -d messages in flight each way (default 8, DF_FIFO_STEPS) under
+ * tags of its own, as the proxy's channels are.  Receives are posted ahead, up to the same depth.
+ * -p says how a message carries a run tag word (8 bytes here; the proxy's is 4) beside its bytes:
+ * `bytes` (none: the bytes alone), `iov` (one message, a two-element iov: the word, then the bytes)
+ * or `split` (two messages: the word, then the bytes).  MPI only exchanges the worker addresses.
  *
- *   mpirun -np 2 -x UCX_TLS=tcp,self ucx_bandwidth -b 64K -e 256M -f 4 [-m 512K] [-d 8] [-c 1] [-p split]
+ *   mpirun -np 2 -x UCX_TLS=tcp,self ucx_bandwidth -b 64K -e 256M -f 4 [-m 512K] [-d 8] [-c 1] [-k 1]
+ *                                                  [-p split]
  *
  * Prints, per size, microseconds per iteration and GB/s each way (SIZE / time).
  *
@@ -30,6 +31,7 @@
 
 #define MAX_CHANNELS 64
 #define MAX_DEPTH 64
+#define MAX_EPS 16
 
 static void fail_ucx(ucs_status_t s, const char* what) {
   fprintf(stderr, "ucx_bandwidth: %s failed: %s\n", what, ucs_status_string(s));
@@ -46,7 +48,8 @@ typedef struct {
 
 typedef struct {
   ucp_worker_h worker;
-  ucp_ep_h ep;
+  ucp_ep_h ep[MAX_EPS]; /* channel c sends on ep[c % neps] */
+  uint32_t neps;
   size_t slot, depth;
   uint32_t channels;
   int pattern;
@@ -71,13 +74,13 @@ static uint64_t messages_of(const setup* s, size_t size, uint32_t c) {
 }
 
 /* A send or a receive of `count` bytes (iov: elements) under `tag`; NULL when it completed at once. */
-static void* transfer(const setup* s, bool sending, void* data, size_t count, bool iov, ucp_tag_t tag) {
+static void* transfer(const setup* s, uint32_t c, bool sending, void* data, size_t count, bool iov, ucp_tag_t tag) {
   ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_MEMORY_TYPE, .memory_type = UCS_MEMORY_TYPE_HOST};
   if (iov) {
     p.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
     p.datatype = ucp_dt_make_iov();
   }
-  ucs_status_ptr_t r = sending ? ucp_tag_send_nbx(s->ep, data, count, tag, &p)
+  ucs_status_ptr_t r = sending ? ucp_tag_send_nbx(s->ep[c % s->neps], data, count, tag, &p)
                                : ucp_tag_recv_nbx(s->worker, data, count, tag, ~(ucp_tag_t)0, &p);
   if (UCS_PTR_IS_ERR(r)) fail_ucx(UCS_PTR_STATUS(r), sending ? "ucp_tag_send_nbx" : "ucp_tag_recv_nbx");
   return UCS_PTR_IS_PTR(r) ? r : NULL;
@@ -93,14 +96,14 @@ static bool post(const setup* s, stream* st, bool sending, char* buf, size_t siz
     st->tag_word[k] = st->posted;
     if (s->pattern == SPLIT) {
       st->req[k][0] =
-          transfer(s, sending, &st->tag_word[k], sizeof st->tag_word[k], false, tag_of(c, st->posted) | TAG_WORD);
-      st->req[k][1] = transfer(s, sending, buf + offset, bytes, false, tag_of(c, st->posted));
+          transfer(s, c, sending, &st->tag_word[k], sizeof st->tag_word[k], false, tag_of(c, st->posted) | TAG_WORD);
+      st->req[k][1] = transfer(s, c, sending, buf + offset, bytes, false, tag_of(c, st->posted));
     } else if (s->pattern == IOV) {
       st->iov[k][0] = (ucp_dt_iov_t){&st->tag_word[k], sizeof st->tag_word[k]};
       st->iov[k][1] = (ucp_dt_iov_t){buf + offset, bytes};
-      st->req[k][0] = transfer(s, sending, st->iov[k], 2, true, tag_of(c, st->posted));
+      st->req[k][0] = transfer(s, c, sending, st->iov[k], 2, true, tag_of(c, st->posted));
     } else {
-      st->req[k][0] = transfer(s, sending, buf + offset, bytes, false, tag_of(c, st->posted));
+      st->req[k][0] = transfer(s, c, sending, buf + offset, bytes, false, tag_of(c, st->posted));
     }
     st->posted++;
     any = true;
@@ -153,12 +156,12 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
   size_t min = 64 << 10, max = 64 << 20, factor = 4, slot = 512 << 10;
-  int iters = 20, warmup = 5, depth = 8, channels = 1, pattern = BYTES;
+  int iters = 20, warmup = 5, depth = 8, channels = 1, neps = 1, pattern = BYTES;
   options o =
       mpi_options("ucx_bandwidth",
                   "usage: ucx_bandwidth [-b min] [-e max] [-f factor] [-n iters] [-w warmup] [-m message_bytes] "
-                  "[-d depth] [-c channels] [-p bytes|iov|split]",
-                  argc, argv, "b:e:f:n:w:m:d:c:p:");
+                  "[-d depth] [-c channels] [-k endpoints] [-p bytes|iov|split]",
+                  argc, argv, "b:e:f:n:w:m:d:c:k:p:");
   for (int opt; (opt = options_next(&o)) != -1;) {
     if (opt == 'b') min = option_bytes(&o);
     else if (opt == 'e') max = option_bytes(&o);
@@ -168,6 +171,7 @@ int main(int argc, char** argv) {
     else if (opt == 'm') slot = option_bytes(&o);
     else if (opt == 'd') depth = option_int(&o, 1, MAX_DEPTH);
     else if (opt == 'c') channels = option_int(&o, 1, MAX_CHANNELS);
+    else if (opt == 'k') neps = option_int(&o, 1, MAX_EPS);
     else if (opt == 'p') pattern = option_choice(&o, patterns);
   }
   options_none(o);
@@ -198,24 +202,24 @@ int main(int argc, char** argv) {
                MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   ucp_ep_params_t ep_params = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
                                .address = (const ucp_address_t*)peer_address};
-  ucp_ep_h ep;
-  if ((s = ucp_ep_create(worker, &ep_params, &ep)) != UCS_OK) fail_ucx(s, "ucp_ep_create");
+  setup st = {.worker = worker,
+              .neps = (uint32_t)neps,
+              .slot = slot,
+              .depth = (size_t)depth,
+              .channels = (uint32_t)channels,
+              .pattern = pattern};
+  for (int e = 0; e < neps; e++) /* each its own connection: several TCP streams, as NCCL's sockets */
+    if ((s = ucp_ep_create(worker, &ep_params, &st.ep[e])) != UCS_OK) fail_ucx(s, "ucp_ep_create");
 
   char* out = malloc(max);
   char* in = malloc(max);
   if (!out || !in) fail_ucx(UCS_ERR_NO_MEMORY, "malloc of the buffers");
   memset(out, rank + 1, max);
   memset(in, 0, max);
-  setup st = {.worker = worker,
-              .ep = ep,
-              .slot = slot,
-              .depth = (size_t)depth,
-              .channels = (uint32_t)channels,
-              .pattern = pattern};
   if (rank == 0) {
     printf("# ucx_bandwidth: 2 ranks, both directions at once; messages of %zu B, %d in flight per channel and "
-           "direction, %d channel(s), tag word: %s; UCX %s\n",
-           slot, depth, channels, patterns[pattern], ucp_get_version_string());
+           "direction, %d channel(s) on %d endpoint(s), tag word: %s; UCX %s\n",
+           slot, depth, channels, neps, patterns[pattern], ucp_get_version_string());
     printf("# %12s %12s %12s\n", "bytes", "us", "GB/s each way");
   }
   for (size_t size = min; size <= max; size *= factor) {
@@ -234,7 +238,7 @@ int main(int argc, char** argv) {
     if (size > max / factor) break;
   }
   MPI_Barrier(MPI_COMM_WORLD);
-  ucp_ep_destroy(ep);
+  for (int e = 0; e < neps; e++) ucp_ep_destroy(st.ep[e]);
   ucp_worker_release_address(worker, address);
   ucp_worker_destroy(worker);
   ucp_cleanup(context);

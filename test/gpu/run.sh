@@ -521,8 +521,11 @@ if named ucx; then
   # UCX alone in the proxy's pattern (512 KiB messages, 8 in flight each way, both directions): the
   # ceiling under DFCCL over UCX, with the slot's run tag as a message of its own (split, what links
   # of large slots do) and in one iov message (what they did before).
-  for form in split iov; do
-    step "ucx-bandwidth-$form" 120 $mpi 2 benchmarks/ucx_bandwidth -b 64K -e 256M -f 4 -n 10 -w 2 -p $form
+  for form in split iov split-4-connections; do
+    args="-p $form"
+    [ "$form" = split-4-connections ] && args="-p split -c 4 -k 4"
+    # shellcheck disable=SC2086 # args: separate words on purpose
+    step "ucx-bandwidth-$form" 120 $mpi 2 benchmarks/ucx_bandwidth -b 64K -e 256M -f 4 -n 10 -w 2 $args
     summarize "^ +[0-9]"
   done
   for transport in p2p ucx; do
