@@ -2,7 +2,8 @@
 # The network transport end to end (DFCCL_TRANSPORT=ucx: every connector over UCX/TCP through the
 # CPU proxy, even between ranks of this machine): the collectives matrix, the random-order program,
 # the eight kinds in random order on overlapping groups, the device-synchronization program and the
-# communicators, at 2, 3 and 4 processes -- all exact.  Twin: ucx_twin.sh.
+# communicators, at 2, 3 and 4 processes -- all exact; and benchmarks/ucx_bandwidth's three forms of a
+# slot.  Twin: ucx_twin.sh.
 . "${top_srcdir:-.}/test/mpi/common.sh"
 . "${top_srcdir:-.}/test/mpi/ucx_common.sh"
 require_ucx
@@ -20,7 +21,15 @@ run_mpi 4 test/mpi/test_random_order -i "${ITERATIONS:-200}" || status=1
 DFCCL_MIN_CHANNEL_BYTES=4096 DFCCL_SLOT_BYTES=4096 DFCCL_MAX_CHANNELS=2 run_mpi 4 test/mpi/test_collectives -k allreduce -q ||
   status=1
 DFCCL_MIN_CHANNEL_BYTES=4096 DFCCL_SLOT_BYTES=4096 DFCCL_MAX_CHANNELS=2 run_mpi 3 test/mpi/test_collectives -q || status=1
+# Slots of exactly SPLIT_SLOT_BYTES (64 KiB: each slot as its run tag, then its bytes) beside the
+# smaller slots of the smaller collectives (one iov message each), in one matrix.
+DFCCL_SLOT_BYTES=65536 run_mpi 2 test/mpi/test_collectives -k allreduce -q || status=1
 run_mpi 3 test/mpi/test_random_mix -i 50 || status=1
 run_mpi 4 test/mpi/test_sync_between -i 50 || status=1
 run_mpi 4 test/mpi/test_comm -i 20 || status=1
+# UCX alone in the proxy's pattern, each form of a slot: the bytes arrive (the benchmark checks).
+for form in bytes iov split; do
+  run_mpi 2 benchmarks/ucx_bandwidth -b 1M -e 1M -n 2 -w 1 -p $form > /dev/null ||
+    { echo "FAIL: benchmarks/ucx_bandwidth -p $form"; status=1; }
+done
 exit $status
