@@ -157,7 +157,9 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
    * first; the host target's synchronization waits for one launch only, so no delay is needed. */
   cfg->relaunch_delay_us = gpu ? 50 : 0;
   cfg->relaunch_cap_us = 20000;
-  cfg->gather_bytes = 0; /* off until measured beside the ring on GPUs */
+  /* Small all-reduces gather (n-1 hops, not 2(n-1)): 7-9 us faster than the ring at 2 ranks on
+   * H100s, 8 B - 32 KiB (docs/performance.md, gather_ab); measured no higher than 32 KiB. */
+  cfg->gather_bytes = 32 << 10;
   cfg->yield_delay_us = 20;
   cfg->poller_spin_rounds = gpu ? 2000 : 100;
   /* Host polls yield and then sleep (see df_spin_pause), so they are far longer than GPU polls. */
