@@ -238,8 +238,8 @@ fi
 # .osu/ in the repository root: a release tarball and its build.sh, git-ignored, carried
 # separately), and mpi4py + CuPy on 2 and 4 ranks.  On a machine of one GPU once without MPS and,
 # with MPS=1, once more under MPS (steps named ...-mps).  PART=users-pageable, users-osu or
-# users-cupy runs one of the three (PART=users may not fit one 10-minute slot); PAGEABLE_NPS (default 2)
-# the rank counts of test_pageable.
+# users-cupy runs one of the three (PART=users may not fit one 10-minute slot).  PAGEABLE_NPS
+# (default 2): the rank counts of test_pageable.
 users_named() { named users || named "users-$1"; }
 users_pass() { # SUFFIX: the steps of PART=users, their names ending in SUFFIX
   if users_named pageable; then
@@ -601,8 +601,10 @@ fi
 # measured against the tree before it.  The baseline is a `make dist` tarball in .dist-base/
 # (git-ignored; its commit in .dist-base/COMMIT), built in /tmp/dfccl-base; then AB_ROUNDS (default
 # 2) rounds alternate between the two builds: hop_latency (one hop through the primitives) and
-# dfccl_bench's small all-reduce (8 B - 64 KiB, -A comm -P 1, results checked).  Logs:
-# $out/ab-hop.txt and $out/ab-allreduce.txt, each run under a "== base|this, round N" line.
+# dfccl_bench's small all-reduce (8 B - 64 KiB, -A comm -P 1, results checked), with AB_ENV's
+# variables for both trees (e.g. AB_ENV=DFCCL_ALLREDUCE_GATHER_BYTES=0: the ring on both, where the
+# defaults differ).  Logs: $out/ab-hop.txt and $out/ab-allreduce.txt, each run under a
+# "== base|this, round N" line.
 if named ab; then
   base_tarball=$(ls "$repo"/.dist-base/dfccl-*.tar.gz 2> /dev/null | head -n 1)
   if [ -z "$base_tarball" ]; then
@@ -622,8 +624,9 @@ if named ab; then
         [ "$tree" = base ] && dir=$base_dir
         step "ab-hop-$tree-$round" 60 "$dir/benchmarks/hop_latency"
         [ "$ran" = 1 ] && { echo "== $tree, round $round"; grep -E "^ +(flag|prim)" "$out/step.out"; } >> "$out/ab-hop.txt"
-        step "ab-allreduce-$tree-$round" 120 sh -c "cd '$dir' && sh test/mpi/mpirun.sh 2 benchmarks/dfccl_bench -C allreduce \
-          -A comm -P 1 -b 8 -e 64K -f 8 -n 200 -w 20 -c 1"
+        # shellcheck disable=SC2086 # AB_ENV: separate words on purpose
+        step "ab-allreduce-$tree-$round" 120 env ${AB_ENV:-} sh -c "cd '$dir' && sh test/mpi/mpirun.sh 2 \
+          benchmarks/dfccl_bench -C allreduce -A comm -P 1 -b 8 -e 64K -f 8 -n 200 -w 20 -c 1"
         [ "$ran" = 1 ] && { echo "== $tree, round $round"; grep -E "^ +[0-9]" "$out/step.out"; } >> "$out/ab-allreduce.txt"
       done
     done
