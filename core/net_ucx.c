@@ -16,10 +16,12 @@
  * Each slot carries its run tag (kernel/daemon.h), which lands in the receiver's tags as a CUDA IPC
  * peer would have stored it: in one message with the bytes (an iov: the tag word, then the bytes)
  * on links of small slots, as a message of its own beside the bytes on links of large ones
- * (SPLIT_SLOT_BYTES says why).  A failed run's revoked counters
- * (kernel/daemon.h) are carried across as the daemons would have stored them: a revoked tail goes
- * to the receiver as a revocation message (the receiver's proxy stores it as the daemon's tail), a
- * revoked head goes back as a revoked credit (the sender's proxy stores it as the daemon's head).
+ * (SPLIT_SLOT_BYTES says why).
+ *
+ * A failed run's revoked counters (kernel/daemon.h) are carried across as the daemons would have
+ * stored them: a revoked tail goes to the receiver as a revocation message (the receiver's proxy
+ * stores it as the daemon's tail), a revoked head goes back as a revoked credit (the sender's proxy
+ * stores it as the daemon's head).
  * After that the proxy moves nothing more on that channel.
  *
  * Tags name the collective (its id), the channel, data or credit, and the step, so that every
