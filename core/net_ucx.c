@@ -21,8 +21,7 @@
  * A failed run's revoked counters (kernel/daemon.h) are carried across as the daemons would have
  * stored them: a revoked tail goes to the receiver as a revocation message (the receiver's proxy
  * stores it as the daemon's tail), a revoked head goes back as a revoked credit (the sender's proxy
- * stores it as the daemon's head).
- * After that the proxy moves nothing more on that channel.
+ * stores it as the daemon's head).  After that the proxy moves nothing more on that channel.
  *
  * Tags name the collective (its id), the channel, data or credit, and the step, so that every
  * message matches exactly one receive.  Every connector's state lives in its link, which is what
