@@ -129,7 +129,7 @@ gather_ab() {
 # PART=1: data path and the deadlock programs at one rank per GPU; PART=2: oversubscribed runs,
 # the random mix and performance; unset: both (more than one 600 s device call).  PART=oversub
 # PART=explore, PART=component, PART=every, PART=a2a, PART=comm, PART=failures, PART=soak, PART=burst,
-# PART=sanitizers, PART=ucx, PART=ab, PART=scale (or scale-deadlock, scale-component, scale-bench,
+# PART=sanitizers, PART=ucx, PART=ab, PART=ooo, PART=scale (or scale-deadlock, scale-component, scale-bench,
 # scale-case) and PART=users (or users-pageable,
 # users-osu, users-cupy) are only run when named; PART may name several ("1 oversub").
 part=${PART:-all}
@@ -691,6 +691,39 @@ if scale_named case; then
   step "case-study-${snp}gpus" 200 sh benchmarks/case_study.sh "$snp" -i 20
   keep_output "scale-case-study-${snp}gpus.txt"
   summarize "^==|ms per step" 20
+fi
+
+# PART=ooo (issue 15): what out-of-order execution costs under each spin setting, for choosing the
+# defaults by measurement.  For every setting of OOO_SETTINGS (";"-separated sets of variables;
+# "defaults" is none), at 2 ranks (one per GPU): out_of_order_bench (random against fixed order,
+# OOO_SIZES, default 64K,4M), the small all-reduce's latency (8 B - 64 KiB: a setting must not cost
+# the fixed order), and the case study (161 all-reduces, one late rank).  The calibrated thresholds
+# each rank uses are printed first (DFCCL_DEBUG=1's "a poll costs" lines).  Log: $out/ooo.txt, one
+# "== SETTING" block each.
+ooo_default_settings="defaults;DFCCL_SPIN_GROWTH=1;DFCCL_SPIN_FRONT=200 DFCCL_SPIN_CEILING=2000;\
+DFCCL_SPIN_FRONT=64 DFCCL_SPIN_FLOOR=16 DFCCL_SPIN_CEILING=640;DFCCL_SPIN_FRONT=64 DFCCL_SPIN_FLOOR=16 DFCCL_SPIN_CEILING=640 DFCCL_SPIN_GROWTH=1;\
+DFCCL_QUIT_PERIOD_US=20000;DFCCL_RELAUNCH_DELAY_MAX_US=200"
+if named ooo; then
+  : > "$out/ooo.txt"
+  step ooo-calibration 60 env DFCCL_DEBUG=1 $mpi 2 benchmarks/dfccl_bench -C allreduce -A comm -P 1 -b 8 -e 8 -n 1 -w 0 -c 0
+  summarize "a poll costs"
+  echo "${OOO_SETTINGS:-$ooo_default_settings}" | tr ';' '\n' | while read -r setting; do
+    [ -n "$setting" ] || continue
+    vars=$setting
+    [ "$vars" = defaults ] && vars=""
+    echo "== $setting" >> "$out/ooo.txt"
+    # shellcheck disable=SC2086 # vars: separate words on purpose
+    step "ooo-bench $setting" 120 env $vars $mpi 2 benchmarks/out_of_order_bench -s "${OOO_SIZES:-64K,4M}" -n 100 -w 10 -r 2
+    [ "$ran" = 1 ] && grep -E "^ +[0-9]|^out-of-order|wrong" "$out/step.out" >> "$out/ooo.txt"
+    # shellcheck disable=SC2086
+    step "ooo-latency $setting" 60 env $vars $mpi 2 benchmarks/dfccl_bench -C allreduce -A comm -P 1 -b 8 -e 64K -f 8 \
+      -n 100 -w 10 -c 1 -N 0
+    [ "$ran" = 1 ] && grep -E "^ +[0-9]" "$out/step.out" >> "$out/ooo.txt"
+    # shellcheck disable=SC2086
+    step "ooo-case-study $setting" 60 env $vars $mpi 2 benchmarks/case_study -i 10
+    [ "$ran" = 1 ] && grep -E "ms per step" "$out/step.out" >> "$out/ooo.txt"
+  done
+  cat "$out/ooo.txt" >> "$summary"
 fi
 
 # PART=explore: what the knobs do, for tuning the defaults (not part of the acceptance runs).
