@@ -18,6 +18,9 @@ typedef struct {
   uint32_t tag;   /* the run's tag (df_run_tag): what its slots carry           */
 } df_context_slot;
 
+/* A task queue entry of a run completed in this traversal (dropped by df_task_queue_compact). */
+#define DF_NO_TASK 0xFFFFu
+
 typedef struct {
   df_context_slot slots[DF_CONTEXT_SLOTS];
   uint16_t tasks[DF_MAX_COLLS]; /* the task queue: collective indices, in scheduling order */
@@ -26,6 +29,8 @@ typedef struct {
   uint32_t sqe_fetched; /* the last fetch took SQEs                                */
   uint32_t idle_round;  /* the last round took no SQE and ran nothing: a new SQE is likely alone */
   uint32_t quit;        /* 1: voluntary quit, 2: final exit                        */
+  uint32_t ready;       /* queue position of a run a wait left for (DF_NO_TASK: none) */
+  uint32_t position;    /* queue position the leader chose to run next             */
   /* Published by the leader for the other threads of the block. */
   volatile uint32_t go; /* df_prim_result of the current primitive's waits        */
   uint32_t gate;        /* df_prim_result of the run's gate (df_pass_gate)         */

@@ -202,14 +202,14 @@ typedef struct {
 /* Spin thresholds (paper §4.3): the run at the front of a task queue waits longest, later ones
  * progressively less, and a run that just made progress waits `growth` times longer. */
 typedef struct {
-  uint64_t front;          /* polls for the first run of the task queue           */
-  uint64_t floor;          /* the least any run gets                              */
-  uint32_t decay_shift;    /* each later position gets threshold >> decay_shift   */
-  uint32_t growth;         /* multiplier after a primitive succeeds               */
-  uint64_t ceiling;        /* no threshold grows beyond this                      */
-  uint64_t quit_period_ns; /* quit after this long without progress or new SQEs   */
-  uint32_t preemption;     /* 0: never preempt (test twin: shows the deadlock)    */
-  uint32_t pad;
+  uint64_t front;             /* polls for the first run of the task queue           */
+  uint64_t floor;             /* the least any run gets                              */
+  uint32_t decay_shift;       /* each later position gets threshold >> decay_shift   */
+  uint32_t growth;            /* multiplier after a primitive succeeds               */
+  uint64_t ceiling;           /* no threshold grows beyond this                      */
+  uint64_t quit_period_ns;    /* quit after this long without progress or new SQEs   */
+  uint32_t preemption;        /* 0: never preempt (test twin: shows the deadlock)    */
+  uint32_t leave_for_ready;   /* 1: a long wait ends when another queued run has a slot to take */
   uint64_t timeslice_idle_ns; /* after DF_COLL_TIMESLICED_PEER work, quit after this long idle */
 } df_spin_policy;
 

@@ -16,6 +16,7 @@
 #define DFCCL_KERNEL_PRIMITIVES_H
 
 #include "block.h"
+#include "context.h"
 #include "reduce.h"
 
 enum {
@@ -60,15 +61,57 @@ DF_FN df_prim_result df_look(df_run* run, unsigned flags) {
  * announces anyway.  By time, not by count: a host-target block gives up far less often. */
 #define DF_ERROR_LOOK_NS 200000ull
 
-/* Leader: spin until every wait of the step is satisfied, or give up after the threshold.  A block
- * that gives up also looks, at most every DF_ERROR_LOOK_NS, whether another block of this rank
- * failed the run or the host timed it out (without preemption, the test twins' mode, it looks
- * every 64 Ki polls and goes on waiting). */
+/* Leader: whether queued run `coll` (not this one, on other connectors) has a slot from its
+ * predecessor that it has not taken: it can move now.  A hint -- its links are read as the host
+ * last wrote them (df_load_l2), and a stale answer costs one preemption or one longer wait. */
+DF_FN bool df_queued_run_has_slot(const df_run* run, uint32_t coll) {
+  const df_links* l;
+  df_load_l2(&l, &run->args->colls[coll].links, sizeof l);
+  uint32_t c = (uint32_t)run->blk->bid;
+  if (l == NULL || l == run->ctx->stat.links || c >= df_load_l2_u32(&l->nchannels)) return false;
+  uint64_t tail = df_load_acquire_u64(&l->from_prev[c].recv_ctrl->tail);
+  return !(tail & DF_REVOKED_BIT) && tail > l->consumed[c];
+}
+
+/* Polls a wait makes before it starts looking at the other queued runs, and how often it looks
+ * then.  A peer on the same run answers within a hop, so a short wait is not worth a look; a run
+ * that grew (its peers are on it) looks later, in proportion. */
+#define DF_LOOK_AROUND_SHARE 16
+#define DF_LOOK_AROUND_EVERY 16
+
+/* Leader, in a wait longer than its share of the threshold: does one more queued run (round robin,
+ * *cursor) have a slot to take?  If so its position goes to sh->ready, for the scheduler to run it
+ * next.  Waiting on here would only delay it: with every rank in its own order (the random-order
+ * program), each rank sat out a whole threshold -- milliseconds -- in a run its peer was not in,
+ * while the run the peer was in had its slot waiting (docs/performance.md, eighteenth session).
+ * Leaving is a preemption like a timed-out wait, so nothing else changes; priorities hold. */
+DF_FN bool df_other_run_ready(const df_run* run, uint64_t polls, uint32_t* cursor) {
+  df_block_shared* sh = run->sh;
+  uint64_t from = run->threshold / DF_LOOK_AROUND_SHARE;
+  if (from < run->args->spin.floor) from = run->args->spin.floor;
+  if (!run->args->spin.leave_for_ready || sh->ntasks < 2 || polls < from || polls % DF_LOOK_AROUND_EVERY) return false;
+  uint32_t position = (*cursor)++ % sh->ntasks;
+  uint32_t coll = sh->tasks[position];
+  if (coll == DF_NO_TASK || (int32_t)coll == run->ctx->coll) return false;
+  /* Never for a run of lower priority: that one waits for this one (the task queue's order). */
+  if (df_static_priority(run->args, coll) < (int32_t)run->ctx->stat.priority || !df_queued_run_has_slot(run, coll))
+    return false;
+  sh->ready = position;
+  return true;
+}
+
+/* Leader: spin until every wait of the step is satisfied, or give up after the threshold, or
+ * sooner for another queued run that can move (df_other_run_ready).  A block that gives up also
+ * looks, at most every DF_ERROR_LOOK_NS, whether another block of this rank failed the run or the
+ * host timed it out (without preemption, the test twins' mode, it looks every 64 Ki polls and goes
+ * on waiting). */
 DF_FN df_prim_result df_wait_ready(df_run* run, unsigned flags) {
   bool unlimited = !run->args->spin.preemption;
+  uint32_t cursor = 0;
   for (uint64_t polls = 0;; polls++) {
     df_prim_result r = df_look(run, flags);
     if (r != DF_PRIM_BLOCKED) return r;
+    if (!unlimited && df_other_run_ready(run, polls, &cursor)) return DF_PRIM_BLOCKED;
     if (polls >= run->threshold && !unlimited) {
       uint64_t now = df_time_ns();
       if (now - run->sh->error_look_ns < DF_ERROR_LOOK_NS) return DF_PRIM_BLOCKED;

@@ -208,11 +208,44 @@ DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_sh
   return *completed || run.progressed;
 }
 
-/* Leader: drops completed tasks (marked 0xFFFF) keeping the order. */
+/* What a traversal of the task queue did. */
+typedef struct {
+  bool active;   /* a run progressed */
+  bool finished; /* a run completed  */
+  bool yield;    /* every run waited for peers that cannot run while this daemon holds the GPU */
+} df_traversal;
+
+/* Runs the task at queue position i (all threads) and notes what it did. */
+DF_FN void df_run_position(const df_daemon_args* a, const df_block* blk, df_block_shared* sh, uint32_t i,
+                           df_traversal* t) {
+  bool completed = false, timesliced = false;
+  if (df_run_task(a, blk, sh, i, &completed, &timesliced)) t->active = true;
+  if (completed && df_is_leader(blk)) sh->tasks[i] = DF_NO_TASK;
+  t->finished = t->finished || completed;
+  t->yield = t->yield && timesliced;
+  if (timesliced && df_is_leader(blk)) sh->timesliced_seen = 1;
+}
+
+/* Leader: the queue position to run next in this traversal of `ntasks` tasks, DF_NO_TASK at its
+ * end.  The queue's order (*next), except that a run a wait left for (sh->ready: it has a slot to
+ * take, df_other_run_ready) goes first -- at most ntasks such jumps per traversal.  Positions
+ * completed meanwhile (after a jump) are passed over. */
+DF_FN uint32_t df_next_position(df_block_shared* sh, uint32_t ntasks, uint32_t* next, uint32_t* jumps) {
+  uint32_t ready = sh->ready;
+  sh->ready = DF_NO_TASK;
+  if (ready != DF_NO_TASK && *jumps < ntasks && sh->tasks[ready] != DF_NO_TASK) {
+    (*jumps)++;
+    return ready;
+  }
+  while (*next < ntasks && sh->tasks[*next] == DF_NO_TASK) (*next)++;
+  return *next < ntasks ? (*next)++ : DF_NO_TASK;
+}
+
+/* Leader: drops completed tasks (DF_NO_TASK) keeping the order. */
 DF_FN void df_task_queue_compact(df_block_shared* sh) {
   uint32_t kept = 0;
   for (uint32_t i = 0; i < sh->ntasks; i++)
-    if (sh->tasks[i] != 0xFFFFu) sh->tasks[kept++] = sh->tasks[i];
+    if (sh->tasks[i] != DF_NO_TASK) sh->tasks[kept++] = sh->tasks[i];
   sh->ntasks = kept;
 }
 
@@ -295,6 +328,7 @@ DF_FN void df_daemon_block_main(const df_daemon_args* a, const df_block* blk, df
     sh->timesliced_seen = 0;
     sh->error_look_ns = 0;
     sh->idle_round = 0; /* a launch may find entries piled up: it takes them all */
+    sh->ready = DF_NO_TASK;
   }
   df_block_sync();
   while (sh->quit == DF_CONTINUE) {
@@ -302,16 +336,17 @@ DF_FN void df_daemon_block_main(const df_daemon_args* a, const df_block* blk, df
     df_block_sync();
     bool active = sh->sqe_fetched > 0;
     uint32_t ntasks = sh->ntasks;
-    bool yield = ntasks > 0; /* every task waits for peers that cannot run meanwhile */
-    bool finished = false;
-    for (uint32_t i = 0; i < ntasks; i++) {
-      bool completed = false, timesliced = false;
-      if (df_run_task(a, blk, sh, i, &completed, &timesliced)) active = true;
-      if (completed && df_is_leader(blk)) sh->tasks[i] = 0xFFFFu;
-      finished = finished || completed;
-      yield = yield && timesliced;
-      if (timesliced && df_is_leader(blk)) sh->timesliced_seen = 1;
+    df_traversal t = {.yield = ntasks > 0}; /* yield: every task waits for peers that cannot run meanwhile */
+    uint32_t next = 0, jumps = 0;           /* the leader's */
+    for (;;) {
+      if (df_is_leader(blk)) sh->position = df_next_position(sh, ntasks, &next, &jumps);
+      df_block_sync(); /* every thread runs the position the leader chose */
+      uint32_t position = sh->position;
+      if (position == DF_NO_TASK) break;
+      df_run_position(a, blk, sh, position, &t); /* its barriers keep the leader's next choice after our read */
     }
+    active = active || t.active;
+    bool finished = t.finished, yield = t.yield;
     if (df_is_leader(blk)) {
       /* Only after a task completed: with an empty queue no barrier separates the block's read of
        * ntasks above from a store to it (compute-sanitizer's racecheck saw that hazard). */

@@ -3,8 +3,11 @@
  *
  * Rank 0 submits a gate collective G (highest priority) and, while its daemon waits in G for the
  * late rank 1, four low-priority all-reduces L1..L4 and then a high-priority H.  They queue behind
- * G.  Then rank 1 submits G, L1..L4, H.  With priorities, H runs right after G and completes
- * before every L on both ranks; with -f (all priorities equal: FIFO) it does not.
+ * G.  Rank 1 does the same behind a gate of its own, G1, which rank 0 joins only once rank 1 has
+ * submitted G, L1..L4 and H: so neither daemon can start an L before it has H (a daemon may take
+ * each submission as it comes, and an L whose peer's slot is waiting would complete at once).
+ * With priorities, H runs right after G and completes before every L on both ranks; with -f (all
+ * priorities equal: FIFO) it does not.
  *
  *   mpirun -np 2 test_priority [-f]
  *
@@ -17,7 +20,7 @@
 
 #include "harness.h"
 
-enum { GATE = 0, LOW = 1, NLOW = 4, HIGH = LOW + NLOW, NCOLLS };
+enum { GATE = 0, LOW = 1, NLOW = 4, HIGH = LOW + NLOW, GATE1, NCOLLS };
 
 static atomic_int sequence;
 static int finished_at[NCOLLS];
@@ -36,22 +39,31 @@ int main(int argc, char** argv) {
   options o = harness_options(&h, "usage: test_priority [-f]", argc, argv, "f");
   for (int opt; (opt = options_next(&o)) != -1;)
     if (opt == 'f') fifo = true;
+  if (h.nranks != 2) {
+    if (h.rank == 0) fprintf(stderr, "test_priority runs on exactly 2 ranks, not %d\n", h.nranks);
+    return harness_finish(&h, 1);
+  }
   harness_watchdog_start(60, "priority ordering");
   const size_t count = 4096;
   void* buf[NCOLLS];
   for (int c = 0; c < NCOLLS; c++) {
-    int priority = fifo ? 0 : c == GATE ? 100 : c == HIGH ? 10 : 0;
+    int priority = fifo ? 0 : c == GATE || c == GATE1 ? 100 : c == HIGH ? 10 : 0;
     CHECK_DFCCL(dfcclRegisterAllReduce(h.ctx, count, dfcclFloat32, dfcclSum, c, NULL, 0, priority));
     buf[c] = harness_alloc(&h, count * sizeof(float));
   }
-  if (h.rank == 0) {
-    CHECK_DFCCL(dfcclRunAllReduce(h.ctx, buf[GATE], buf[GATE], GATE, on_complete, NULL));
-    nanosleep(&(struct timespec){.tv_nsec = 20 * 1000000}, NULL); /* the daemon is waiting in G */
-    for (int c = LOW; c < NCOLLS; c++) CHECK_DFCCL(dfcclRunAllReduce(h.ctx, buf[c], buf[c], c, on_complete, NULL));
+  /* Each rank in turn: its gate, then (its daemon waiting in the gate) G unless that was the gate,
+   * the Ls and H.  The other rank waits at the barriers meanwhile. */
+  for (int turn = 0; turn < 2; turn++) {
+    if (h.rank == turn) {
+      int gate = turn == 0 ? GATE : GATE1;
+      CHECK_DFCCL(dfcclRunAllReduce(h.ctx, buf[gate], buf[gate], gate, on_complete, NULL));
+      nanosleep(&(struct timespec){.tv_nsec = 20 * 1000000}, NULL); /* the daemon is waiting in its gate */
+      for (int c = turn == 0 ? LOW : GATE; c <= HIGH; c++)
+        CHECK_DFCCL(dfcclRunAllReduce(h.ctx, buf[c], buf[c], c, on_complete, NULL));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
   }
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (h.rank != 0)
-    for (int c = 0; c < NCOLLS; c++) CHECK_DFCCL(dfcclRunAllReduce(h.ctx, buf[c], buf[c], c, on_complete, NULL));
+  if (h.rank == 0) CHECK_DFCCL(dfcclRunAllReduce(h.ctx, buf[GATE1], buf[GATE1], GATE1, on_complete, NULL));
   harness_wait(&done, NCOLLS);
 
   int overtaken = 0; /* low-priority collectives that completed after H */

@@ -8,6 +8,7 @@
  *                taken (lazily: a clean one is not), a new run invalidates a stale copy, a block
  *                that quits saves every dirty context and its task queue, and a relaunch gets them
  *   growth       a received slot grows the run's threshold once n-1 have come (every rank is on it)
+ *   leaving      a long wait ends early for another queued run with a slot to take, and only then
  *   a whole run  an SQE for a collective of one participant: fetched into the queue, executed (a
  *                local copy), completed with its CQE in the block's ring
  *
@@ -89,8 +90,8 @@ static void test_task_queue(void) {
   CHECK(f.shared.ntasks == 6, "6 tasks queued, got %u", f.shared.ntasks);
   for (int i = 0; i < 6; i++)
     CHECK(f.shared.tasks[i] == want[i], "queue[%d] = %u, want %u", i, f.shared.tasks[i], want[i]);
-  f.shared.tasks[1] = 0xFFFFu; /* completed */
-  f.shared.tasks[4] = 0xFFFFu;
+  f.shared.tasks[1] = DF_NO_TASK; /* completed */
+  f.shared.tasks[4] = DF_NO_TASK;
   df_task_queue_compact(&f.shared);
   const uint16_t kept[] = {3, 4, 0, 5};
   CHECK(f.shared.ntasks == 4, "4 tasks after compaction, got %u", f.shared.ntasks);
@@ -440,6 +441,94 @@ static void test_growth(void) {
   }
 }
 
+/* A long wait leaves for another queued run that has a slot to take (df_other_run_ready), and only
+ * then: not while the wait is short, not for a run with nothing to take, one on the same
+ * connectors, a completed one, one of lower priority or a revoked connector, and never with the
+ * rule off. */
+static void test_leave_for_ready(void) {
+  enum { OTHER = 9 };
+  ring_fixture* r = zeroed(1, sizeof *r);
+  ring_init(r);
+  df_daemon_args* a = &r->f.args;
+  df_block_shared* sh = &r->f.shared;
+  /* OTHER: a collective on connectors of its own, whose predecessor has posted one slot. */
+  df_recv_ctrl other_recv = {0};
+  df_connector other_from_prev = {.recv_ctrl = &other_recv};
+  uint64_t other_consumed = 0;
+  df_links other_links = {.nchannels = 1, .from_prev = &other_from_prev, .consumed = &other_consumed};
+  r->f.colls[OTHER] = r->f.colls[RING_COLL];
+  r->f.colls[OTHER].links = &other_links;
+  other_recv.tail = 1;
+
+  df_sqe e = sqe_for(RING_COLL, 1, NULL, r->recv);
+  df_context_start_run(a, &r->f.block, sh, &e);
+  sh->tasks[0] = RING_COLL;
+  sh->tasks[1] = OTHER;
+  sh->ntasks = 2;
+  sh->current = df_context_acquire(a, &r->f.block, sh, RING_COLL);
+  a->spin.floor = 64;
+  a->spin.leave_for_ready = 1;
+  df_run run = {.args = a, .blk = &r->f.block, .sh = sh, .ctx = &sh->slots[sh->current], .threshold = 1u << 12};
+  uint64_t from = (1u << 12) / DF_LOOK_AROUND_SHARE; /* 256: above the floor */
+
+  /* Looks at one queued run per call, round robin: two calls cover the queue of two. */
+#define LOOKS(polls) \
+  (df_other_run_ready(&run, (polls), &(uint32_t){0}) || df_other_run_ready(&run, (polls), &(uint32_t){1}))
+  CHECK(LOOKS(from), "a wait of %llu polls leaves for a queued run with a slot", (unsigned long long)from);
+  CHECK(!LOOKS(from - DF_LOOK_AROUND_EVERY), "a shorter wait does not look");
+  CHECK(!LOOKS(from + 1), "between looks (every %d polls) it does not look", DF_LOOK_AROUND_EVERY);
+  run.threshold = 1000; /* 1000 / 16 < the floor: the floor it is */
+  CHECK(!LOOKS(48) && LOOKS(64), "a short threshold looks from the floor on");
+  run.threshold = 1u << 12;
+  other_consumed = 1;
+  CHECK(!LOOKS(from), "a queued run whose slots are all taken is no reason to leave");
+  other_consumed = 0;
+  other_recv.tail = DF_REVOKED(DF_RUN_TIMED_OUT);
+  CHECK(!LOOKS(from), "a revoked connector is no slot");
+  other_recv.tail = 1;
+  r->f.colls[OTHER].links = &r->links;
+  CHECK(!LOOKS(from), "a queued run on the same connectors waits for this one anyway");
+  r->f.colls[OTHER].links = &other_links;
+  sh->tasks[1] = DF_NO_TASK;
+  CHECK(!LOOKS(from), "a completed task is no reason to leave");
+  sh->tasks[1] = OTHER;
+  r->f.colls[RING_COLL].priority = 1;
+  run.ctx->stat.priority = 1;
+  CHECK(!LOOKS(from), "a wait never leaves for a run of lower priority");
+  r->f.colls[OTHER].priority = 2;
+  CHECK(LOOKS(from), "but does for one of higher priority");
+  r->f.colls[OTHER].priority = r->f.colls[RING_COLL].priority = run.ctx->stat.priority = 0;
+  a->spin.leave_for_ready = 0;
+  CHECK(!LOOKS(from), "with the rule off a wait never leaves early");
+  a->spin.leave_for_ready = 1;
+#undef LOOKS
+  sh->ready = DF_NO_TASK;
+  CHECK(df_other_run_ready(&run, from, &(uint32_t){1}) && sh->ready == 1, "the ready run's position is noted");
+
+  /* The traversal: the noted run first, then the queue's order, passing over what completed. */
+  uint32_t next = 0, jumps = 0;
+  sh->ntasks = 3;
+  sh->tasks[2] = 11;
+  sh->ready = 2;
+  CHECK(df_next_position(sh, 3, &next, &jumps) == 2 && sh->ready == DF_NO_TASK, "the noted run goes first");
+  sh->tasks[2] = DF_NO_TASK; /* it completed */
+  CHECK(df_next_position(sh, 3, &next, &jumps) == 0, "then the queue from its front");
+  sh->ready = 2;
+  CHECK(df_next_position(sh, 3, &next, &jumps) == 1, "a noted run that completed is passed over");
+  CHECK(df_next_position(sh, 3, &next, &jumps) == DF_NO_TASK, "and a completed position too: the traversal ends");
+  next = 0;
+  jumps = 0;
+  sh->tasks[2] = 11;
+  for (int k = 0; k < 3; k++) {
+    sh->ready = 1;
+    CHECK(df_next_position(sh, 3, &next, &jumps) == 1, "jump %d of at most 3", k + 1);
+  }
+  sh->ready = 1;
+  CHECK(df_next_position(sh, 3, &next, &jumps) == 0, "no more jumps than tasks in one traversal");
+
+  free(r);
+}
+
 int main(void) {
   test_task_queue();
   test_thresholds();
@@ -447,10 +536,12 @@ int main(void) {
   test_whole_run();
   test_failures();
   test_growth();
+  test_leave_for_ready();
   if (failures) {
     printf("test_scheduler: %d failures\n", failures);
     return 1;
   }
-  printf("test_scheduler: task queue, thresholds, contexts, a whole run, failed runs, growth: ok\n");
+  printf(
+      "test_scheduler: task queue, thresholds, contexts, a whole run, failed runs, growth, leaving for a ready run: ok\n");
   return 0;
 }
