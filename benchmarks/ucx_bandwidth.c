@@ -10,10 +10,13 @@
  * tags of its own, as the proxy's channels are.  Receives are posted ahead, up to the same depth.
  * -p says how a message carries a run tag word (8 bytes here; the proxy's is 4) beside its bytes:
  * `bytes` (none: the bytes alone), `iov` (one message, a two-element iov: the word, then the bytes)
- * or `split` (two messages: the word, then the bytes).  MPI only exchanges the worker addresses.
+ * or `split` (two messages: the word, then the bytes).  Each round posts what the depth allows,
+ * calls ucp_worker_progress until it finds nothing to do (-P N: at most N times), then, with -s,
+ * spins that many microseconds -- the time DFCCL's proxy spends polling its other links.  MPI only
+ * exchanges the worker addresses.
  *
  *   mpirun -np 2 -x UCX_TLS=tcp,self ucx_bandwidth -b 64K -e 256M -f 4 [-m 512K] [-d 8] [-c 1] [-k 1]
- *                                                  [-p split]
+ *                                                  [-p split] [-P 0] [-s 0]
  *
  * Prints, per size, microseconds per iteration and GB/s each way (SIZE / time).
  *
@@ -53,6 +56,8 @@ typedef struct {
   size_t slot, depth;
   uint32_t channels;
   int pattern;
+  int progress_calls; /* -P: at most this many ucp_worker_progress calls a round (0: until idle) */
+  double spin_us;     /* -s: busy time per round beside UCX (the proxy polling other links) */
 } setup;
 
 enum { BYTES, IOV, SPLIT };
@@ -140,8 +145,11 @@ static void exchange(const setup* s, char* out, char* in, size_t size) {
       post(s, &recvs[c], false, in, size, c);
       post(s, &sends[c], true, out, size, c);
     }
-    while (ucp_worker_progress(s->worker) != 0) {
+    for (int i = 0; (s->progress_calls == 0 || i < s->progress_calls) && ucp_worker_progress(s->worker) != 0; i++) {
     }
+    if (s->spin_us > 0)
+      for (double until = MPI_Wtime() + s->spin_us * 1e-6; MPI_Wtime() < until;) {
+      }
     for (uint32_t c = 0; c < s->channels; c++) {
       retire(s, &recvs[c]);
       retire(s, &sends[c]);
@@ -157,11 +165,13 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
   size_t min = 64 << 10, max = 64 << 20, factor = 4, slot = 512 << 10;
   int iters = 20, warmup = 5, depth = 8, channels = 1, neps = 1, pattern = BYTES;
+  int progress_calls = 0;
+  double spin_us = 0;
   options o =
       mpi_options("ucx_bandwidth",
                   "usage: ucx_bandwidth [-b min] [-e max] [-f factor] [-n iters] [-w warmup] [-m message_bytes] "
-                  "[-d depth] [-c channels] [-k endpoints] [-p bytes|iov|split]",
-                  argc, argv, "b:e:f:n:w:m:d:c:k:p:");
+                  "[-d depth] [-c channels] [-k endpoints] [-p bytes|iov|split] [-P progress_calls] [-s spin_us]",
+                  argc, argv, "b:e:f:n:w:m:d:c:k:p:P:s:");
   for (int opt; (opt = options_next(&o)) != -1;) {
     if (opt == 'b') min = option_bytes(&o);
     else if (opt == 'e') max = option_bytes(&o);
@@ -173,6 +183,8 @@ int main(int argc, char** argv) {
     else if (opt == 'c') channels = option_int(&o, 1, MAX_CHANNELS);
     else if (opt == 'k') neps = option_int(&o, 1, MAX_EPS);
     else if (opt == 'p') pattern = option_choice(&o, patterns);
+    else if (opt == 'P') progress_calls = option_int(&o, 0, 1000000);
+    else if (opt == 's') spin_us = option_int(&o, 0, 1000000);
   }
   options_none(o);
   if (nranks != 2 || min == 0 || min > max || slot == 0) {
@@ -207,7 +219,9 @@ int main(int argc, char** argv) {
               .slot = slot,
               .depth = (size_t)depth,
               .channels = (uint32_t)channels,
-              .pattern = pattern};
+              .pattern = pattern,
+              .progress_calls = progress_calls,
+              .spin_us = spin_us};
   for (int e = 0; e < neps; e++) /* each its own connection: several TCP streams, as NCCL's sockets */
     if ((s = ucp_ep_create(worker, &ep_params, &st.ep[e])) != UCS_OK) fail_ucx(s, "ucp_ep_create");
 
@@ -218,8 +232,9 @@ int main(int argc, char** argv) {
   memset(in, 0, max);
   if (rank == 0) {
     printf("# ucx_bandwidth: 2 ranks, both directions at once; messages of %zu B, %d in flight per channel and "
-           "direction, %d channel(s) on %d endpoint(s), tag word: %s; UCX %s\n",
-           slot, depth, channels, neps, patterns[pattern], ucp_get_version_string());
+           "direction, %d channel(s) on %d endpoint(s), tag word: %s; progress calls a round: %d (0: until idle), "
+           "then %.0f us of spinning; UCX %s\n",
+           slot, depth, channels, neps, patterns[pattern], progress_calls, spin_us, ucp_get_version_string());
     printf("# %12s %12s %12s\n", "bytes", "us", "GB/s each way");
   }
   for (size_t size = min; size <= max; size *= factor) {

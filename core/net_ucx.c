@@ -58,6 +58,14 @@ enum { TAG_DATA = 0, TAG_CREDIT = 1, TAG_REVOKE = 2, TAG_RUN_TAG = 3 /* a split 
  * while up to 32 KiB the one message is the quicker (9 against 13 us a round at 64 B).  Both ends of
  * a link have the same slot_bytes, so they agree on the form. */
 #define SPLIT_SLOT_BYTES (64u << 10)
+/* ucp_worker_progress calls per pass of the proxy, at most: it stops earlier once a call finds
+ * nothing to do, and the bound lets tails and credits move between bursts.  Over TCP one call reads
+ * each socket about once (~140 KiB, UCX 1.13 on the CI machine), so a proxy that progressed once per
+ * pass received at most that much per pass, whatever the time a pass spends polling its links
+ * (hundreds of channels once a benchmark has registered every size): benchmarks/ucx_bandwidth
+ * -P 1 -s 200 (one call, then 200 us of other work a round) moves 0.6 GB/s each way, -P 16 1.2-1.3,
+ * calls until idle 1.3-1.4 (docs/design.md). */
+#define PROGRESS_CALLS 16
 
 static ucp_tag_t make_tag(int id, uint32_t channel, unsigned type, uint64_t step) {
   return ((ucp_tag_t)(uint32_t)id << 32) | ((ucp_tag_t)(channel & 0xff) << 24) | ((ucp_tag_t)type << TAG_STEP_BITS) |
@@ -495,6 +503,13 @@ static int poll_link(struct df_net* net, struct df_net_link* l, bool* busy) {
 
 /* ---- the proxy thread ------------------------------------------------------------------------- */
 
+/* Lets UCX move what the sockets hold (PROGRESS_CALLS); returns whether anything happened. */
+static int progress(struct df_net* net) {
+  int events = 0;
+  for (int i = 0; i < PROGRESS_CALLS && ucp_worker_progress(net->worker) != 0; i++) events = 1;
+  return events;
+}
+
 static void* proxy_main(void* arg) {
   df_ctx* ctx = arg;
   struct df_net* net = ctx->net;
@@ -502,7 +517,7 @@ static void* proxy_main(void* arg) {
   uint64_t idle = 0;
   pthread_mutex_lock(&net->lock);
   while (!net->stop) {
-    int moved = (int)ucp_worker_progress(net->worker);
+    int moved = progress(net);
     bool busy = false;
     for (struct df_net_link** at = &net->links; *at;) {
       struct df_net_link* l = *at;
