@@ -65,8 +65,8 @@ DF_FN df_prim_result df_look(df_run* run, unsigned flags) {
  * predecessor that it has not taken: it can move now.  A hint -- its links are read as the host
  * last wrote them (df_load_l2), and a stale answer costs one preemption or one longer wait. */
 DF_FN bool df_queued_run_has_slot(const df_run* run, uint32_t coll) {
-  const df_links* l;
-  df_load_l2(&l, &run->args->colls[coll].links, sizeof l);
+  /* One word: df_load_l2 copies whole 16-byte lines. */
+  const df_links* l = (const df_links*)(uintptr_t)df_load_l2_u64((const uint64_t*)&run->args->colls[coll].links);
   uint32_t c = (uint32_t)run->blk->bid;
   if (l == NULL || l == run->ctx->stat.links || c >= df_load_l2_u32(&l->nchannels)) return false;
   uint64_t tail = df_load_acquire_u64(&l->from_prev[c].recv_ctrl->tail);

@@ -247,6 +247,14 @@ DF_FN uint32_t df_load_l2_u32(const uint32_t* p) {
 #endif
 }
 
+DF_FN uint64_t df_load_l2_u64(const uint64_t* p) {
+#if DF_CUDA
+  return __ldcg((const unsigned long long*)p);
+#else
+  return __atomic_load_n(p, __ATOMIC_RELAXED);
+#endif
+}
+
 /* Makes this thread's earlier writes (and, after a block barrier, the block's) visible system-wide
  * before its later writes. */
 DF_FN void df_fence_system(void) {
