@@ -144,19 +144,41 @@ static dfccl_coll_t* route_to_previous(mca_coll_dfccl_module_t* m, ompi_communic
   return NULL;
 }
 
+/* The widest unsigned type (8, 4, 2 or 1 bytes) whose size divides every byte count of a
+ * signature that only moves bytes (mca_coll_dfccl_coll_for_bytes: dfcclUint8 -- a reduction of
+ * MPI_UINT8_T has that type too, and stays in bytes).  The daemon copies
+ * blocks that are not 16-byte aligned alike element by element, so bytes as 4-byte words move 4x
+ * faster there -- all-gather-v's uneven blocks through MPI_Allgatherv took 2x the core API's time
+ * on floats (docs/performance.md, eighteenth session).  Every rank derives it from the same
+ * signature. */
+static size_t moved_unit(const dfccl_sig_t* s, int n) {
+  bool moves =
+      s->kind == dfcclAllGather || s->kind == dfcclAllGatherV || s->kind == dfcclAllToAll || s->kind == dfcclBroadcast;
+  if (s->dtype != dfcclUint8 || !moves) return 1;
+  uint64_t all = s->count;
+  for (int i = 0; s->blocks != NULL && i < n; i++) all |= s->blocks[i];
+  return all % 8 == 0 ? 8 : all % 4 == 0 ? 4 : all % 2 == 0 ? 2 : 1;
+}
+
 /* What each run of c submits.  The v collectives' blocks go in DFCCL's elements: all-gather-v's
- * table counts bytes already; reduce-scatter-v's counts MPI elements, and its count says how many
- * of DFCCL's make all of them (two per complex number). */
+ * table counts bytes (as the count does, moved in units of moved_unit); reduce-scatter-v's counts
+ * MPI elements, and its count says how many of DFCCL's make all of them (two per complex number). */
 static void describe(dfccl_coll_t* c, int n, ompi_communicator_t* comm) {
   const dfccl_sig_t* s = &c->sig;
-  c->desc = (dfcclCollDesc_t){
-      .kind = s->kind, .count = s->count, .dtype = s->dtype, .op = s->op, .root = s->root >= 0 ? s->root : 0};
+  static const dfcclDataType_t unit_type[] = {
+      [1] = dfcclUint8, [2] = dfcclUint16, [4] = dfcclUint32, [8] = dfcclUint64};
+  size_t unit = moved_unit(s, n);
+  c->desc = (dfcclCollDesc_t){.kind = s->kind,
+                              .count = s->count / unit,
+                              .dtype = unit == 1 ? s->dtype : unit_type[unit],
+                              .op = s->op,
+                              .root = s->root >= 0 ? s->root : 0};
   if (s->blocks == NULL) return;
   c->counts = mca_coll_dfccl_alloc_or_abort((size_t)n * sizeof *c->counts, comm);
   uint64_t total = 0;
   for (int i = 0; i < n; i++) total += s->blocks[i];
   size_t per_element = s->kind == dfcclReduceScatterV && total > 0 ? s->count / total : 1;
-  for (int i = 0; i < n; i++) c->counts[i] = (size_t)s->blocks[i] * per_element;
+  for (int i = 0; i < n; i++) c->counts[i] = (size_t)s->blocks[i] * per_element / unit;
   c->desc.counts = c->counts; /* displs NULL: packed (a rank laid out otherwise runs on a packed copy) */
 }
 
