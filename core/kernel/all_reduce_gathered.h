@@ -68,7 +68,10 @@ DF_FN df_prim_result df_all_reduce_gathered_step(df_run* run, uint32_t s) {
     return r;
   }
   df_block_shared* sh = run->sh;
-  if (df_is_leader(run->blk)) sh->go = (uint32_t)df_ready(run, DF_RECV);
+  if (df_is_leader(run->blk)) {
+    df_step_waits w;
+    sh->go = (uint32_t)df_ready(run, DF_RECV, &w);
+  }
   run->ahead = 0;
   df_block_sync();
   if (sh->go != DF_PRIM_DONE) return (df_prim_result)sh->go;

@@ -67,7 +67,8 @@ typedef struct {
   df_recv_ctrl* recv_ctrl; /* receiver's control block (local to a receiver, remote to a sender) */
   df_send_ctrl* send_ctrl; /* sender's control block (local to a sender, remote to a receiver)   */
   char* fifo;              /* DF_FIFO_STEPS slots, in the receiver's memory                       */
-  uint64_t pad;
+  uint64_t credit;         /* a sender's: the receiver's head as the sender last read it.  Heads only grow:
+                    * slots below credit + DF_FIFO_STEPS are free without another look (df_look) */
 } df_connector;
 
 /* A collective's connectors, as this rank's daemon sees them. */

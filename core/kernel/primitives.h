@@ -37,20 +37,55 @@ DF_FN df_prim_result df_fail(df_run* run, uint32_t reason) {
   return DF_PRIM_FAILED;
 }
 
-/* Leader: one look at the step's waits -- the next slot from the predecessor, a free slot at the
- * successor.  DONE when both are there; a revoked counter fails the run with its reason. */
-DF_FN df_prim_result df_look(df_run* run, unsigned flags) {
+/* What the leader of one step waits for, read once before it polls, so that a poll is one load (of
+ * the tail, or of the head).  On the GPU every acquire empties the SM's L1: re-walking links ->
+ * connector -> counter after each poll cost about five trips to L2 a poll, and as many again once
+ * the slot was there (docs/performance.md, seventeenth session). */
+typedef struct {
+  const volatile uint64_t* tail; /* DF_RECV: the predecessor's tail, else NULL               */
+  uint64_t recv_step;            /* the slot to receive: there once the tail passes it      */
+  df_connector* prev;            /* the predecessor's connector (the slot, its tag)         */
+  const volatile uint64_t* head; /* DF_SEND: the successor's head, else NULL                */
+  uint64_t sent;                 /* slots posted to the successor                           */
+  uint64_t credit;               /* the successor's head as last read (df_connector.credit) */
+  df_connector* next;            /* the successor's connector                               */
+} df_step_waits;
+
+DF_FN df_step_waits df_step_waits_of(const df_run* run, unsigned flags) {
   const df_links* l = run->ctx->stat.links;
   int c = run->blk->bid;
+  df_step_waits w = {NULL, 0, NULL, NULL, 0, 0, NULL};
   if (flags & DF_RECV) {
-    uint64_t tail = df_load_acquire_u64(&l->from_prev[c].recv_ctrl->tail);
-    if (tail & DF_REVOKED_BIT) return df_fail(run, DF_REVOKED_REASON(tail));
-    if (tail <= l->consumed[c] + run->ahead) return DF_PRIM_BLOCKED;
+    w.prev = &l->from_prev[c];
+    w.tail = &w.prev->recv_ctrl->tail;
+    w.recv_step = l->consumed[c] + run->ahead;
   }
   if (flags & DF_SEND) {
-    uint64_t head = df_load_acquire_u64(&l->to_next[c].send_ctrl->head);
+    w.next = &l->to_next[c];
+    w.head = &w.next->send_ctrl->head;
+    w.sent = l->sent[c];
+    w.credit = w.next->credit;
+  }
+  return w;
+}
+
+/* Leader: one look at the step's waits -- the next slot from the predecessor, a free slot at the
+ * successor.  DONE when both are there; a revoked counter fails the run with its reason.  Heads
+ * only grow, so a credit once read stays good: the head is read only when the slots known to be
+ * free run out, as NCCL's senders do.  A head revoked meanwhile (the successor's run failed) is
+ * seen then, or through the run's error words once a wait gives up -- and the host refuses further
+ * runs of a failed collective, so a stale credit never outlives the run that read it. */
+DF_FN df_prim_result df_look(df_run* run, df_step_waits* w) {
+  if (w->tail) {
+    uint64_t tail = df_load_acquire_u64(w->tail);
+    if (tail & DF_REVOKED_BIT) return df_fail(run, DF_REVOKED_REASON(tail));
+    if (tail <= w->recv_step) return DF_PRIM_BLOCKED;
+  }
+  if (w->head && w->credit + DF_FIFO_STEPS <= w->sent) {
+    uint64_t head = df_load_acquire_u64(w->head);
     if (head & DF_REVOKED_BIT) return df_fail(run, DF_REVOKED_REASON(head));
-    if (head + DF_FIFO_STEPS <= l->sent[c]) return DF_PRIM_BLOCKED;
+    if (head > w->credit) w->next->credit = w->credit = head;
+    if (head + DF_FIFO_STEPS <= w->sent) return DF_PRIM_BLOCKED;
   }
   return DF_PRIM_DONE;
 }
@@ -105,11 +140,11 @@ DF_FN bool df_other_run_ready(const df_run* run, uint64_t polls, uint32_t* curso
  * looks, at most every DF_ERROR_LOOK_NS, whether another block of this rank failed the run or the
  * host timed it out (without preemption, the test twins' mode, it looks every 64 Ki polls and goes
  * on waiting). */
-DF_FN df_prim_result df_wait_ready(df_run* run, unsigned flags) {
+DF_FN df_prim_result df_wait_ready(df_run* run, df_step_waits* w) {
   bool unlimited = !run->args->spin.preemption;
   uint32_t cursor = 0;
   for (uint64_t polls = 0;; polls++) {
-    df_prim_result r = df_look(run, flags);
+    df_prim_result r = df_look(run, w);
     if (r != DF_PRIM_BLOCKED) return r;
     if (!unlimited && df_other_run_ready(run, polls, &cursor)) return DF_PRIM_BLOCKED;
     if (polls >= run->threshold && !unlimited) {
@@ -129,10 +164,8 @@ DF_FN df_prim_result df_wait_ready(df_run* run, unsigned flags) {
 }
 
 /* Leader, once the next slot is there: it must come from this very run. */
-DF_FN df_prim_result df_check_tag(df_run* run) {
-  const df_links* l = run->ctx->stat.links;
-  int c = run->blk->bid;
-  if (!l->prev_tags || l->from_prev[c].recv_ctrl->tags[(l->consumed[c] + run->ahead) % DF_FIFO_STEPS] == run->ctx->tag)
+DF_FN df_prim_result df_check_tag(df_run* run, const df_step_waits* w) {
+  if (!run->ctx->stat.links->prev_tags || w->prev->recv_ctrl->tags[w->recv_step % DF_FIFO_STEPS] == run->ctx->tag)
     return DF_PRIM_DONE;
   return df_fail(run, DF_RUN_MISMATCH);
 }
@@ -146,17 +179,24 @@ DF_FN char* df_slot_address(const df_connector* c, uint64_t step, uint32_t slot_
 DF_FN void df_post(const df_run* run, unsigned flags, size_t bytes) {
   const df_links* l = run->ctx->stat.links;
   int c = run->blk->bid;
-  if (flags & DF_SEND) {
+  bool send = flags & DF_SEND, consume = (flags & DF_RECV) && !(flags & DF_PEEK);
+  if (send) {
     df_recv_ctrl* next = l->to_next[c].recv_ctrl;
     if (l->slot_sizes) next->bytes[l->sent[c] % DF_FIFO_STEPS] = (uint32_t)bytes;
     next->tags[l->sent[c] % DF_FIFO_STEPS] = run->ctx->tag;
     l->sent[c]++;
-    /* A system-scope release after the block barrier covers every thread's data stores (the
-     * barrier orders them before it, and release is cumulative): no separate fence needed. */
-    df_store_release_u64(&l->to_next[c].recv_ctrl->tail, l->sent[c]);
   }
-  if ((flags & DF_RECV) && !(flags & DF_PEEK)) {
-    l->consumed[c]++;
+  if (consume) l->consumed[c]++;
+  /* One system-scope release after the block barrier covers every thread's data stores (the
+   * barrier orders them before it, and release is cumulative) and the tags: a step that receives
+   * and sends releases both counters behind one fence, not a release store each. */
+  if (send && consume) {
+    df_fence_release_system();
+    df_store_relaxed_u64(&l->to_next[c].recv_ctrl->tail, l->sent[c]);
+    df_store_relaxed_u64(&l->from_prev[c].send_ctrl->head, l->consumed[c]);
+  } else if (send) {
+    df_store_release_u64(&l->to_next[c].recv_ctrl->tail, l->sent[c]);
+  } else if (consume) {
     df_store_release_u64(&l->from_prev[c].send_ctrl->head, l->consumed[c]);
   }
 }
@@ -169,10 +209,11 @@ DF_FN void df_consume(const df_run* run, uint32_t k) {
   df_store_release_u64(&l->from_prev[c].send_ctrl->head, l->consumed[c]);
 }
 
-/* Leader: the step's waits, then the received slot's tag. */
-DF_FN df_prim_result df_ready(df_run* run, unsigned flags) {
-  df_prim_result ready = df_wait_ready(run, flags);
-  if (ready == DF_PRIM_DONE && (flags & DF_RECV)) ready = df_check_tag(run);
+/* Leader: the step's waits (*w, read once), then the received slot's tag. */
+DF_FN df_prim_result df_ready(df_run* run, unsigned flags, df_step_waits* w) {
+  *w = df_step_waits_of(run, flags);
+  df_prim_result ready = df_wait_ready(run, w);
+  if (ready == DF_PRIM_DONE && (flags & DF_RECV)) ready = df_check_tag(run, w);
   return ready;
 }
 
@@ -182,12 +223,12 @@ DF_FN df_prim_result df_prim(df_run* run, unsigned flags, const void* user_src, 
   df_block_shared* sh = run->sh;
   const df_coll_static* st = &run->ctx->stat;
   if (df_is_leader(run->blk)) {
-    df_prim_result ready = df_ready(run, flags);
+    df_step_waits w;
+    df_prim_result ready = df_ready(run, flags, &w);
     if (ready == DF_PRIM_DONE) {
-      const df_links* l = st->links;
-      int c = run->blk->bid;
-      if (flags & DF_RECV) sh->in_slot = df_slot_address(&l->from_prev[c], l->consumed[c] + run->ahead, l->slot_bytes);
-      if (flags & DF_SEND) sh->out_slot = df_slot_address(&l->to_next[c], l->sent[c], l->slot_bytes);
+      uint32_t slot_bytes = st->links->slot_bytes;
+      if (flags & DF_RECV) sh->in_slot = df_slot_address(w.prev, w.recv_step, slot_bytes);
+      if (flags & DF_SEND) sh->out_slot = df_slot_address(w.next, w.sent, slot_bytes);
     }
     sh->go = (uint32_t)ready;
   }

@@ -265,6 +265,18 @@ DF_FN void df_fence_system(void) {
 #endif
 }
 
+/* A release fence at system scope: this thread's earlier writes (and, after a block barrier, the
+ * block's) are visible system-wide before any of its later strong stores -- with df_store_relaxed_*
+ * after it, the release of several counters for the price of one (a release store is this fence and
+ * one store). */
+DF_FN void df_fence_release_system(void) {
+#if DF_CUDA
+  asm volatile("fence.acq_rel.sys;" ::: "memory");
+#else
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+#endif
+}
+
 /* Orders this thread's earlier loads and stores before its later ones, as seen by the other blocks
  * of the daemon (not by the host or by peers: that is df_fence_system). */
 DF_FN void df_fence_device(void) {

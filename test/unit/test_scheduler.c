@@ -525,7 +525,41 @@ static void test_leave_for_ready(void) {
   }
   sh->ready = 1;
   CHECK(df_next_position(sh, 3, &next, &jumps) == 0, "no more jumps than tasks in one traversal");
+  free(r);
+}
 
+/* Credits: a send takes a slot only once the successor has freed it, and reads the successor's head
+ * only when the slots it knows to be free run out (heads only grow) -- one load a step fewer on
+ * the GPU, where each acquire empties the SM's L1.  A head revoked meanwhile is seen at the next
+ * read.  With a read of the head on every send (the rule before), the revoked head below fails the
+ * send that still had a known free slot, and this test fails. */
+static void test_credits(void) {
+  ring_fixture* r = zeroed(1, sizeof *r);
+  ring_init(r);
+  df_daemon_args* a = &r->f.args;
+  df_sqe e = sqe_for(RING_COLL, 1, NULL, r->recv);
+  df_context_start_run(a, &r->f.block, &r->f.shared, &e);
+  r->f.shared.current = df_context_acquire(a, &r->f.block, &r->f.shared, RING_COLL);
+  df_run run = {.args = a,
+                .blk = &r->f.block,
+                .sh = &r->f.shared,
+                .ctx = &r->f.shared.slots[r->f.shared.current],
+                .threshold = 100};
+  int32_t src[RING_COUNT] = {0};
+  for (int k = 0; k < DF_FIFO_STEPS; k++)
+    CHECK(df_send(&run, src, RING_COUNT) == DF_PRIM_DONE, "send %d of the first %d completes", k + 1, DF_FIFO_STEPS);
+  CHECK(df_send(&run, src, RING_COUNT) == DF_PRIM_BLOCKED, "with no slot freed, send %d waits", DF_FIFO_STEPS + 1);
+  CHECK(r->sent == DF_FIFO_STEPS, "and takes no slot (%llu sent)", (unsigned long long)r->sent);
+  r->my_send.head = 5; /* the successor consumed five */
+  CHECK(df_send(&run, src, RING_COUNT) == DF_PRIM_DONE, "a freed slot: the send completes");
+  CHECK(r->to_next.credit == 5, "the head read is kept as the credit (%llu)", (unsigned long long)r->to_next.credit);
+  r->my_send.head = DF_REVOKED(DF_RUN_TIMED_OUT); /* the successor's run failed */
+  for (int k = 0; k < 4; k++)
+    CHECK(df_send(&run, src, RING_COUNT) == DF_PRIM_DONE, "slot %d known free: sent without reading the head", k + 1);
+  CHECK(r->sent == 5 + DF_FIFO_STEPS, "every slot the successor freed is used (%llu sent)",
+        (unsigned long long)r->sent);
+  CHECK(df_send(&run, src, RING_COUNT) == DF_PRIM_FAILED && run.error == DF_RUN_TIMED_OUT,
+        "once the known slots are used, the head is read: revoked, the run fails with its reason");
   free(r);
 }
 
@@ -537,11 +571,12 @@ int main(void) {
   test_failures();
   test_growth();
   test_leave_for_ready();
+  test_credits();
   if (failures) {
     printf("test_scheduler: %d failures\n", failures);
     return 1;
   }
-  printf(
-      "test_scheduler: task queue, thresholds, contexts, a whole run, failed runs, growth, leaving for a ready run: ok\n");
+  printf("test_scheduler: task queue, thresholds, contexts, a whole run, failed runs, growth, credits, leaving for "
+         "a ready run: ok\n");
   return 0;
 }
