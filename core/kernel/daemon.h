@@ -67,8 +67,9 @@ typedef struct {
   df_recv_ctrl* recv_ctrl; /* receiver's control block (local to a receiver, remote to a sender) */
   df_send_ctrl* send_ctrl; /* sender's control block (local to a sender, remote to a receiver)   */
   char* fifo;              /* DF_FIFO_STEPS slots, in the receiver's memory                       */
-  uint64_t credit;         /* a sender's: the receiver's head as the sender last read it.  Heads only grow:
-                    * slots below credit + DF_FIFO_STEPS are free without another look (df_look) */
+  /* A sender's: the receiver's head as the sender last read it.  Heads only grow, so the slots
+   * below credit + DF_FIFO_STEPS are free without another look (df_look). */
+  uint64_t credit;
 } df_connector;
 
 /* A collective's connectors, as this rank's daemon sees them. */
