@@ -108,10 +108,9 @@ DF_FN bool df_queued_run_has_slot(const df_run* run, uint32_t coll) {
   return !(tail & DF_REVOKED_BIT) && tail > l->consumed[c];
 }
 
-/* Polls a wait makes before it starts looking at the other queued runs, and how often it looks
- * then.  A peer on the same run answers within a hop, so a short wait is not worth a look; a run
- * that grew (its peers are on it) looks later, in proportion. */
-#define DF_LOOK_AROUND_SHARE 16
+/* How often a wait looks at the other queued runs, once it has lasted threshold / spin.leave_share
+ * polls (at least the floor): a peer on the same run answers within a hop, so a short wait is not
+ * worth a look, and a run that grew (its peers are on it) looks later, in proportion. */
 #define DF_LOOK_AROUND_EVERY 16
 
 /* Leader, in a wait longer than its share of the threshold: does one more queued run (round robin,
@@ -122,9 +121,11 @@ DF_FN bool df_queued_run_has_slot(const df_run* run, uint32_t coll) {
  * Leaving is a preemption like a timed-out wait, so nothing else changes; priorities hold. */
 DF_FN bool df_other_run_ready(const df_run* run, uint64_t polls, uint32_t* cursor) {
   df_block_shared* sh = run->sh;
-  uint64_t from = run->threshold / DF_LOOK_AROUND_SHARE;
+  uint32_t share = run->args->spin.leave_share;
+  if (share == 0 || sh->ntasks < 2 || polls % DF_LOOK_AROUND_EVERY) return false;
+  uint64_t from = run->threshold / share;
   if (from < run->args->spin.floor) from = run->args->spin.floor;
-  if (!run->args->spin.leave_for_ready || sh->ntasks < 2 || polls < from || polls % DF_LOOK_AROUND_EVERY) return false;
+  if (polls < from) return false;
   uint32_t position = (*cursor)++ % sh->ntasks;
   uint32_t coll = sh->tasks[position];
   if (coll == DF_NO_TASK || (int32_t)coll == run->ctx->coll) return false;

@@ -467,9 +467,9 @@ static void test_leave_for_ready(void) {
   sh->ntasks = 2;
   sh->current = df_context_acquire(a, &r->f.block, sh, RING_COLL);
   a->spin.floor = 64;
-  a->spin.leave_for_ready = 1;
+  a->spin.leave_share = 16;
   df_run run = {.args = a, .blk = &r->f.block, .sh = sh, .ctx = &sh->slots[sh->current], .threshold = 1u << 12};
-  uint64_t from = (1u << 12) / DF_LOOK_AROUND_SHARE; /* 256: above the floor */
+  uint64_t from = (1u << 12) / 16; /* 256: above the floor */
 
   /* Looks at one queued run per call, round robin: two calls cover the queue of two. */
 #define LOOKS(polls) \
@@ -498,9 +498,11 @@ static void test_leave_for_ready(void) {
   r->f.colls[OTHER].priority = 2;
   CHECK(LOOKS(from), "but does for one of higher priority");
   r->f.colls[OTHER].priority = r->f.colls[RING_COLL].priority = run.ctx->stat.priority = 0;
-  a->spin.leave_for_ready = 0;
+  a->spin.leave_share = 0;
   CHECK(!LOOKS(from), "with the rule off a wait never leaves early");
-  a->spin.leave_for_ready = 1;
+  a->spin.leave_share = 4;
+  CHECK(LOOKS(1u << 10) && !LOOKS(from), "with DFCCL_LEAVE_FOR_READY=4 it looks from a quarter of the threshold");
+  a->spin.leave_share = 16;
 #undef LOOKS
   sh->ready = DF_NO_TASK;
   CHECK(df_other_run_ready(&run, from, &(uint32_t){1}) && sh->ready == 1, "the ready run's position is noted");
