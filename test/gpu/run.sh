@@ -160,11 +160,8 @@ step sync-twin-no-preemption 40 env DFCCL_PREEMPTION=0 TEST_WATCHDOG_S=10 sh -c 
 twin_verdict
 step memcheck 120 sh test/mpi/mpirun.sh 2 ./libtool --mode=execute compute-sanitizer --tool memcheck \
   --error-exitcode 9 test/mpi/test_random_order -i 3
-# As test/mpi/priority.sh: priority and FIFO, with the defaults and with waits that end only by
-# their thresholds.
-step priority 90 env DFCCL_SPIN_FRONT=2000000 sh -c 'for leave in 1 0; do
-  DFCCL_LEAVE_FOR_READY=$leave sh test/mpi/mpirun.sh 2 test/mpi/test_priority &&
-    DFCCL_LEAVE_FOR_READY=$leave sh test/mpi/mpirun.sh 2 test/mpi/test_priority -f || exit 1; done'
+# Priority and FIFO, with the defaults and with waits that end only by their thresholds.
+step priority 90 env DFCCL_SPIN_FRONT=2000000 sh test/mpi/priority.sh
 # Idle costs nothing (issue 15): after the quit period the daemon of a 32-channel run holds no SM.
 step idle 60 $mpi 2 test/mpi/test_idle -r 5 -b 64M
 summarize "^idle|^PASS"
