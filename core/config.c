@@ -171,12 +171,14 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   cfg->spin.quit_period_ns = (gpu ? 2000ull : 50000ull) * 1000;
   cfg->spin.preemption = 1;
   cfg->spin.leave_share = 16; /* docs/design.md: "Leaving for a run that can move" */
+  cfg->spin.follow = 1;
 
   cfg->spin_set[0] = env_given("DFCCL_SPIN_FRONT");
   cfg->spin_set[1] = env_given("DFCCL_SPIN_FLOOR");
   cfg->spin_set[2] = env_given("DFCCL_SPIN_CEILING");
   uint64_t quit_us = cfg->spin.quit_period_ns / 1000;
-  uint32_t preemption = cfg->spin.preemption, leave_share = cfg->spin.leave_share, debug = 0;
+  uint32_t preemption = cfg->spin.preemption, leave_share = cfg->spin.leave_share, follow = cfg->spin.follow;
+  uint32_t debug = 0;
   DF_CHECK(env_u32("DFCCL_MAX_CHANNELS", 1, DF_MAX_BLOCKS, &cfg->max_channels));
   DF_CHECK(env_u64("DFCCL_MIN_CHANNEL_BYTES", 16, UINT64_MAX, &cfg->min_channel_bytes));
   DF_CHECK(env_u32("DFCCL_SLOT_BYTES", 256, 64u << 20, &cfg->slot_bytes));
@@ -203,6 +205,7 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   DF_CHECK(env_u64("DFCCL_QUIT_PERIOD_US", 1, 3600ull * 1000000, &quit_us));
   DF_CHECK(env_u32("DFCCL_PREEMPTION", 0, 1, &preemption));
   DF_CHECK(env_u32("DFCCL_LEAVE_FOR_READY", 0, 1u << 20, &leave_share));
+  DF_CHECK(env_u32("DFCCL_FOLLOW_READY", 0, 1, &follow));
   DF_CHECK(env_u32("DFCCL_DEBUG", 0, 9, &debug));
   DF_CHECK(df_env_stream_order(&cfg->stream_order));
   DF_CHECK(df_config_transport(&cfg->transport));
@@ -223,6 +226,7 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   cfg->spin.quit_period_ns = quit_us * 1000;
   cfg->spin.preemption = preemption;
   cfg->spin.leave_share = leave_share;
+  cfg->spin.follow = follow;
   cfg->debug = (int)debug;
   cfg->show_transport = show_transport || debug;
 

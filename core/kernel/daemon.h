@@ -212,6 +212,7 @@ typedef struct {
   uint64_t quit_period_ns;    /* quit after this long without progress or new SQEs   */
   uint32_t preemption;        /* 0: never preempt (test twin: shows the deadlock)    */
   uint32_t leave_share;       /* a wait looks for a queued run that can move from threshold/this on; 0: never */
+  uint32_t follow;            /* 1: a run's ring positions but the first look from the floor on */
   uint64_t timeslice_idle_ns; /* after DF_COLL_TIMESLICED_PEER work, quit after this long idle */
 } df_spin_policy;
 

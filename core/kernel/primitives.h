@@ -108,10 +108,26 @@ DF_FN bool df_queued_run_has_slot(const df_run* run, uint32_t coll) {
   return !(tail & DF_REVOKED_BIT) && tail > l->consumed[c];
 }
 
-/* How often a wait looks at the other queued runs, once it has lasted threshold / spin.leave_share
- * polls (at least the floor): a peer on the same run answers within a hop, so a short wait is not
- * worth a look, and a run that grew (its peers are on it) looks later, in proportion. */
+/* How often the first ring position's wait looks at the other queued runs, once it has lasted long
+ * enough (df_look_around_from); a follower looks at every poll, one queued run each, so that it
+ * finds the predecessor's run among many within as many polls. */
 #define DF_LOOK_AROUND_EVERY 16
+
+/* From which poll on a wait looks at the other queued runs.  The run's first ring position waits
+ * threshold / spin.leave_share polls (at least the floor): a peer on the same run answers within a
+ * hop, so a short wait is not worth a look, and a run that grew (its peers are on it) looks later,
+ * in proportion.  Every other position follows its predecessor from the floor on (spin.follow):
+ * a queued run with the predecessor's slot waiting is the run the predecessor is on.  Were every
+ * position to leave early, two ranks each in the other's run would swap runs and each find itself
+ * alone again (the random-order program: a swap a step); with the first position staying, the
+ * others gather on its run within a hop each. */
+DF_FN bool df_follows(const df_run* run) { return run->args->spin.follow && run->ctx->stat.rank != 0; }
+
+DF_FN uint64_t df_look_around_from(const df_run* run) {
+  const df_spin_policy* spin = &run->args->spin;
+  uint64_t from = df_follows(run) ? 0 : run->threshold / spin->leave_share;
+  return from < spin->floor ? spin->floor : from;
+}
 
 /* Leader, in a wait longer than its share of the threshold: does one more queued run (round robin,
  * *cursor) have a slot to take?  If so its position goes to sh->ready, for the scheduler to run it
@@ -122,10 +138,8 @@ DF_FN bool df_queued_run_has_slot(const df_run* run, uint32_t coll) {
 DF_FN bool df_other_run_ready(const df_run* run, uint64_t polls, uint32_t* cursor) {
   df_block_shared* sh = run->sh;
   uint32_t share = run->args->spin.leave_share;
-  if (share == 0 || sh->ntasks < 2 || polls % DF_LOOK_AROUND_EVERY) return false;
-  uint64_t from = run->threshold / share;
-  if (from < run->args->spin.floor) from = run->args->spin.floor;
-  if (polls < from) return false;
+  if (share == 0 || sh->ntasks < 2 || polls < df_look_around_from(run)) return false;
+  if (polls % DF_LOOK_AROUND_EVERY && !df_follows(run)) return false;
   uint32_t position = (*cursor)++ % sh->ntasks;
   uint32_t coll = sh->tasks[position];
   if (coll == DF_NO_TASK || (int32_t)coll == run->ctx->coll) return false;

@@ -38,7 +38,8 @@ step() {
   ran=1
   echo "===== $name: $*" >> "$log"
   start=$(date +%s)
-  timeout "$limit" "$@" > "$out/step.out" 2>&1
+  # No stdin: mpirun forwards it to rank 0 and would eat a loop's remaining input (PART=ooo's settings).
+  timeout "$limit" "$@" > "$out/step.out" 2>&1 < /dev/null
   status=$?
   cat "$out/step.out" >> "$log"
   took=$(( $(date +%s) - start ))
@@ -700,12 +701,13 @@ fi
 # the fixed order), and the case study (161 all-reduces, one late rank).  The calibrated thresholds
 # each rank uses are printed first (DFCCL_DEBUG=1's "a poll costs" lines).  Log: $out/ooo.txt, one
 # "== SETTING" block each.
-ooo_default_settings="defaults;DFCCL_LEAVE_FOR_READY=0;DFCCL_LEAVE_FOR_READY=4;DFCCL_LEAVE_FOR_READY=64;DFCCL_SPIN_GROWTH=1;DFCCL_SPIN_FRONT=200 DFCCL_SPIN_CEILING=2000;\
+ooo_default_settings="defaults;DFCCL_FOLLOW_READY=0;DFCCL_LEAVE_FOR_READY=0;DFCCL_LEAVE_FOR_READY=4;DFCCL_LEAVE_FOR_READY=64;DFCCL_SPIN_GROWTH=1;DFCCL_SPIN_FRONT=200 DFCCL_SPIN_CEILING=2000;\
 DFCCL_SPIN_FRONT=64 DFCCL_SPIN_FLOOR=16 DFCCL_SPIN_CEILING=640;DFCCL_SPIN_FRONT=64 DFCCL_SPIN_FLOOR=16 DFCCL_SPIN_CEILING=640 DFCCL_SPIN_GROWTH=1;\
 DFCCL_QUIT_PERIOD_US=20000;DFCCL_RELAUNCH_DELAY_MAX_US=200"
 if named ooo; then
+  ooo_np=${OOO_NP:-2} # OOO_NP=4: the same at 4 ranks (one per GPU on a 4-GPU machine)
   : > "$out/ooo.txt"
-  step ooo-calibration 60 env DFCCL_DEBUG=1 $mpi 2 benchmarks/dfccl_bench -C allreduce -A comm -P 1 -b 8 -e 8 -n 1 -w 0 -c 0
+  step ooo-calibration 60 env DFCCL_DEBUG=1 $mpi $ooo_np benchmarks/dfccl_bench -C allreduce -A comm -P 1 -b 8 -e 8 -n 1 -w 0 -c 0
   summarize "a poll costs"
   echo "${OOO_SETTINGS:-$ooo_default_settings}" | tr ';' '\n' | while read -r setting; do
     [ -n "$setting" ] || continue
@@ -713,14 +715,14 @@ if named ooo; then
     [ "$vars" = defaults ] && vars=""
     echo "== $setting" >> "$out/ooo.txt"
     # shellcheck disable=SC2086 # vars: separate words on purpose
-    step "ooo-bench $setting" 120 env $vars $mpi 2 benchmarks/out_of_order_bench -s "${OOO_SIZES:-64K,4M}" -n 100 -w 10 -r 2
+    step "ooo-bench $setting" 120 env $vars $mpi $ooo_np benchmarks/out_of_order_bench -s "${OOO_SIZES:-64K,4M}" -n 100 -w 10 -r 2
     [ "$ran" = 1 ] && grep -E "^ +[0-9]|^out-of-order|wrong" "$out/step.out" >> "$out/ooo.txt"
     # shellcheck disable=SC2086
-    step "ooo-latency $setting" 60 env $vars $mpi 2 benchmarks/dfccl_bench -C allreduce -A comm -P 1 -b 8 -e 64K -f 8 \
+    step "ooo-latency $setting" 60 env $vars $mpi $ooo_np benchmarks/dfccl_bench -C allreduce -A comm -P 1 -b 8 -e 64K -f 8 \
       -n 100 -w 10 -c 1 -N 0
     [ "$ran" = 1 ] && grep -E "^ +[0-9]" "$out/step.out" >> "$out/ooo.txt"
     # shellcheck disable=SC2086
-    step "ooo-case-study $setting" 60 env $vars $mpi 2 benchmarks/case_study -i 10
+    step "ooo-case-study $setting" 60 env $vars $mpi $ooo_np benchmarks/case_study -i 10
     [ "$ran" = 1 ] && grep -E "ms per step" "$out/step.out" >> "$out/ooo.txt"
   done
   cat "$out/ooo.txt" >> "$summary"

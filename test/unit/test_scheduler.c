@@ -503,6 +503,18 @@ static void test_leave_for_ready(void) {
   a->spin.leave_share = 4;
   CHECK(LOOKS(1u << 10) && !LOOKS(from), "with DFCCL_LEAVE_FOR_READY=4 it looks from a quarter of the threshold");
   a->spin.leave_share = 16;
+  /* The first ring position waits its share; the others follow their predecessor from the floor. */
+  CHECK(run.ctx->stat.rank == 0 && !LOOKS(64), "the first position does not look before its share");
+  a->spin.follow = 1;
+  run.ctx->stat.rank = 1;
+  CHECK(!LOOKS(48) && LOOKS(64) && LOOKS(65),
+        "with DFCCL_FOLLOW_READY=1 a later position looks from the floor on, at every poll");
+  run.ctx->stat.rank = 0;
+  CHECK(!LOOKS(64), "and the first one still waits its share");
+  a->spin.follow = 0;
+  run.ctx->stat.rank = 1;
+  CHECK(!LOOKS(64) && LOOKS(from), "with DFCCL_FOLLOW_READY=0 every position waits its share");
+  run.ctx->stat.rank = 0;
 #undef LOOKS
   sh->ready = DF_NO_TASK;
   CHECK(df_other_run_ready(&run, from, &(uint32_t){1}) && sh->ready == 1, "the ready run's position is noted");
