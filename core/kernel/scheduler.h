@@ -228,13 +228,16 @@ DF_FN void df_run_position(const df_daemon_args* a, const df_block* blk, df_bloc
 
 /* Leader: the queue position to run next in this traversal of `ntasks` tasks, DF_NO_TASK at its
  * end.  The queue's order (*next), except that a run a wait left for (sh->ready: it has a slot to
- * take, df_other_run_ready) goes first -- at most ntasks such jumps per traversal.  Positions
- * completed meanwhile (after a jump) are passed over. */
+ * take, df_other_run_ready) goes first -- at most ntasks such jumps per traversal -- and the run
+ * that left (sh->position, the one just run) comes back right after it, before the runs queued
+ * behind it: those may be of lower priority, and the left run may be what the peers go on with.
+ * Positions completed meanwhile (after a jump) are passed over. */
 DF_FN uint32_t df_next_position(df_block_shared* sh, uint32_t ntasks, uint32_t* next, uint32_t* jumps) {
   uint32_t ready = sh->ready;
   sh->ready = DF_NO_TASK;
   if (ready != DF_NO_TASK && *jumps < ntasks && sh->tasks[ready] != DF_NO_TASK) {
     (*jumps)++;
+    if (sh->position < *next) *next = sh->position;
     return ready;
   }
   while (*next < ntasks && sh->tasks[*next] == DF_NO_TASK) (*next)++;

@@ -79,6 +79,10 @@ DF_FN bool df_sq_read(df_sq sq, uint64_t* frontier, df_sqe* out) {
   return true;
 }
 
+/* Whether entry `seq` is written: a hint for a block in a wait, which takes entries only between
+ * its runs (df_fetch_sqes). */
+DF_FN bool df_sq_written(df_sq sq, uint64_t seq) { return df_load_acquire_u64(&sq.entries[seq & sq.mask].seq) == seq; }
+
 /* Block 0: takes the host's entry *forwarded into `out` and publishes a copy in the mirror for the
  * other blocks (block 0 counts as its first reader: it takes its own part from `out`, not from the
  * mirror).  False when that entry is not written yet or its mirror slot is still being read.

@@ -519,6 +519,26 @@ static void test_leave_for_ready(void) {
   sh->ready = DF_NO_TASK;
   CHECK(df_other_run_ready(&run, from, &(uint32_t){1}) && sh->ready == 1, "the ready run's position is noted");
 
+  /* Entries in the SQ that the block has not taken (round robin after the queued runs: cursor 2 of
+   * a queue of two) are a reason to leave, once the wait has lasted its share; not before, not for
+   * a follower either, and not for the entries already taken. */
+  df_sqe sq_entries[4] = {{.seq = DF_SEQ_NONE}, {.seq = DF_SEQ_NONE}, {.seq = DF_SEQ_NONE}, {.seq = DF_SEQ_NONE}};
+  a->sq_host = (df_sq){.entries = sq_entries, .mask = 3};
+  a->blocks[0].sq_forwarded = 2;
+  sq_entries[1].seq = 1;
+#define LOOKS_AT_SQ(polls) df_other_run_ready(&run, (polls), &(uint32_t){2})
+  CHECK(!LOOKS_AT_SQ(from), "an entry already taken is no reason to leave");
+  sq_entries[2].seq = 2;
+  sh->ready = DF_NO_TASK;
+  CHECK(LOOKS_AT_SQ(from) && sh->ready == DF_NO_TASK, "an entry not taken yet is, and no run is noted");
+  a->spin.follow = 1;
+  run.ctx->stat.rank = 1;
+  CHECK(!LOOKS_AT_SQ(64) && LOOKS_AT_SQ(from), "a follower looks at the SQ only after the share too");
+  a->spin.follow = 0;
+  run.ctx->stat.rank = 0;
+#undef LOOKS_AT_SQ
+  a->sq_host = (df_sq){0};
+
   /* The traversal: the noted run first, then the queue's order, passing over what completed. */
   uint32_t next = 0, jumps = 0;
   sh->ntasks = 3;
@@ -539,6 +559,14 @@ static void test_leave_for_ready(void) {
   }
   sh->ready = 1;
   CHECK(df_next_position(sh, 3, &next, &jumps) == 0, "no more jumps than tasks in one traversal");
+  /* Position 0 ran and left for position 2: 0 comes back before 1, which is queued behind it. */
+  next = 1;
+  jumps = 0;
+  sh->position = 0;
+  sh->ready = 2;
+  CHECK(df_next_position(sh, 3, &next, &jumps) == 2, "the run left for");
+  CHECK(df_next_position(sh, 3, &next, &jumps) == 0, "then the run that left, before the runs behind it");
+  CHECK(df_next_position(sh, 3, &next, &jumps) == 1, "then the queue's order");
   free(r);
 }
 
