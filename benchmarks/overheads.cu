@@ -107,7 +107,7 @@ __host__ __device__ inline df_coll_static expected_static(uint32_t c, const df_l
   s.count = 4096ull * (c + 1);
   s.links = links + c;
   s.flags = 0;
-  s.pad32 = 0;
+  s.order = c;
   s.blocks = NULL;
   return s;
 }

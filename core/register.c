@@ -168,6 +168,7 @@ static dfcclResult_t register_collective(df_ctx* ctx, df_coll_kind kind, size_t 
     count = 0;
   }
   df_coll_static st = static_context(ctx, g, kind, count, dtype, op, root_position, priority);
+  st.order = (uint32_t)collId; /* the same on every participant */
   if (shape) st.nchannels = shape->nchannels;
   if (prior == dfcclSuccess && blocks.host) prior = df_blocks_install(ctx, &blocks, st.nranks, &st.blocks);
   uint64_t bytes = (uint64_t)count * dfcclTypeSize(dtype);

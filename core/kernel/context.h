@@ -27,6 +27,8 @@ DF_FN int32_t df_static_priority(const df_daemon_args* a, uint32_t coll) {
   return (int32_t)df_load_l2_u32((const uint32_t*)&a->colls[coll].priority);
 }
 
+DF_FN uint32_t df_static_order(const df_daemon_args* a, uint32_t coll) { return df_load_l2_u32(&a->colls[coll].order); }
+
 DF_FN void df_context_save(const df_daemon_args* a, const df_block* blk, df_context_slot* slot) {
   if (slot->coll < 0 || !slot->dirty) return;
   DF_STORE_SHARED(df_global_dynamic(a, blk, (uint32_t)slot->coll), slot->dyn); /* a hang report may read it */

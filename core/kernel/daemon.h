@@ -111,11 +111,13 @@ typedef struct {
   uint32_t nchannels; /* blocks that take part                               */
   int32_t root;       /* broadcast and reduce: the root's ring position      */
   int32_t priority;
-  uint64_t count;        /* elements: all-gather and reduce-scatter, per rank; all-to-all, per pair of
+  uint64_t count;         /* elements: all-gather and reduce-scatter, per rank; all-to-all, per pair of
                           * ranks; all-gather-v: the largest block */
-  const df_links* links; /* NULL when the collective has one participant      */
-  uint32_t flags;        /* DF_COLL_*                                           */
-  uint32_t pad32;
+  const df_links* links;  /* NULL when the collective has one participant      */
+  uint32_t flags;         /* DF_COLL_*                                           */
+  uint32_t order;         /* its id, which every participant agrees on (a communicator's connector
+                          * set: the set's internal id): the task queue's order among equal
+                          * priorities (df_task_queue_insert) */
   const uint64_t* blocks; /* all-gather-v, reduce-scatter-v: per ring position, elements and
                            * displacement (DF_BLOCK_COUNT, DF_BLOCK_DISPL) in daemon memory; else NULL */
 } df_coll_static;         /* 64 bytes */
