@@ -117,7 +117,7 @@ typedef struct {
   uint32_t flags;         /* DF_COLL_*                                           */
   uint32_t order;         /* its id, which every participant agrees on (a communicator's connector
                           * set: the set's internal id): the task queue's order among equal
-                          * priorities (df_task_queue_insert) */
+                          * priorities with DFCCL_QUEUE_ORDER=id (df_task_queue_insert) */
   const uint64_t* blocks; /* all-gather-v, reduce-scatter-v: per ring position, elements and
                            * displacement (DF_BLOCK_COUNT, DF_BLOCK_DISPL) in daemon memory; else NULL */
 } df_coll_static;         /* 64 bytes */
@@ -215,6 +215,7 @@ typedef struct {
   uint32_t preemption;        /* 0: never preempt (test twin: shows the deadlock)    */
   uint32_t leave_share;       /* a wait looks for a queued run that can move from threshold/this on; 0: never */
   uint32_t follow;            /* 1: a run's ring positions but the first look from the floor on */
+  uint32_t queue_by_id;       /* 1: equal priorities queue by id (df_coll_static.order), not arrival */
   uint64_t timeslice_idle_ns; /* after DF_COLL_TIMESLICED_PEER work, quit after this long idle */
 } df_spin_policy;
 

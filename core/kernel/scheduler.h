@@ -2,7 +2,7 @@
  * The daemon block's main loop: the paper's Algorithm 1.
  *
  *   while not finally exiting:
- *     fetch SQEs into the task queue (kept in priority order, then the collectives' ids)
+ *     fetch SQEs into the task queue (kept in priority order, FIFO among equals)
  *     for each collective in the task queue:
  *       load its context (set its initial spin threshold by its queue position)
  *       execute its primitives; each success raises the threshold, a timed-out wait preempts it
@@ -25,18 +25,19 @@ enum { DF_CONTINUE = 0, DF_VOLUNTARY_QUIT = 1, DF_FINAL_EXIT = 2 };
 /* Whether queued collective `x` goes before `coll` (of priority `prio`, order `order`). */
 DF_FN bool df_goes_before(const df_daemon_args* a, uint16_t x, int32_t prio, uint32_t order) {
   int32_t p = df_static_priority(a, x);
-  return p > prio || (p == prio && df_static_order(a, x) <= order);
+  return p > prio || (p == prio && (!a->spin.queue_by_id || df_static_order(a, x) <= order));
 }
 
 /* Inserts a collective behind every queued one that goes first: of higher priority, or of equal
- * priority and not later in the order all participants agree on (df_coll_static.order: ids);
- * FIFO among equals.  Not the order of arrival: ranks that queued the same runs in different
- * orders (the random-order program, a burst of calls on several communicators) then traverse
- * them alike, and all are on the same run at once instead of each on its own, left only when a
- * wait gives up or finds the peers elsewhere (df_other_run_ready). */
+ * priority and arrived before it (the paper's queue) -- or, with DFCCL_QUEUE_ORDER=id, not later
+ * in the order all participants agree on (df_coll_static.order: ids); FIFO among equals.  By id,
+ * ranks that queued the same runs in different orders (the random-order program) traverse them
+ * alike; but a rank ahead of its peers then starts with the lowest id it has, which a late peer
+ * that submits in descending ids (a training step's backward pass: the case study) has not
+ * queued yet -- by arrival both start with what came first (docs/design.md, measurements). */
 DF_FN void df_task_queue_insert(const df_daemon_args* a, df_block_shared* sh, uint16_t coll) {
   int32_t prio = df_static_priority(a, coll);
-  uint32_t order = df_static_order(a, coll);
+  uint32_t order = a->spin.queue_by_id ? df_static_order(a, coll) : 0;
   uint32_t i = sh->ntasks;
   while (i > 0 && !df_goes_before(a, sh->tasks[i - 1], prio, order)) {
     sh->tasks[i] = sh->tasks[i - 1];

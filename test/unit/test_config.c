@@ -13,9 +13,9 @@
 #include "../common/unit_check.h"
 #include "internal.h"
 
-static const char* const spin_names[] = {"DFCCL_SPIN_FRONT",  "DFCCL_SPIN_FLOOR", "DFCCL_SPIN_CEILING",
-                                         "DFCCL_SPIN_GROWTH", "DFCCL_SLOT_BYTES", "DFCCL_SUBMIT_TIMEOUT_MS",
-                                         "DFCCL_MAX_CHANNELS"};
+static const char* const spin_names[] = {"DFCCL_SPIN_FRONT",   "DFCCL_SPIN_FLOOR",  "DFCCL_SPIN_CEILING",
+                                         "DFCCL_SPIN_GROWTH",  "DFCCL_SLOT_BYTES",  "DFCCL_SUBMIT_TIMEOUT_MS",
+                                         "DFCCL_MAX_CHANNELS", "DFCCL_QUEUE_ORDER", "DFCCL_FOLLOW_READY"};
 
 static void clear(void) {
   for (size_t i = 0; i < sizeof spin_names / sizeof spin_names[0]; i++) unsetenv(spin_names[i]);
@@ -98,6 +98,18 @@ static void test_spin_thresholds(void) {
   if (load("DFCCL_SPIN_FRONT=", &cfg) && cfg.spin_set[0]) FAIL("an empty DFCCL_SPIN_FRONT counts as given");
 }
 
+static void test_scheduling(void) {
+  df_config cfg;
+  if (load("DFCCL_SPIN_GROWTH=20", &cfg) && (cfg.spin.queue_by_id || !cfg.spin.follow))
+    FAIL("defaults: queue by arrival and followers on, got queue_by_id %u follow %u", cfg.spin.queue_by_id,
+         cfg.spin.follow);
+  if (load("DFCCL_QUEUE_ORDER=id;DFCCL_FOLLOW_READY=0", &cfg) && (!cfg.spin.queue_by_id || cfg.spin.follow))
+    FAIL("DFCCL_QUEUE_ORDER=id DFCCL_FOLLOW_READY=0 not loaded");
+  if (load("DFCCL_QUEUE_ORDER=arrival", &cfg) && cfg.spin.queue_by_id) FAIL("DFCCL_QUEUE_ORDER=arrival not loaded");
+  refused("DFCCL_QUEUE_ORDER", "fifo");
+  refused("DFCCL_FOLLOW_READY", "2");
+}
+
 static void test_calibration(void) {
   df_config cfg, before;
   if (!load("DFCCL_SPIN_CEILING=20000", &cfg)) return;
@@ -110,11 +122,16 @@ static void test_calibration(void) {
   /* 0.05 ns a poll: a front of 10^7 polls, above the given ceiling, which stays; the front follows it. */
   if (!df_config_calibrate(&cfg, 0.05)) FAIL("a poll of 0.05 ns refused");
   expect_spin(&cfg, 20000, 20000, 20000, "calibrated at 0.05 ns under a ceiling of 20000");
+  /* An H100's bare poll: 30 us, 2 us and 300 us worth of polls. */
+  if (!load("DFCCL_SPIN_GROWTH=20", &cfg)) return;
+  if (!df_config_calibrate(&cfg, 150.0)) FAIL("a poll of 150 ns refused");
+  expect_spin(&cfg, 200, 16, 2000, "calibrated at 150 ns");
 }
 
 int main(void) {
   test_integers();
   test_spin_thresholds();
+  test_scheduling();
   test_calibration();
   clear();
   if (failures) fprintf(stderr, "%d failure(s)\n", failures);

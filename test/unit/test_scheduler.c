@@ -97,11 +97,17 @@ static void test_task_queue(void) {
   CHECK(f.shared.ntasks == 4, "4 tasks after compaction, got %u", f.shared.ntasks);
   for (int i = 0; i < 4; i++)
     CHECK(f.shared.tasks[i] == kept[i], "compacted[%d] = %u, want %u", i, f.shared.tasks[i], kept[i]);
-  /* Among equal priorities the agreed order (ids) comes before arrival: two ranks that queue the
-   * same runs in different orders traverse them alike. */
-  f.shared.ntasks = 0;
+  /* With DFCCL_QUEUE_ORDER=id, among equal priorities the agreed order (ids) comes before arrival:
+   * two ranks that queue the same runs in different orders traverse them alike.  By default the
+   * ids are not looked at. */
   const uint32_t order[] = {7, 2, 7, 1, 0, 3};
   for (uint16_t c = 0; c < 6; c++) f.colls[c].order = order[c];
+  f.shared.ntasks = 0;
+  for (uint16_t c = 0; c < 6; c++) df_task_queue_insert(&f.args, &f.shared, c);
+  for (int i = 0; i < 6; i++)
+    CHECK(f.shared.tasks[i] == want[i], "by default, ids aside: queue[%d] = %u, want %u", i, f.shared.tasks[i],
+          want[i]);
+  f.args.spin.queue_by_id = 1;
   const uint16_t arrivals[2][6] = {{0, 1, 2, 3, 4, 5}, {5, 4, 3, 2, 1, 0}};
   /* priority 9; 5s by order (4: 0, 1: 2); 0s by order (5: 3, then 0 and 2, both 7, as they came) */
   const uint16_t by_order[2][6] = {{3, 4, 1, 5, 0, 2}, {3, 4, 1, 5, 2, 0}};
