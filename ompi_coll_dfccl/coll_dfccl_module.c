@@ -66,7 +66,6 @@ mca_coll_base_module_t* mca_coll_dfccl_comm_query(ompi_communicator_t* comm, int
   /* Communicators of one rank too: the previous component there (coll/self) would copy device
    * buffers with memcpy; coll_dfccl_local.c copies them right.  Intercommunicators too: DFCCL runs
    * nothing on them, but their device buffers must reach coll/inter as host copies. */
-  bool inter = OMPI_COMM_IS_INTER(comm);
   if (!c->host_target && dfcclDeviceCount() == 0) no = "no GPU here (and coll_dfccl_host_target is off)";
   else if (!any) no = "no collective enabled";
   if (no != NULL) {
@@ -77,11 +76,8 @@ mca_coll_base_module_t* mca_coll_dfccl_comm_query(ompi_communicator_t* comm, int
   if (m == NULL) return NULL;
   m->super.coll_module_enable = dfccl_module_enable;
 #define DFCCL_PROVIDE(name, mpi, fn) \
-  if (c->name##_enable) m->super.coll_##name = inter ? mca_coll_dfccl_inter_##name : mca_coll_dfccl_##name;
-  DFCCL_COLLS(DFCCL_PROVIDE)
-#define DFCCL_PROVIDE_STAGED(name, mpi, fn) \
   if (c->name##_enable) m->super.coll_##name = mca_coll_dfccl_##name;
-  DFCCL_STAGED_COLLS(DFCCL_PROVIDE_STAGED)
+  DFCCL_ENTRIES(DFCCL_PROVIDE)
   *priority = c->priority;
   return &m->super;
 }
