@@ -265,15 +265,6 @@ void* mca_coll_dfccl_alloc_or_abort(size_t bytes, ompi_communicator_t* comm);
 
 typedef enum { DFCCL_BLOCKING, DFCCL_NONBLOCKING, DFCCL_PERSISTENT } dfccl_form_t;
 
-/* The communicator's collective for `sig`, decided at its first call: a blocking call or a
- * persistent init (where MPI lets a rank wait for the others) agrees on the route with the other
- * ranks from each one's wish (`memory`, of this call's buffers); a nonblocking call, which must not
- * wait, takes the process's DFCCL target whatever its buffers (memory only says the GPU), which
- * every rank does alike.  NULL, with *why set, when the call goes to the previous component; the
- * decision is the same on every rank. */
-dfccl_coll_t* mca_coll_dfccl_coll_get(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_form_t form,
-                                      const dfccl_sig_t* sig, dfccl_memory_t memory, const char** why);
-
 /* What every plan checks first: for a reduction, a positive count and a datatype and op DFCCL
  * reduces; for data movement, a positive number of bytes -- then the communicator's collective for
  * *sig (kind and root set by the caller; count, dtype and op filled in here), `memory` being this
@@ -332,8 +323,6 @@ typedef struct {
 dfcclTarget_t mca_coll_dfccl_route_target(dfccl_route_t route);
 /* A DFCCL wish becomes the previous component where this process has no context for it. */
 void mca_coll_dfccl_memory_available(dfccl_memory_t* wish);
-/* Can c run on buffers of that memory as they are? */
-bool mca_coll_dfccl_memory_fits(const dfccl_memory_t* memory, const dfccl_coll_t* c);
 /* DFCCL's view of `count` elements of dtype at `user`, whose memory is `memory`
  * (mca_coll_dfccl_memory_of_layout): the user's memory where the elements lie contiguously in
  * memory of call->coll's route, else a copy in that memory (packed, for a datatype with gaps),

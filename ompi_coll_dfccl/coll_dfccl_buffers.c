@@ -74,7 +74,8 @@ void mca_coll_dfccl_memory_available(dfccl_memory_t* wish) {
       wish->route == DFCCL_ROUTE_CUDA ? "no DFCCL context for the buffers' GPU" : "no DFCCL host-target context"};
 }
 
-bool mca_coll_dfccl_memory_fits(const dfccl_memory_t* memory, const dfccl_coll_t* c) {
+/* Can c run on buffers of that memory as they are? */
+static bool memory_fits(const dfccl_memory_t* memory, const dfccl_coll_t* c) {
   return memory->route == c->route && (c->route != DFCCL_ROUTE_CUDA || memory->device == c->device);
 }
 
@@ -126,7 +127,7 @@ void* mca_coll_dfccl_span(dfccl_call_t* call, ompi_communicator_t* comm, void* u
   size_t bytes;
   ptrdiff_t start;
   bool contiguous = dfccl_contiguous_bytes(dtype, count, &bytes, &start);
-  if (contiguous && mca_coll_dfccl_memory_fits(&memory, c)) return (char*)user + start;
+  if (contiguous && memory_fits(&memory, c)) return (char*)user + start;
   /* A copy in the route's memory, of the elements packed when they have gaps. */
   dfccl_span_t* s = &call->scratch[call->scratch[0].copy != NULL];
   size_t type_size;

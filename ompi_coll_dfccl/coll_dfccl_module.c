@@ -266,8 +266,14 @@ static dfccl_coll_t* decide_coll(mca_coll_dfccl_module_t* m, ompi_communicator_t
   return new_coll(m, comm, sig, route, device, why);
 }
 
-dfccl_coll_t* mca_coll_dfccl_coll_get(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_form_t form,
-                                      const dfccl_sig_t* sig, dfccl_memory_t memory, const char** why) {
+/* The communicator's collective for `sig`, decided at its first call: a blocking call or a
+ * persistent init (where MPI lets a rank wait for the others) agrees on the route with the other
+ * ranks from each one's wish (`memory`, of this call's buffers); a nonblocking call, which must not
+ * wait, takes the process's DFCCL target whatever its buffers (memory only says the GPU), which
+ * every rank does alike.  NULL, with *why set, when the call goes to the previous component; the
+ * decision is the same on every rank. */
+static dfccl_coll_t* coll_get(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_form_t form,
+                              const dfccl_sig_t* sig, dfccl_memory_t memory, const char** why) {
   dfccl_coll_t* c = find_coll(m->dc, sig);
   if (c != NULL) return c;
   const dfccl_decided_t* d = find_previous(m, sig);
@@ -298,7 +304,7 @@ dfccl_coll_t* mca_coll_dfccl_coll_for_reduction(mca_coll_dfccl_module_t* m, ompi
   sig->count = (size_t)count * red.per_element;
   sig->dtype = red.dtype;
   sig->op = red.op;
-  return mca_coll_dfccl_coll_get(m, comm, form, sig, memory, why);
+  return coll_get(m, comm, form, sig, memory, why);
 }
 
 dfccl_coll_t* mca_coll_dfccl_coll_for_bytes(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_form_t form,
@@ -310,20 +316,15 @@ dfccl_coll_t* mca_coll_dfccl_coll_for_bytes(mca_coll_dfccl_module_t* m, ompi_com
   sig->count = bytes;
   sig->dtype = dfcclUint8;
   sig->op = dfcclSum; /* unused by data movement; fixed, so that signatures compare equal */
-  return mca_coll_dfccl_coll_get(m, comm, form, sig, memory, why);
+  return coll_get(m, comm, form, sig, memory, why);
 }
 
 /* ---- module object ------------------------------------------------------------------------------ */
 
 static void module_construct(mca_coll_dfccl_module_t* m) {
-#define DFCCL_CLEAR_PREV(name, mpi, fn) m->prev_##name = NULL, m->prev_##name##_module = NULL;
-  DFCCL_ENTRIES(DFCCL_CLEAR_PREV)
-  m->dc = NULL;
-  m->unusable = false;
-  m->previous = NULL;
-  m->nprevious = 0;
-  m->layouts = NULL;
-  m->nlayouts = 0;
+  /* Everything after the base module: the saved previous functions, no DFCCL side yet, nothing
+   * decided (OBJ_NEW does not clear memory). */
+  memset((char*)m + sizeof m->super, 0, sizeof *m - sizeof m->super);
 }
 
 static void module_destruct(mca_coll_dfccl_module_t* m) {
