@@ -81,11 +81,6 @@ static bool memory_fits(const dfccl_memory_t* memory, const dfccl_coll_t* c) {
 
 /* ---- DFCCL's view of a buffer -------------------------------------------------------------------- */
 
-/* Where the host copy of a span's elements starts and how long it is (holes included). */
-static char* host_span(const dfccl_span_t* s, char* block) {
-  return block - s->gap; /* what the datatype's element 0 is relative to */
-}
-
 /* ---- copies a signature keeps between calls ---- */
 
 static void* take_spare(dfccl_coll_t* c, size_t bytes) {
@@ -166,19 +161,20 @@ static bool repack(const dfccl_span_t* s, bool in) {
   char* block = malloc(s->span > 0 ? s->span : 1);
   char* packed = malloc(s->bytes > 0 ? s->bytes : 1);
   char* user = (char*)s->user + s->gap;
+  char* elements = block - s->gap; /* the host copy's element 0, which the datatype is relative to */
   bool ok = block != NULL && packed != NULL;
   /* The whole span to the host first: on the way back its holes must come back unchanged.  Packed
    * by Open MPI's datatype engine directly (MPI_Pack would show calls the program never made to
    * profiling tools, and report errors through MPI_COMM_SELF's handler). */
   ok = ok && dfcclCopy(block, user, s->span) == dfcclSuccess;
   if (in) {
-    ok = ok && ompi_datatype_sndrcv(host_span(s, block), (int32_t)s->count, s->dtype, packed, (int32_t)s->bytes,
-                                    MPI_PACKED) == OMPI_SUCCESS;
+    ok = ok && ompi_datatype_sndrcv(elements, (int32_t)s->count, s->dtype, packed, (int32_t)s->bytes, MPI_PACKED) ==
+                   OMPI_SUCCESS;
     ok = ok && dfcclCopy(s->copy, packed, s->bytes) == dfcclSuccess;
   } else {
     ok = ok && dfcclCopy(packed, s->copy, s->bytes) == dfcclSuccess;
-    ok = ok && ompi_datatype_sndrcv(packed, (int32_t)s->bytes, MPI_PACKED, host_span(s, block), (int32_t)s->count,
-                                    s->dtype) == OMPI_SUCCESS;
+    ok = ok && ompi_datatype_sndrcv(packed, (int32_t)s->bytes, MPI_PACKED, elements, (int32_t)s->count, s->dtype) ==
+                   OMPI_SUCCESS;
     ok = ok && dfcclCopy(user, block, s->span) == dfcclSuccess;
   }
   free(block);

@@ -274,12 +274,14 @@ static int bcast(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, void* rbuf,
                  comm_t* comm) {
   dfccl_call_t call;
   const char* why = declined(comm);
-  const void* sbuf = NULL; /* the buffer is the root's input and the others' output: copied in and back alike */
+  const void* sbuf = NULL; /* none: the one buffer is DFCCL_FALL_BACK's rbuf */
   int rc;
   if (why == one_rank && mca_coll_dfccl_local(e, comm, NULL, dtype, 0, rbuf, dtype, count, &rc)) return rc;
   if (why == NULL && bcast_plan(rbuf, count, dtype, root, comm, m, e->form, &call, &why))
     return routed(e, m, comm, &call);
-  bool inter = OMPI_COMM_IS_INTER(comm); /* the other group's buffer is written whole */
+  /* The buffer is the root's input and the others' output: copied in and back alike, but for the
+   * other group of an intercommunicator, whose buffer is written whole. */
+  bool inter = OMPI_COMM_IS_INTER(comm);
   DFCCL_FALL_BACK(bcast, count, root, why, DFCCL_NO_REGION,
                   !inter || is_root(comm, root) ? region(rbuf, dtype, count)
                   : is_leaf(comm, root)         ? output(rbuf, dtype, count, true)
@@ -612,23 +614,25 @@ DFCCL_FORMS(alltoall, DFCCL_KEEP(sdtype, rdtype),
   }                                                                                                         \
   DFCCL_FORMS(name, kept, params, args)
 
-/* Parameters of the collectives that send and receive blocks of one datatype each. */
+/* Parameter lists (and the arguments that pass them on) that several collectives share. */
 #define BLOCKS (const void* sbuf, int scount, dtype_t* sdtype, void* rbuf, int rcount, dtype_t* rdtype)
 #define BLOCKS_ARGS (sbuf, scount, sdtype, rbuf, rcount, rdtype)
 #define ROOTED_BLOCKS (const void* sbuf, int scount, dtype_t* sdtype, void* rbuf, int rcount, dtype_t* rdtype, int root)
 #define ROOTED_BLOCKS_ARGS (sbuf, scount, sdtype, rbuf, rcount, rdtype, root)
 #define PREFIX (const void* sbuf, void* rbuf, int count, dtype_t* dtype, op_t* op)
 #define PREFIX_ARGS (sbuf, rbuf, count, dtype, op)
-/* The w collectives' persistent requests keep no datatypes: there is one per peer (a user who frees
- * them before the request meets what the previous component does with freed ones). */
+#define V_BLOCKS                                                                                              \
+  (const void* sbuf, const int* scounts, const int* sdispls, dtype_t* sdtype, void* rbuf, const int* rcounts, \
+   const int* rdispls, dtype_t* rdtype)
+#define V_BLOCKS_ARGS (sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype)
 
 /* clang-format off */
 DFCCL_STAGED(alltoallv, DFCCL_KEEP(sdtype, rdtype), -1, -1,
              region_v(sbuf, sdtype, peers(comm), scounts, sdispls),
              region_v(rbuf, rdtype, peers(comm), rcounts, rdispls),
-             (const void* sbuf, const int* scounts, const int* sdispls, dtype_t* sdtype,
-              void* rbuf, const int* rcounts, const int* rdispls, dtype_t* rdtype),
-             (sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype))
+             V_BLOCKS, V_BLOCKS_ARGS)
+/* The w collectives' persistent requests keep no datatypes: there is one per peer (a user who frees
+ * them before the request meets what the previous component does with freed ones). */
 DFCCL_STAGED(alltoallw, DFCCL_KEEP_NOTHING, -1, -1,
              region_w(sbuf, peers(comm), scounts, sdispls, NULL, sdtypes),
              region_w(rbuf, peers(comm), rcounts, rdispls, NULL, rdtypes),
@@ -685,9 +689,7 @@ DFCCL_STAGED(neighbor_alltoall, DFCCL_KEEP(sdtype, rdtype), -1, -1,
 DFCCL_STAGED(neighbor_alltoallv, DFCCL_KEEP(sdtype, rdtype), -1, -1,
              region_v(sbuf, sdtype, degree(comm, false), scounts, sdispls),
              region_v(rbuf, rdtype, degree(comm, true), rcounts, rdispls),
-             (const void* sbuf, const int* scounts, const int* sdispls, dtype_t* sdtype,
-              void* rbuf, const int* rcounts, const int* rdispls, dtype_t* rdtype),
-             (sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype))
+             V_BLOCKS, V_BLOCKS_ARGS)
 DFCCL_STAGED(neighbor_alltoallw, DFCCL_KEEP_NOTHING, -1, -1,
              region_w(sbuf, degree(comm, false), scounts, NULL, sdispls, sdtypes),
              region_w(rbuf, degree(comm, true), rcounts, NULL, rdispls, rdtypes),
