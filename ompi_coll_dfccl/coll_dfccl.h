@@ -15,14 +15,11 @@
  * persistent (coll_dfccl_persistent.c) persistent requests (MPIX_..._init, MPI_Start), and the
  *                                      op/datatype retention of fallen-back ones
  * local     (coll_dfccl_local.c)      communicators of one rank: local copies, every form
- * collectives (coll_dfccl_<coll>.c)   one per collective, blocking, nonblocking and persistent:
- *                                      check -> route -> fall back
- * entry     (coll_dfccl_entry.c)      what those entry points share: routed end, fallen-back end
+ * collectives (coll_dfccl_colls.c)    every entry point, three forms from one body each: check ->
+ *                                      route -> fall back for those DFCCL runs; a table of what
+ *                                      MPI makes significant for those it does not (staged)
  * staging   (coll_dfccl_staging.c)    fallbacks with device buffers run on host copies
- * staged-only (coll_dfccl_gather.c, _alltoall.c but for MPI_Alltoall, _scan.c, _neighbor.c, _inter.c)
- *                                      the collectives DFCCL does not run (and the routed ones on
- *                                      intercommunicators):
- *                                      what MPI makes significant, staged for the previous component
+ *                                      (pinned blocks kept for reuse: coll_dfccl_host_blocks.c)
  * tables    (coll_dfccl_dtypes.h)     MPI datatypes and ops -> DFCCL
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
@@ -47,53 +44,44 @@
 
 BEGIN_C_DECLS
 
-/* The MPI collectives that coll/dfccl can run through DFCCL (X(name, MPI name, fn) per entry point;
- * fn names Open MPI's function type, mca_coll_base_module_<fn>_fn_t): each has an enable parameter
- * coll_dfccl_<name>_enable, counters coll_dfccl_<name>_routed/_fallback/_local/_staged, the saved
- * previous function, and mca_coll_dfccl_<name> in coll_dfccl_<coll>.c (the nonblocking and
- * persistent forms beside the blocking one).  A persistent entry counts inits, not starts. */
+/* Every entry point of the component, X(name, MPI name, fn) for each of a collective's three forms
+ * (blocking, MPI_I..., MPIX_..._init); fn names Open MPI's function type,
+ * mca_coll_base_module_<fn>_fn_t.  Each has an enable parameter coll_dfccl_<name>_enable, counters
+ * coll_dfccl_<name>_routed/_fallback/_local/_staged, the saved previous function, and
+ * mca_coll_dfccl_<name> (coll_dfccl_colls.c).  A persistent entry counts inits, not starts. */
+#define DFCCL_FORMS_OF(X, name, mpi, fn) \
+  X(name, "MPI_" mpi, fn) X(i##name, "MPI_I" #name, i##fn) X(name##_init, "MPIX_" mpi "_init", fn##_init)
 /* clang-format off */
-#define DFCCL_COLLS(X)                                                                             \
-  X(allreduce, "MPI_Allreduce", allreduce) X(bcast, "MPI_Bcast", bcast) X(reduce, "MPI_Reduce", reduce) \
-  X(allgather, "MPI_Allgather", allgather)                                                         \
-  X(reduce_scatter_block, "MPI_Reduce_scatter_block", reduce_scatter_block)                        \
-  X(reduce_scatter, "MPI_Reduce_scatter", reduce_scatter) X(iallreduce, "MPI_Iallreduce", iallreduce) \
-  X(ibcast, "MPI_Ibcast", ibcast) X(ireduce, "MPI_Ireduce", ireduce)                               \
-  X(iallgather, "MPI_Iallgather", iallgather)                                                      \
-  X(ireduce_scatter_block, "MPI_Ireduce_scatter_block", ireduce_scatter_block)                     \
-  X(ireduce_scatter, "MPI_Ireduce_scatter", ireduce_scatter)                                       \
-  X(allreduce_init, "MPIX_Allreduce_init", allreduce_init) X(bcast_init, "MPIX_Bcast_init", bcast_init) \
-  X(reduce_init, "MPIX_Reduce_init", reduce_init) X(allgather_init, "MPIX_Allgather_init", allgather_init) \
-  X(reduce_scatter_block_init, "MPIX_Reduce_scatter_block_init", reduce_scatter_block_init)        \
-  X(reduce_scatter_init, "MPIX_Reduce_scatter_init", reduce_scatter_init)                         \
-  X(allgatherv, "MPI_Allgatherv", allgatherv) X(iallgatherv, "MPI_Iallgatherv", iallgatherv)       \
-  X(allgatherv_init, "MPIX_Allgatherv_init", allgatherv_init)                                     \
-  X(alltoall, "MPI_Alltoall", alltoall) X(ialltoall, "MPI_Ialltoall", ialltoall)                   \
-  X(alltoall_init, "MPIX_Alltoall_init", alltoall_init)
-/* clang-format on */
+/* The collectives that coll/dfccl can run through DFCCL. */
+#define DFCCL_COLLS(X)                                                                   \
+  DFCCL_FORMS_OF(X, allreduce, "Allreduce", allreduce)                                   \
+  DFCCL_FORMS_OF(X, bcast, "Bcast", bcast)                                               \
+  DFCCL_FORMS_OF(X, reduce, "Reduce", reduce)                                            \
+  DFCCL_FORMS_OF(X, allgather, "Allgather", allgather)                                   \
+  DFCCL_FORMS_OF(X, reduce_scatter_block, "Reduce_scatter_block", reduce_scatter_block)  \
+  DFCCL_FORMS_OF(X, reduce_scatter, "Reduce_scatter", reduce_scatter)                    \
+  DFCCL_FORMS_OF(X, allgatherv, "Allgatherv", allgatherv)                                \
+  DFCCL_FORMS_OF(X, alltoall, "Alltoall", alltoall)
 
-/* The other collectives of Open MPI's coll framework (X as above).  coll/dfccl takes them over so
- * that device buffers reach the previous component -- which is not CUDA-aware -- only as host
- * copies (coll_dfccl_staging.c); host buffers go to it as they are.  Their functions are in
- * coll_dfccl_gather.c, coll_dfccl_alltoall.c, coll_dfccl_scan.c and coll_dfccl_neighbor.c. */
-#define DFCCL_STAGED_FORMS(X, name, mpi, fn, ifn, fn_init) \
-  X(name, "MPI_" mpi, fn) X(i##name, "MPI_I" mpi, ifn) X(name##_init, "MPIX_" mpi "_init", fn_init)
-#define DFCCL_STAGED_COLLS(X)                                                                                 \
-  DFCCL_STAGED_FORMS(X, alltoallv, "alltoallv", alltoallv, ialltoallv, alltoallv_init)                        \
-  DFCCL_STAGED_FORMS(X, alltoallw, "alltoallw", alltoallw, ialltoallw, alltoallw_init)                        \
-  DFCCL_STAGED_FORMS(X, gather, "gather", gather, igather, gather_init)                                       \
-  DFCCL_STAGED_FORMS(X, gatherv, "gatherv", gatherv, igatherv, gatherv_init)                                  \
-  DFCCL_STAGED_FORMS(X, scatter, "scatter", scatter, iscatter, scatter_init)                                  \
-  DFCCL_STAGED_FORMS(X, scatterv, "scatterv", scatterv, iscatterv, scatterv_init)                             \
-  DFCCL_STAGED_FORMS(X, scan, "scan", scan, iscan, scan_init)                                                 \
-  DFCCL_STAGED_FORMS(X, exscan, "exscan", exscan, iexscan, exscan_init)                                       \
-  DFCCL_STAGED_FORMS(X, neighbor_allgather, "neighbor_allgather", allgather, iallgather, allgather_init)      \
-  DFCCL_STAGED_FORMS(X, neighbor_allgatherv, "neighbor_allgatherv", allgatherv, iallgatherv, allgatherv_init) \
-  DFCCL_STAGED_FORMS(X, neighbor_alltoall, "neighbor_alltoall", alltoall, ialltoall, alltoall_init)           \
-  DFCCL_STAGED_FORMS(X, neighbor_alltoallv, "neighbor_alltoallv", alltoallv, ialltoallv, alltoallv_init)      \
-  DFCCL_STAGED_FORMS(X, neighbor_alltoallw, "neighbor_alltoallw", neighbor_alltoallw, ineighbor_alltoallw,    \
-                     neighbor_alltoallw_init)                                                                 \
+/* The other collectives of Open MPI's coll framework.  coll/dfccl takes them over so that device
+ * buffers reach the previous component -- which is not CUDA-aware -- only as host copies
+ * (coll_dfccl_staging.c); host buffers go to it as they are. */
+#define DFCCL_STAGED_COLLS(X)                                                            \
+  DFCCL_FORMS_OF(X, alltoallv, "alltoallv", alltoallv)                                   \
+  DFCCL_FORMS_OF(X, alltoallw, "alltoallw", alltoallw)                                   \
+  DFCCL_FORMS_OF(X, gather, "gather", gather)                                            \
+  DFCCL_FORMS_OF(X, gatherv, "gatherv", gatherv)                                         \
+  DFCCL_FORMS_OF(X, scatter, "scatter", scatter)                                         \
+  DFCCL_FORMS_OF(X, scatterv, "scatterv", scatterv)                                      \
+  DFCCL_FORMS_OF(X, scan, "scan", scan)                                                  \
+  DFCCL_FORMS_OF(X, exscan, "exscan", exscan)                                            \
+  DFCCL_FORMS_OF(X, neighbor_allgather, "neighbor_allgather", allgather)                 \
+  DFCCL_FORMS_OF(X, neighbor_allgatherv, "neighbor_allgatherv", allgatherv)              \
+  DFCCL_FORMS_OF(X, neighbor_alltoall, "neighbor_alltoall", alltoall)                    \
+  DFCCL_FORMS_OF(X, neighbor_alltoallv, "neighbor_alltoallv", alltoallv)                 \
+  DFCCL_FORMS_OF(X, neighbor_alltoallw, "neighbor_alltoallw", neighbor_alltoallw)        \
   X(reduce_local, "MPI_Reduce_local", reduce_local)
+/* clang-format on */
 
 /* Every entry point of the component. */
 #define DFCCL_ENTRIES(X) DFCCL_COLLS(X) DFCCL_STAGED_COLLS(X)
@@ -277,15 +265,6 @@ void* mca_coll_dfccl_alloc_or_abort(size_t bytes, ompi_communicator_t* comm);
 
 typedef enum { DFCCL_BLOCKING, DFCCL_NONBLOCKING, DFCCL_PERSISTENT } dfccl_form_t;
 
-/* The communicator's collective for `sig`, decided at its first call: a blocking call or a
- * persistent init (where MPI lets a rank wait for the others) agrees on the route with the other
- * ranks from each one's wish (`memory`, of this call's buffers); a nonblocking call, which must not
- * wait, takes the process's DFCCL target whatever its buffers (memory only says the GPU), which
- * every rank does alike.  NULL, with *why set, when the call goes to the previous component; the
- * decision is the same on every rank. */
-dfccl_coll_t* mca_coll_dfccl_coll_get(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_form_t form,
-                                      const dfccl_sig_t* sig, dfccl_memory_t memory, const char** why);
-
 /* What every plan checks first: for a reduction, a positive count and a datatype and op DFCCL
  * reduces; for data movement, a positive number of bytes -- then the communicator's collective for
  * *sig (kind and root set by the caller; count, dtype and op filled in here), `memory` being this
@@ -344,8 +323,6 @@ typedef struct {
 dfcclTarget_t mca_coll_dfccl_route_target(dfccl_route_t route);
 /* A DFCCL wish becomes the previous component where this process has no context for it. */
 void mca_coll_dfccl_memory_available(dfccl_memory_t* wish);
-/* Can c run on buffers of that memory as they are? */
-bool mca_coll_dfccl_memory_fits(const dfccl_memory_t* memory, const dfccl_coll_t* c);
 /* DFCCL's view of `count` elements of dtype at `user`, whose memory is `memory`
  * (mca_coll_dfccl_memory_of_layout): the user's memory where the elements lie contiguously in
  * memory of call->coll's route, else a copy in that memory (packed, for a datatype with gaps),
@@ -458,17 +435,6 @@ extern const char* const mca_coll_dfccl_kind_name[];
 #define DFCCL_DECLARE_ENTRY(name, mpi, fn) \
   extern __typeof__(*(mca_coll_base_module_##fn##_fn_t)NULL) mca_coll_dfccl_##name;
 DFCCL_ENTRIES(DFCCL_DECLARE_ENTRY)
-/* The routed collectives on intercommunicators (coll_dfccl_inter.c): staged, never routed. */
-#define DFCCL_DECLARE_INTER_ENTRY(name, mpi, fn) \
-  extern __typeof__(*(mca_coll_base_module_##fn##_fn_t)NULL) mca_coll_dfccl_inter_##name;
-DFCCL_COLLS(DFCCL_DECLARE_INTER_ENTRY)
-
-/* The routed part of (I)Reduce_scatter_block, shared with (I)Reduce_scatter (equal counts): true
- * with *call planned, false (with *why) when the call falls back. */
-bool mca_coll_dfccl_reduce_scatter_plan(const void* sbuf, void* rbuf, int rcount, struct ompi_datatype_t* dtype,
-                                        struct ompi_op_t* op, struct ompi_communicator_t* comm,
-                                        mca_coll_dfccl_module_t* m, dfccl_form_t form, dfccl_call_t* call,
-                                        const char** why);
 
 /* ---- staging (coll_dfccl_staging.c): fallbacks with device buffers run on host copies ---- */
 
@@ -493,124 +459,43 @@ void* mca_coll_dfccl_host_block_take(size_t bytes, size_t* capacity);
 void mca_coll_dfccl_host_block_give(void* block, size_t capacity);
 void mca_coll_dfccl_host_blocks_free(void);
 
-/* Device or managed memory (never MPI_IN_PLACE or NULL). */
-bool mca_coll_dfccl_is_device(const void* p);
-
 /* The bytes a buffer argument reaches: [buf + gap, buf + gap + bytes), holes included (bytes 0:
- * none).  What MPI makes significant on this rank decides which region a collective passes. */
+ * none).  What MPI makes significant on this rank decides which region a collective passes
+ * (coll_dfccl_colls.c). */
 typedef struct {
   ptrdiff_t gap;
   size_t bytes;
   bool written; /* the collective writes every byte of it: a receive region need not be copied in */
 } dfccl_region_t;
 #define DFCCL_NO_REGION ((dfccl_region_t){0, 0, false})
-/* Each is no region when buf is MPI_IN_PLACE or NULL, without looking at the other arguments (MPI
- * ignores them then: they may be anything).  `count` elements of dtype: */
-dfccl_region_t mca_coll_dfccl_region(const void* buf, struct ompi_datatype_t* dtype, size_t count);
-/* The same, for a receive buffer that the collective fills whole (every element, no in-place
- * input): written when the elements lie contiguously, without holes to keep. */
-dfccl_region_t mca_coll_dfccl_region_written(const void* buf, struct ompi_datatype_t* dtype, size_t count);
-/* n blocks, counts[i] elements of dtype at displs[i] extents (the v collectives): */
-dfccl_region_t mca_coll_dfccl_region_v(const void* buf, struct ompi_datatype_t* dtype, int n, const int* counts,
-                                       const int* displs);
-/* n blocks, counts[i] elements of types[i] at a displacement in bytes: int_displs[i] (alltoallw), or
- * aint_displs[i] where int_displs is NULL (neighbor_alltoallw): */
-dfccl_region_t mca_coll_dfccl_region_w(const void* buf, int n, const int* counts, const int* int_displs,
-                                       const MPI_Aint* aint_displs, struct ompi_datatype_t* const* types);
-/* The processes a rank exchanges blocks with: the remote group of an intercommunicator, else the
- * communicator. */
-int mca_coll_dfccl_peers(ompi_communicator_t* comm);
-
-/* The parts of a rooted collective this rank plays.  root: it is the root (MPI_ROOT in the root's
- * group of an intercommunicator), whose buffer gathers or scatters every block.  leaf: it sends
- * (gather, reduce) or receives (scatter, bcast) one block -- every rank of an intracommunicator,
- * the root included (unless MPI_IN_PLACE), and the other group of an intercommunicator.  Neither:
- * MPI_PROC_NULL, the root's group's other ranks, whose buffers MPI ignores. */
-typedef struct {
-  bool root, leaf;
-} dfccl_roles_t;
-dfccl_roles_t mca_coll_dfccl_roles(ompi_communicator_t* comm, int root);
 
 /* Host copies of the regions that are device memory (the receive region is copied in too, for
- * in-place input and datatype holes, unless the collective writes it whole).  Use s->send.host and s->recv.host in the call.  Aborts the
- * job if it cannot (the other ranks are already in the collective). */
+ * in-place input and datatype holes, unless the collective writes it whole).  Use s->send.host and
+ * s->recv.host in the call.  Aborts the job if it cannot (the other ranks are already in the
+ * collective). */
 void mca_coll_dfccl_stage(dfccl_staging_t* s, ompi_communicator_t* comm, const void* send, dfccl_region_t send_region,
                           void* recv, dfccl_region_t recv_region);
-/* mca_coll_dfccl_stage of send_count elements of send_type and recv_count of recv_type. */
-void mca_coll_dfccl_stage_in(dfccl_staging_t* s, ompi_communicator_t* comm, const void* send,
-                             struct ompi_datatype_t* send_type, size_t send_count, void* recv,
-                             struct ompi_datatype_t* recv_type, size_t recv_count);
-/* Copies the receive span back to device memory and frees the copies. */
-int mca_coll_dfccl_stage_out(dfccl_staging_t* s);
-void mca_coll_dfccl_stage_free(dfccl_staging_t* s);
-/* A nonblocking fallback on staged buffers: *request completes once `inner` (the previous
- * component's request on the host copies) has, after the result was copied back; it owns s. */
-int mca_coll_dfccl_staged_request(ompi_communicator_t* comm, dfccl_staging_t* s, ompi_request_t* inner,
-                                  ompi_request_t** request);
 /* Part of the component's progress callback: completes staged fallbacks whose inner request is done. */
 int mca_coll_dfccl_staged_progress(void);
-/* A blocking fallback's end: copies the result back; rc, or the copy's error. */
-int mca_coll_dfccl_staged_finish(dfccl_staging_t* s, int rc);
-/* A nonblocking fallback's start: *request holds the previous component's request (rc its return
- * code); it becomes a staged request when anything was staged. */
-int mca_coll_dfccl_staged_begin(ompi_communicator_t* comm, dfccl_staging_t* s, int rc, ompi_request_t** request);
-/* A persistent fallback on staged buffers: *request (persistent) starts `inner` (the previous
- * component's persistent request on the host copies) at each MPI_Start after copying the input to
- * the host, and completes after copying the result back; it owns s and inner. */
-int mca_coll_dfccl_staged_persistent(ompi_communicator_t* comm, dfccl_staging_t* s, ompi_request_t* inner,
-                                     ompi_request_t** request);
-/* A persistent init's fallback: *request holds the previous component's request (rc its return
- * code), which keeps `kept`; it becomes a staged persistent request when anything was staged. */
-int mca_coll_dfccl_staged_init(ompi_communicator_t* comm, dfccl_staging_t* s, int rc, dfccl_kept_t kept,
-                               ompi_request_t** request);
-
-/* ---- entry points (coll_dfccl_entry.c): what the forms of every collective share ---- */
 
 /* A call of one of the component's entry points: its name (the prefix of its parameter and
  * counters), its form, its counters, and what the form needs: the request to return (nonblocking,
- * persistent) and what a persistent request holds until it is freed. */
+ * persistent), the init's info (for the previous component) and what a persistent request holds
+ * until it is freed. */
 typedef struct {
   const char* name;
   dfccl_form_t form;
   unsigned long long *routed, *fallback, *local, *staged;
   ompi_request_t** request;
-  struct ompi_info_t* info; /* persistent: the init's info, for the previous component */
+  struct ompi_info_t* info;
   dfccl_kept_t kept;
 } dfccl_entry_t;
-#define DFCCL_ENTRY_INFO(entry, entry_form, entry_request, entry_info, entry_kept) \
-  ((dfccl_entry_t){.name = #entry,                                                 \
-                   .form = (entry_form),                                           \
-                   .routed = &mca_coll_dfccl_component.entry##_routed,             \
-                   .fallback = &mca_coll_dfccl_component.entry##_fallback,         \
-                   .local = &mca_coll_dfccl_component.entry##_local,               \
-                   .staged = &mca_coll_dfccl_component.entry##_staged,             \
-                   .request = (entry_request),                                     \
-                   .info = (entry_info),                                           \
-                   .kept = (entry_kept)})
-#define DFCCL_ENTRY(entry, entry_form, entry_request, entry_kept) \
-  DFCCL_ENTRY_INFO(entry, entry_form, entry_request, NULL, entry_kept)
-/* The three forms of entry point `name` of a collective that always falls back. */
-#define DFCCL_BLOCKING_ENTRY(name) DFCCL_ENTRY(name, DFCCL_BLOCKING, NULL, DFCCL_KEEP_NOTHING)
-#define DFCCL_NONBLOCKING_ENTRY(name, request) DFCCL_ENTRY(i##name, DFCCL_NONBLOCKING, request, DFCCL_KEEP_NOTHING)
-#define DFCCL_PERSISTENT_ENTRY(name, request, info, kept) \
-  DFCCL_ENTRY_INFO(name##_init, DFCCL_PERSISTENT, request, info, kept)
 
-/* The previous component's function of collective `name` in e's form: the blocking one, MPI_I...
- * or MPIX_..._init, called with the collective's own arguments (...) and what the form adds. */
-#define DFCCL_PREVIOUS(e, m, name, comm, ...)                                                   \
-  ((e)->form == DFCCL_BLOCKING ? (m)->prev_##name(__VA_ARGS__, comm, (m)->prev_##name##_module) \
-   : (e)->form == DFCCL_NONBLOCKING                                                             \
-       ? (m)->prev_i##name(__VA_ARGS__, comm, (e)->request, (m)->prev_i##name##_module)         \
-       : (m)->prev_##name##_init(__VA_ARGS__, comm, (e)->info, (e)->request, (m)->prev_##name##_init_module))
-#define DFCCL_KEEP_NOTHING DFCCL_KEEP(NULL, NULL)
+/* The end of a fallback on st, whose previous component returned rc, in e's form: a blocking call
+ * copies the result back; a nonblocking or persistent one returns a request that does (when
+ * anything was staged: counted as staged). */
+int mca_coll_dfccl_staged_end(const dfccl_entry_t* e, ompi_communicator_t* comm, dfccl_staging_t* st, int rc);
 
-/* A planned call through DFCCL, counted as routed: a blocking call runs it (and is counted once it
- * succeeded), a nonblocking one starts it, a persistent init returns its request. */
-int mca_coll_dfccl_routed(const dfccl_entry_t* e, mca_coll_dfccl_module_t* m, ompi_communicator_t* comm,
-                          const dfccl_call_t* call);
-/* Counts a call that falls back and says why at verbosity 10 (count < 0: the collective has no one
- * count; root < 0: it has no root). */
-void mca_coll_dfccl_fell_back(const dfccl_entry_t* e, ompi_communicator_t* comm, int count, int root, const char* why);
 /* A call on a communicator of one rank (coll_dfccl_local.c): `from_count` elements of from_type at
  * `from` (NULL or MPI_IN_PLACE: nothing) copied to `to` (to_count of to_type), counted as local;
  * *rc is the blocking call's result, or the request's (nonblocking: complete at once; persistent:
@@ -619,16 +504,6 @@ void mca_coll_dfccl_fell_back(const dfccl_entry_t* e, ompi_communicator_t* comm,
 bool mca_coll_dfccl_local(const dfccl_entry_t* e, ompi_communicator_t* comm, const void* from,
                           struct ompi_datatype_t* from_type, size_t from_count, void* to,
                           struct ompi_datatype_t* to_type, size_t to_count, int* rc);
-/* The end of a fallback on st, whose previous component returned rc: staged_finish, staged_begin or
- * staged_init, by form; counted as staged when st holds a host copy. */
-int mca_coll_dfccl_staged_end(const dfccl_entry_t* e, ompi_communicator_t* comm, dfccl_staging_t* st, int rc);
-
-/* MPI_Allgatherv's fallback in e's form (coll_dfccl_alltoall.c): counted, said (why), device buffers
- * staged for the previous component. */
-int mca_coll_dfccl_allgatherv_staged(const dfccl_entry_t* e, mca_coll_base_module_t* module, const char* why,
-                                     const void* sbuf, int scount, struct ompi_datatype_t* sdtype, void* rbuf,
-                                     const int* rcounts, const int* displs, struct ompi_datatype_t* rdtype,
-                                     struct ompi_communicator_t* comm);
 
 #define DFCCL_VERBOSE(level, ...) \
   opal_output_verbose((level), mca_coll_dfccl_component.output, "coll:dfccl: " __VA_ARGS__)

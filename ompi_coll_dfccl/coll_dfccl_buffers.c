@@ -74,16 +74,12 @@ void mca_coll_dfccl_memory_available(dfccl_memory_t* wish) {
       wish->route == DFCCL_ROUTE_CUDA ? "no DFCCL context for the buffers' GPU" : "no DFCCL host-target context"};
 }
 
-bool mca_coll_dfccl_memory_fits(const dfccl_memory_t* memory, const dfccl_coll_t* c) {
+/* Can c run on buffers of that memory as they are? */
+static bool memory_fits(const dfccl_memory_t* memory, const dfccl_coll_t* c) {
   return memory->route == c->route && (c->route != DFCCL_ROUTE_CUDA || memory->device == c->device);
 }
 
 /* ---- DFCCL's view of a buffer -------------------------------------------------------------------- */
-
-/* Where the host copy of a span's elements starts and how long it is (holes included). */
-static char* host_span(const dfccl_span_t* s, char* block) {
-  return block - s->gap; /* what the datatype's element 0 is relative to */
-}
 
 /* ---- copies a signature keeps between calls ---- */
 
@@ -126,7 +122,7 @@ void* mca_coll_dfccl_span(dfccl_call_t* call, ompi_communicator_t* comm, void* u
   size_t bytes;
   ptrdiff_t start;
   bool contiguous = dfccl_contiguous_bytes(dtype, count, &bytes, &start);
-  if (contiguous && mca_coll_dfccl_memory_fits(&memory, c)) return (char*)user + start;
+  if (contiguous && memory_fits(&memory, c)) return (char*)user + start;
   /* A copy in the route's memory, of the elements packed when they have gaps. */
   dfccl_span_t* s = &call->scratch[call->scratch[0].copy != NULL];
   size_t type_size;
@@ -165,19 +161,20 @@ static bool repack(const dfccl_span_t* s, bool in) {
   char* block = malloc(s->span > 0 ? s->span : 1);
   char* packed = malloc(s->bytes > 0 ? s->bytes : 1);
   char* user = (char*)s->user + s->gap;
+  char* elements = block - s->gap; /* the host copy's element 0, which the datatype is relative to */
   bool ok = block != NULL && packed != NULL;
   /* The whole span to the host first: on the way back its holes must come back unchanged.  Packed
    * by Open MPI's datatype engine directly (MPI_Pack would show calls the program never made to
    * profiling tools, and report errors through MPI_COMM_SELF's handler). */
   ok = ok && dfcclCopy(block, user, s->span) == dfcclSuccess;
   if (in) {
-    ok = ok && ompi_datatype_sndrcv(host_span(s, block), (int32_t)s->count, s->dtype, packed, (int32_t)s->bytes,
-                                    MPI_PACKED) == OMPI_SUCCESS;
+    ok = ok && ompi_datatype_sndrcv(elements, (int32_t)s->count, s->dtype, packed, (int32_t)s->bytes, MPI_PACKED) ==
+                   OMPI_SUCCESS;
     ok = ok && dfcclCopy(s->copy, packed, s->bytes) == dfcclSuccess;
   } else {
     ok = ok && dfcclCopy(packed, s->copy, s->bytes) == dfcclSuccess;
-    ok = ok && ompi_datatype_sndrcv(packed, (int32_t)s->bytes, MPI_PACKED, host_span(s, block), (int32_t)s->count,
-                                    s->dtype) == OMPI_SUCCESS;
+    ok = ok && ompi_datatype_sndrcv(packed, (int32_t)s->bytes, MPI_PACKED, elements, (int32_t)s->count, s->dtype) ==
+                   OMPI_SUCCESS;
     ok = ok && dfcclCopy(user, block, s->span) == dfcclSuccess;
   }
   free(block);

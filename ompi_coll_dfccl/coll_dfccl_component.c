@@ -206,24 +206,25 @@ static bool register_ints(void) {
 
 /* ---- the per-collective switches and MPI_T counters ------------------------------------------------ */
 
+/* A collective's counters, in the order of `counters` below. */
+enum { ROUTED, FALLBACK, LOCAL, STAGED, NCOUNTERS };
+
 typedef struct {
   const char* name; /* the prefix of its parameter and counters */
   const char* mpi;
   bool staged_only; /* never runs on DFCCL: taken over to stage device buffers */
   bool* enable;
-  unsigned long long *routed, *fallback, *local, *staged;
+  unsigned long long* counter[NCOUNTERS];
 } coll_row_t;
 
 static const coll_row_t colls[] = {
-#define DFCCL_COLL_ROW(name, mpi, staged_only) \
-  {#name,                                      \
-   mpi,                                        \
-   staged_only,                                \
-   &mca_coll_dfccl_component.name##_enable,    \
-   &mca_coll_dfccl_component.name##_routed,    \
-   &mca_coll_dfccl_component.name##_fallback,  \
-   &mca_coll_dfccl_component.name##_local,     \
-   &mca_coll_dfccl_component.name##_staged},
+#define DFCCL_COLL_ROW(name, mpi, staged_only)                                          \
+  {#name,                                                                               \
+   mpi,                                                                                 \
+   staged_only,                                                                         \
+   &mca_coll_dfccl_component.name##_enable,                                             \
+   {&mca_coll_dfccl_component.name##_routed, &mca_coll_dfccl_component.name##_fallback, \
+    &mca_coll_dfccl_component.name##_local, &mca_coll_dfccl_component.name##_staged}},
 #define DFCCL_ROUTED_ROW(name, mpi, fn) DFCCL_COLL_ROW(name, mpi, false)
 #define DFCCL_STAGED_ROW(name, mpi, fn) DFCCL_COLL_ROW(name, mpi, true)
     DFCCL_COLLS(DFCCL_ROUTED_ROW) DFCCL_STAGED_COLLS(DFCCL_STAGED_ROW)};
@@ -260,37 +261,36 @@ static void register_counter(const char* name, const char* help, unsigned long l
       MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, NULL, NULL, NULL, counter);
 }
 
-/* coll_dfccl_<coll>_routed, _fallback, _local and _staged of each collective. */
+/* coll_dfccl_<coll>_routed, _fallback, _local and _staged of each collective (%s: its MPI name). */
 static void register_counters(void) {
-  static char names[NCOLLS][4][64], helps[NCOLLS][4][200];
-  for (size_t i = 0; i < NCOLLS; i++) {
-    const char* mpi = colls[i].mpi;
-    bool persistent = strstr(mpi, "_init") != NULL;
-    snprintf(names[i][0], sizeof names[i][0], "%s_routed", colls[i].name);
-    snprintf(helps[i][0], sizeof helps[i][0],
-             persistent ? "%s calls whose request runs on DFCCL" : "%s calls run by DFCCL", mpi);
-    register_counter(names[i][0], helps[i][0], colls[i].routed);
-    snprintf(names[i][1], sizeof names[i][1], "%s_fallback", colls[i].name);
-    snprintf(helps[i][1], sizeof helps[i][1], "%s calls handed to the previous component", mpi);
-    register_counter(names[i][1], helps[i][1], colls[i].fallback);
-    snprintf(names[i][2], sizeof names[i][2], "%s_local", colls[i].name);
-    snprintf(helps[i][2], sizeof helps[i][2], "%s calls on communicators of one rank, done by a local copy", mpi);
-    register_counter(names[i][2], helps[i][2], colls[i].local);
-    snprintf(names[i][3], sizeof names[i][3], "%s_staged", colls[i].name);
-    snprintf(helps[i][3], sizeof helps[i][3],
-             "%s calls handed to the previous component with device buffers, copied through host memory", mpi);
-    register_counter(names[i][3], helps[i][3], colls[i].staged);
-  }
+  static const struct {
+    const char *suffix, *help;
+  } counters[NCOUNTERS] = {
+      [ROUTED] = {"routed", "%s calls run by DFCCL"},
+      [FALLBACK] = {"fallback", "%s calls handed to the previous component"},
+      [LOCAL] = {"local", "%s calls on communicators of one rank, done by a local copy"},
+      [STAGED] = {"staged",
+                  "%s calls handed to the previous component with device buffers, copied through host memory"}};
+  static char names[NCOLLS][NCOUNTERS][64], helps[NCOLLS][NCOUNTERS][200];
+  for (size_t i = 0; i < NCOLLS; i++)
+    for (int k = 0; k < NCOUNTERS; k++) {
+      bool persistent = strstr(colls[i].mpi, "_init") != NULL; /* counts inits */
+      const char* help = k == ROUTED && persistent ? "%s calls whose request runs on DFCCL" : counters[k].help;
+      snprintf(names[i][k], sizeof names[i][k], "%s_%s", colls[i].name, counters[k].suffix);
+      snprintf(helps[i][k], sizeof helps[i][k], help, colls[i].mpi);
+      register_counter(names[i][k], helps[i][k], colls[i].counter[k]);
+    }
 }
 
 /* At verbosity 1, what every entry point did in this process: the proof users (and the GPU test
  * scripts) read that a program's calls ran on DFCCL. */
 static void report_counters(void) {
   for (size_t i = 0; i < NCOLLS; i++) {
-    unsigned long long routed = *colls[i].routed, fallback = *colls[i].fallback, local = *colls[i].local;
+    unsigned long long routed = *colls[i].counter[ROUTED], fallback = *colls[i].counter[FALLBACK],
+                       local = *colls[i].counter[LOCAL];
     if (routed + fallback + local > 0)
       DFCCL_VERBOSE(1, "rank %d: %s: %llu routed, %llu fell back (%llu staged), %llu local", mca_coll_dfccl_world_rank,
-                    colls[i].name, routed, fallback, *colls[i].staged, local);
+                    colls[i].name, routed, fallback, *colls[i].counter[STAGED], local);
   }
 }
 

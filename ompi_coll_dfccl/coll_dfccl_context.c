@@ -51,10 +51,9 @@ static struct {
 static _Atomic(dfcclRankCtx_t) progressed[3];
 
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
-static dfccl_comm_t* live_first; /* creation order */
-static dfccl_comm_t* live_last;
-static int comm_keyval = -1; /* on each communicator with a context: its teardown    */
-static int self_keyval = -1; /* an attribute on MPI_COMM_SELF: teardown at finalize  */
+static dfccl_comm_t* live_first; /* cid order (link_live) */
+static int comm_keyval = -1;     /* on each communicator with a context: its teardown    */
+static int self_keyval = -1;     /* an attribute on MPI_COMM_SELF: teardown at finalize  */
 
 /* The communicators whose runs wait for a DFCCL communicator being made (progress drives them). */
 static pthread_mutex_t creating_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -263,11 +262,8 @@ int mca_coll_dfccl_creations_progress(void) {
 
 static void unlink_live(dfccl_comm_t* dc) {
   dfccl_comm_t** p = &live_first;
-  live_last = NULL;
-  for (dfccl_comm_t* it = live_first; it != NULL; it = it->next_live) {
-    if (it == dc) *p = it->next_live;
-    else live_last = it, p = &it->next_live;
-  }
+  while (*p != NULL && *p != dc) p = &(*p)->next_live;
+  if (*p != NULL) *p = dc->next_live;
 }
 
 static void free_comm_context(dfccl_comm_t* dc) {
@@ -498,7 +494,6 @@ static void link_live(dfccl_comm_t* dc) {
   while (*p != NULL && ompi_comm_get_cid((*p)->comm) < cid) p = &(*p)->next_live;
   dc->next_live = *p;
   *p = dc;
-  if (dc->next_live == NULL) live_last = dc;
 }
 
 dfccl_comm_t* mca_coll_dfccl_comm_context(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm) {

@@ -66,7 +66,6 @@ mca_coll_base_module_t* mca_coll_dfccl_comm_query(ompi_communicator_t* comm, int
   /* Communicators of one rank too: the previous component there (coll/self) would copy device
    * buffers with memcpy; coll_dfccl_local.c copies them right.  Intercommunicators too: DFCCL runs
    * nothing on them, but their device buffers must reach coll/inter as host copies. */
-  bool inter = OMPI_COMM_IS_INTER(comm);
   if (!c->host_target && dfcclDeviceCount() == 0) no = "no GPU here (and coll_dfccl_host_target is off)";
   else if (!any) no = "no collective enabled";
   if (no != NULL) {
@@ -77,11 +76,8 @@ mca_coll_base_module_t* mca_coll_dfccl_comm_query(ompi_communicator_t* comm, int
   if (m == NULL) return NULL;
   m->super.coll_module_enable = dfccl_module_enable;
 #define DFCCL_PROVIDE(name, mpi, fn) \
-  if (c->name##_enable) m->super.coll_##name = inter ? mca_coll_dfccl_inter_##name : mca_coll_dfccl_##name;
-  DFCCL_COLLS(DFCCL_PROVIDE)
-#define DFCCL_PROVIDE_STAGED(name, mpi, fn) \
   if (c->name##_enable) m->super.coll_##name = mca_coll_dfccl_##name;
-  DFCCL_STAGED_COLLS(DFCCL_PROVIDE_STAGED)
+  DFCCL_ENTRIES(DFCCL_PROVIDE)
   *priority = c->priority;
   return &m->super;
 }
@@ -270,8 +266,14 @@ static dfccl_coll_t* decide_coll(mca_coll_dfccl_module_t* m, ompi_communicator_t
   return new_coll(m, comm, sig, route, device, why);
 }
 
-dfccl_coll_t* mca_coll_dfccl_coll_get(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_form_t form,
-                                      const dfccl_sig_t* sig, dfccl_memory_t memory, const char** why) {
+/* The communicator's collective for `sig`, decided at its first call: a blocking call or a
+ * persistent init (where MPI lets a rank wait for the others) agrees on the route with the other
+ * ranks from each one's wish (`memory`, of this call's buffers); a nonblocking call, which must not
+ * wait, takes the process's DFCCL target whatever its buffers (memory only says the GPU), which
+ * every rank does alike.  NULL, with *why set, when the call goes to the previous component; the
+ * decision is the same on every rank. */
+static dfccl_coll_t* coll_get(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_form_t form,
+                              const dfccl_sig_t* sig, dfccl_memory_t memory, const char** why) {
   dfccl_coll_t* c = find_coll(m->dc, sig);
   if (c != NULL) return c;
   const dfccl_decided_t* d = find_previous(m, sig);
@@ -302,7 +304,7 @@ dfccl_coll_t* mca_coll_dfccl_coll_for_reduction(mca_coll_dfccl_module_t* m, ompi
   sig->count = (size_t)count * red.per_element;
   sig->dtype = red.dtype;
   sig->op = red.op;
-  return mca_coll_dfccl_coll_get(m, comm, form, sig, memory, why);
+  return coll_get(m, comm, form, sig, memory, why);
 }
 
 dfccl_coll_t* mca_coll_dfccl_coll_for_bytes(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, dfccl_form_t form,
@@ -314,20 +316,15 @@ dfccl_coll_t* mca_coll_dfccl_coll_for_bytes(mca_coll_dfccl_module_t* m, ompi_com
   sig->count = bytes;
   sig->dtype = dfcclUint8;
   sig->op = dfcclSum; /* unused by data movement; fixed, so that signatures compare equal */
-  return mca_coll_dfccl_coll_get(m, comm, form, sig, memory, why);
+  return coll_get(m, comm, form, sig, memory, why);
 }
 
 /* ---- module object ------------------------------------------------------------------------------ */
 
 static void module_construct(mca_coll_dfccl_module_t* m) {
-#define DFCCL_CLEAR_PREV(name, mpi, fn) m->prev_##name = NULL, m->prev_##name##_module = NULL;
-  DFCCL_ENTRIES(DFCCL_CLEAR_PREV)
-  m->dc = NULL;
-  m->unusable = false;
-  m->previous = NULL;
-  m->nprevious = 0;
-  m->layouts = NULL;
-  m->nlayouts = 0;
+  /* Everything after the base module: the saved previous functions, no DFCCL side yet, nothing
+   * decided (OBJ_NEW does not clear memory). */
+  memset((char*)m + sizeof m->super, 0, sizeof *m - sizeof m->super);
 }
 
 static void module_destruct(mca_coll_dfccl_module_t* m) {
