@@ -122,10 +122,10 @@ static void test_calibration(void) {
   /* 0.05 ns a poll: a front of 10^7 polls, above the given ceiling, which stays; the front follows it. */
   if (!df_config_calibrate(&cfg, 0.05)) FAIL("a poll of 0.05 ns refused");
   expect_spin(&cfg, 20000, 20000, 20000, "calibrated at 0.05 ns under a ceiling of 20000");
-  /* An H100's bare poll: 30 us, 2 us and 300 us worth of polls. */
+  /* An H100's bare poll: 500 us, 2 us and 5 ms worth of polls. */
   if (!load("DFCCL_SPIN_GROWTH=20", &cfg)) return;
-  if (!df_config_calibrate(&cfg, 150.0)) FAIL("a poll of 150 ns refused");
-  expect_spin(&cfg, 200, 16, 2000, "calibrated at 150 ns");
+  if (!df_config_calibrate(&cfg, 160.0)) FAIL("a poll of 160 ns refused");
+  expect_spin(&cfg, 3125, 16, 31250, "calibrated at 160 ns");
 }
 
 int main(void) {
