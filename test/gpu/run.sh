@@ -503,8 +503,8 @@ fi
 # the random-order program x UCX_ITERS and the device-synchronization program x UCX_SYNC_ITERS at 2
 # ranks, its twin without preemption, 4 ranks with ranks 0-1 and 2-3 on two "hosts" (auto: CUDA IPC
 # within, UCX across, in one ring), UCX alone in the proxy's pattern (benchmarks/ucx_bandwidth),
-# dfccl_bench over UCX beside the same run over CUDA IPC, and over UCX beside NCCL on sockets (two
-# GPUs; UCX_BENCH_COLLS, default allreduce; UCX_BENCH_MAX 256M).
+# dfccl_bench over UCX beside the same run over CUDA IPC, over UCX with fewer channels (UCX_CHANNELS),
+# and over UCX beside NCCL on sockets (two GPUs; UCX_BENCH_COLLS, default allreduce; UCX_BENCH_MAX 256M).
 if named ucx; then
   export UCX_TLS="${UCX_TLS:-tcp,self}" UCX_WARN_UNUSED_ENV_VARS=n
   step ucx-random-order-2ranks ${UCX_LIMIT:-200} env DFCCL_TRANSPORT=ucx DFCCL_SHOW_TRANSPORT=1 \
@@ -534,6 +534,14 @@ if named ucx; then
       -C allreduce -b 8 -e "${UCX_BENCH_MAX:-64M}" -f 8 -n 30 -w 5 -c 1 -N 0
     keep_output "bench-$transport.txt"
     summarize "^ +[0-9]|Avg|Wrong"
+  done
+  # Over UCX with fewer channels (UCX_CHANNELS="n ...", default "2 4 8"; the default is 32): the
+  # proxy moved 0.7 GB/s at 128 MiB where UCX alone moves 2.1, and its loss grew with the size,
+  # that is with the channels (nineteenth session) -- NCCL runs its network path on few channels.
+  for ch in ${UCX_CHANNELS-2 4 8}; do
+    step "bench-ucx-channels-$ch" ${BENCH_LIMIT:-200} env DFCCL_TRANSPORT=ucx DFCCL_MAX_CHANNELS=$ch $mpi 2 \
+      benchmarks/dfccl_bench -C allreduce -b 2M -e "${UCX_BENCH_MAX:-256M}" -f 8 -n 10 -w 3 -c 1 -N 0
+    summarize "^ +[0-9]|Wrong"
   done
   # Issue 14's comparison: DFCCL over UCX beside NCCL forced onto its network path (sockets: no
   # peer-to-peer, no shared memory, no InfiniBand), in one run, one rank per GPU (NCCL refuses two
