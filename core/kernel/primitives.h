@@ -123,9 +123,16 @@ DF_FN bool df_queued_run_has_slot(const df_run* run, uint32_t coll) {
  * others gather on its run within a hop each. */
 DF_FN bool df_follows(const df_run* run) { return run->args->spin.follow && run->ctx->stat.rank != 0; }
 
+/* Whether the wait looks from the floor on, at every poll: a follower; and with DFCCL_QUEUE_ORDER=id
+ * every position, each for queued runs of higher ids only until its share has passed
+ * (df_other_run_ready) -- two ranks each in the other's run then both go to the higher one, and a
+ * rank ahead of a late peer (which starts with other ids than it) goes to the peer's run if that is
+ * higher: the case study submits in descending ids. */
+DF_FN bool df_looks_early(const df_run* run) { return run->args->spin.queue_by_id || df_follows(run); }
+
 DF_FN uint64_t df_look_around_from(const df_run* run) {
   const df_spin_policy* spin = &run->args->spin;
-  uint64_t from = df_follows(run) ? 0 : run->threshold / spin->leave_share;
+  uint64_t from = df_looks_early(run) ? 0 : run->threshold / spin->leave_share;
   return from < spin->floor ? spin->floor : from;
 }
 
@@ -151,7 +158,7 @@ DF_FN bool df_other_run_ready(const df_run* run, uint64_t polls, uint32_t* curso
   df_block_shared* sh = run->sh;
   uint32_t share = run->args->spin.leave_share;
   if (share == 0 || polls < df_look_around_from(run)) return false;
-  if (polls % DF_LOOK_AROUND_EVERY && !df_follows(run)) return false;
+  if (polls % DF_LOOK_AROUND_EVERY && !df_looks_early(run)) return false;
   uint32_t position = (*cursor)++ % (sh->ntasks + 1);
   if (position == sh->ntasks) return polls >= run->threshold / share && df_entries_waiting(run);
   uint32_t coll = sh->tasks[position];
@@ -159,6 +166,9 @@ DF_FN bool df_other_run_ready(const df_run* run, uint64_t polls, uint32_t* curso
   /* Never for a run of lower priority: that one waits for this one (the task queue's order). */
   if (df_static_priority(run->args, coll) < (int32_t)run->ctx->stat.priority || !df_queued_run_has_slot(run, coll))
     return false;
+  if (run->args->spin.queue_by_id && polls < run->threshold / share &&
+      df_static_order(run->args, coll) <= run->ctx->stat.order)
+    return false; /* early, by id: only for a higher one (df_looks_early) */
   sh->ready = position;
   return true;
 }

@@ -536,6 +536,22 @@ static void test_leave_for_ready(void) {
   run.ctx->stat.rank = 1;
   CHECK(!LOOKS(64) && LOOKS(from), "with DFCCL_FOLLOW_READY=0 every position waits its share");
   run.ctx->stat.rank = 0;
+  /* DFCCL_QUEUE_ORDER=id: every position looks from the floor, at every poll, but before its share
+   * only for a run of a higher id. */
+  a->spin.queue_by_id = 1;
+  run.ctx->stat.order = 5;
+  r->f.colls[OTHER].order = 9;
+  CHECK(!LOOKS(48) && LOOKS(64) && LOOKS(65), "by id, the first position looks from the floor for a higher id");
+  r->f.colls[OTHER].order = 5;
+  CHECK(!LOOKS(64) && LOOKS(from), "but for an equal or lower id only after its share");
+  r->f.colls[OTHER].order = 3;
+  run.ctx->stat.rank = 1;
+  a->spin.follow = 1;
+  CHECK(!LOOKS(64) && LOOKS(from), "a follower too: by id, early looks go up only");
+  a->spin.follow = 0;
+  run.ctx->stat.rank = 0;
+  a->spin.queue_by_id = 0;
+  run.ctx->stat.order = r->f.colls[OTHER].order = 0;
 #undef LOOKS
   sh->ready = DF_NO_TASK;
   CHECK(df_other_run_ready(&run, from, &(uint32_t){1}) && sh->ready == 1, "the ready run's position is noted");
