@@ -37,6 +37,8 @@ step() {
   case " ${SKIP:-} " in *" $name "*) note "SKIP $name"; return 0 ;; esac
   ran=1
   echo "===== $name: $*" >> "$log"
+  # On stdout only: a call cut by its time limit still shows which step was running.
+  echo "..... $name started $(date -u +%H:%M:%S) (limit ${limit}s)"
   start=$(date +%s)
   # No stdin: mpirun forwards it to rank 0 and would eat a loop's remaining input (PART=ooo's settings).
   timeout "$limit" "$@" > "$out/step.out" 2>&1 < /dev/null
