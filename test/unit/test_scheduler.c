@@ -372,6 +372,19 @@ static uint64_t ring_run(ring_fixture* r, uint32_t epoch, int tries) {
   return ring_run_again(r, tries);
 }
 
+/* Starts run 1 and makes it resident, as df_run_task would: the run its primitives are called on
+ * directly, waits ending after `threshold` polls. */
+static df_run ring_direct_run(ring_fixture* r, uint64_t threshold) {
+  df_sqe e = sqe_for(RING_COLL, 1, NULL, r->recv);
+  df_context_start_run(&r->f.args, &r->f.block, &r->f.shared, &e);
+  r->f.shared.current = df_context_acquire(&r->f.args, &r->f.block, &r->f.shared, RING_COLL);
+  return (df_run){.args = &r->f.args,
+                  .blk = &r->f.block,
+                  .sh = &r->f.shared,
+                  .ctx = &r->f.shared.slots[r->f.shared.current],
+                  .threshold = threshold};
+}
+
 /* The root's slot of run `epoch`, tagged as a run of `st` would tag it. */
 static void ring_post(ring_fixture* r, const df_coll_static* st, uint32_t epoch) {
   uint64_t step = r->my_recv.tail;
@@ -442,14 +455,7 @@ static void test_growth(void) {
     df_daemon_args* a = &r->f.args;
     r->f.colls[RING_COLL].nranks = nranks;
     df_coll_static st = r->f.colls[RING_COLL];
-    df_sqe e = sqe_for(RING_COLL, 1, NULL, r->recv);
-    df_context_start_run(a, &r->f.block, &r->f.shared, &e);
-    r->f.shared.current = df_context_acquire(a, &r->f.block, &r->f.shared, RING_COLL);
-    df_run run = {.args = a,
-                  .blk = &r->f.block,
-                  .sh = &r->f.shared,
-                  .ctx = &r->f.shared.slots[r->f.shared.current],
-                  .threshold = 100};
+    df_run run = ring_direct_run(r, 100);
     uint64_t expected = 100;
     for (uint32_t k = 1; k <= nranks; k++) {
       ring_post(r, &st, 1);
@@ -481,15 +487,12 @@ static void test_leave_for_ready(void) {
   r->f.colls[OTHER].links = &other_links;
   other_recv.tail = 1;
 
-  df_sqe e = sqe_for(RING_COLL, 1, NULL, r->recv);
-  df_context_start_run(a, &r->f.block, sh, &e);
+  df_run run = ring_direct_run(r, 1u << 12);
   sh->tasks[0] = RING_COLL;
   sh->tasks[1] = OTHER;
   sh->ntasks = 2;
-  sh->current = df_context_acquire(a, &r->f.block, sh, RING_COLL);
   a->spin.floor = 64;
   a->spin.leave_share = 16;
-  df_run run = {.args = a, .blk = &r->f.block, .sh = sh, .ctx = &sh->slots[sh->current], .threshold = 1u << 12};
   uint64_t from = (1u << 12) / 16; /* 256: above the floor */
 
   /* Looks at one queued run per call, round robin: two calls cover the queue of two. */
@@ -615,15 +618,7 @@ static void test_leave_for_ready(void) {
 static void test_credits(void) {
   ring_fixture* r = zeroed(1, sizeof *r);
   ring_init(r);
-  df_daemon_args* a = &r->f.args;
-  df_sqe e = sqe_for(RING_COLL, 1, NULL, r->recv);
-  df_context_start_run(a, &r->f.block, &r->f.shared, &e);
-  r->f.shared.current = df_context_acquire(a, &r->f.block, &r->f.shared, RING_COLL);
-  df_run run = {.args = a,
-                .blk = &r->f.block,
-                .sh = &r->f.shared,
-                .ctx = &r->f.shared.slots[r->f.shared.current],
-                .threshold = 100};
+  df_run run = ring_direct_run(r, 100);
   int32_t src[RING_COUNT] = {0};
   for (int k = 0; k < DF_FIFO_STEPS; k++)
     CHECK(df_send(&run, src, RING_COUNT) == DF_PRIM_DONE, "send %d of the first %d completes", k + 1, DF_FIFO_STEPS);
