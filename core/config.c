@@ -208,10 +208,10 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   DF_CHECK(env_u32("DFCCL_LEAVE_FOR_READY", 0, 1u << 20, &leave_share));
   DF_CHECK(env_u32("DFCCL_FOLLOW_READY", 0, 1, &follow));
   const char* queue_order = getenv("DFCCL_QUEUE_ORDER");
-  if (queue_order && *queue_order) {
-    if (strcmp(queue_order, "id") != 0 && strcmp(queue_order, "arrival") != 0)
+  if (queue_order && *queue_order && strcmp(queue_order, "arrival") != 0) {
+    if (strcmp(queue_order, "id") != 0)
       return df_error(dfcclInvalidArgument, "DFCCL_QUEUE_ORDER=\"%s\": expected \"arrival\" or \"id\"", queue_order);
-    cfg->spin.queue_by_id = strcmp(queue_order, "id") == 0;
+    cfg->spin.queue_by_id = 1;
   }
   DF_CHECK(env_u32("DFCCL_DEBUG", 0, 9, &debug));
   DF_CHECK(df_env_stream_order(&cfg->stream_order));
