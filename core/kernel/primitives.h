@@ -123,27 +123,12 @@ DF_FN bool df_queued_run_has_slot(const df_run* run, uint32_t coll) {
  * others gather on its run within a hop each. */
 DF_FN bool df_follows(const df_run* run) { return run->args->spin.follow && run->ctx->stat.rank != 0; }
 
-/* A wait whose run has received nothing on this block yet (spin.leave_for_higher), or any wait with
- * DFCCL_QUEUE_ORDER=id: before its share it leaves only for a queued run of a higher id.  Its
- * predecessor may never have come to this run; if the predecessor waits in a higher one, both
- * belong there, and the rule points every such pair the same way -- the one in the lower run
- * leaves, the other stays -- where leaving for any id would have two ranks each in the other's run
- * swap and find themselves alone again.  A run that has received is one its predecessor came to:
- * the follower rule (df_follows) applies to it unchanged. */
-DF_FN bool df_early_by_id(const df_run* run) {
-  const df_spin_policy* spin = &run->args->spin;
-  return spin->queue_by_id || (spin->leave_for_higher && run->ctx->dyn.received == 0);
-}
-
-/* Whether the wait looks from the floor on, at every poll: by id (df_early_by_id), or a follower. */
-DF_FN bool df_looks_early(const df_run* run) { return df_early_by_id(run) || df_follows(run); }
-
-/* Before its share, whether a wait that looks early leaves for queued run coll (one with the
- * predecessor's slot waiting): by id, for a higher one only; a follower, for any. */
-DF_FN bool df_leaves_early_for(const df_run* run, uint32_t coll) {
-  if (df_early_by_id(run)) return df_static_order(run->args, coll) > run->ctx->stat.order;
-  return df_follows(run);
-}
+/* Whether the wait looks from the floor on, at every poll: a follower; and with DFCCL_QUEUE_ORDER=id
+ * every position, each for queued runs of higher ids only until its share has passed
+ * (df_other_run_ready) -- two ranks each in the other's run then both go to the higher one, and a
+ * rank ahead of a late peer (which starts with other ids than it) goes to the peer's run if that is
+ * higher: the case study submits in descending ids. */
+DF_FN bool df_looks_early(const df_run* run) { return run->args->spin.queue_by_id || df_follows(run); }
 
 DF_FN uint64_t df_look_around_from(const df_run* run) {
   const df_spin_policy* spin = &run->args->spin;
@@ -181,7 +166,9 @@ DF_FN bool df_other_run_ready(const df_run* run, uint64_t polls, uint32_t* curso
   /* Never for a run of lower priority: that one waits for this one (the task queue's order). */
   if (df_static_priority(run->args, coll) < (int32_t)run->ctx->stat.priority || !df_queued_run_has_slot(run, coll))
     return false;
-  if (polls < run->threshold / share && !df_leaves_early_for(run, coll)) return false;
+  if (run->args->spin.queue_by_id && polls < run->threshold / share &&
+      df_static_order(run->args, coll) <= run->ctx->stat.order)
+    return false; /* early, by id: only for a higher one (df_looks_early) */
   sh->ready = position;
   return true;
 }

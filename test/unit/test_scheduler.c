@@ -554,26 +554,6 @@ static void test_leave_for_ready(void) {
   a->spin.follow = 0;
   run.ctx->stat.rank = 0;
   a->spin.queue_by_id = 0;
-  /* DFCCL_LEAVE_FOR_HIGHER=1 (arrival order): a wait that has received nothing in its run looks
-   * from the floor on, for a higher id only, whatever its position; once it has received, the rules
-   * above hold -- a follower follows to any id, the first position waits its share. */
-  a->spin.leave_for_higher = 1;
-  r->f.colls[OTHER].order = 9;
-  CHECK(!LOOKS(48) && LOOKS(64) && LOOKS(65),
-        "having received nothing, the first position looks from the floor for a higher id");
-  r->f.colls[OTHER].order = 3;
-  CHECK(!LOOKS(64) && LOOKS(from), "for a lower id only after its share");
-  a->spin.follow = 1;
-  run.ctx->stat.rank = 1;
-  CHECK(!LOOKS(64) && LOOKS(from), "a follower that has received nothing: a higher id only too (no swap)");
-  run.ctx->dyn.received = 1;
-  CHECK(LOOKS(64), "a follower that has received follows its predecessor to any id");
-  run.ctx->stat.rank = 0;
-  r->f.colls[OTHER].order = 9;
-  CHECK(!LOOKS(64) && LOOKS(from), "the first position that has received waits its share, even for a higher id");
-  run.ctx->dyn.received = 0;
-  a->spin.follow = 0;
-  a->spin.leave_for_higher = 0;
   run.ctx->stat.order = r->f.colls[OTHER].order = 0;
 #undef LOOKS
   sh->ready = DF_NO_TASK;
