@@ -666,10 +666,31 @@ size_t df_net_address(const df_ctx* ctx, void* buf, size_t max) {
   return net->address_bytes;
 }
 
+/* TCP moves a message in segments of TX_SEG_SIZE (received into RX_SEG_SIZE ones; UCX refuses TX
+ * above RX).  At UCX's 8 KiB / 64 KiB, 2 ranks on 2 H100s over the loopback moved 0.56-0.62 GB/s
+ * at 128 MiB in the proxy's pattern (DF_FIFO_STEPS slots of up to 512 KiB in flight per channel,
+ * both ways); with 256 KiB segments 1.10-1.30 GB/s, small all-reduces unchanged (docs/performance.md,
+ * twentieth session).  So both become 256 KiB unless the user set either.  The names are the TCP
+ * transport's own: ucp_config_modify hands names it does not know to the transports, and "TCP_..."
+ * matched none (UCX 1.13 warned "invalid configurations" and kept its defaults). */
+static void set_tcp_segments(df_ctx* ctx, ucp_config_t* config) {
+  if (getenv("UCX_TCP_TX_SEG_SIZE") || getenv("UCX_TCP_RX_SEG_SIZE")) return;
+  static const char* const names[] = {"RX_SEG_SIZE", "TX_SEG_SIZE"}; /* RX first: TX may not exceed it */
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    ucs_status_t s = ucp_config_modify(config, names[i], "256k");
+    /* Not an error: a UCX without the setting runs with its own default, only slower. */
+    if (s != UCS_OK) {
+      df_debug(ctx, "UCX did not take TCP %s=256k (%s): its defaults stay", names[i], ucs_status_string(s));
+      return;
+    }
+  }
+}
+
 static dfcclResult_t open_worker(df_ctx* ctx, struct df_net* net) {
   ucp_config_t* config;
   ucs_status_t s = ucp_config_read(NULL, NULL, &config);
   if (s != UCS_OK) return ucx_error(s, "ucp_config_read");
+  set_tcp_segments(ctx, config);
   ucp_params_t params = {.field_mask = UCP_PARAM_FIELD_FEATURES, .features = UCP_FEATURE_TAG};
   s = ucp_init(&params, config, &net->context);
   ucp_config_release(config);
@@ -691,7 +712,6 @@ static dfcclResult_t open_worker(df_ctx* ctx, struct df_net* net) {
     return df_error(dfcclUnsupported,
                     "UCX: the worker address takes %zu bytes, more than the %d a registration carries",
                     net->address_bytes, DF_NET_ADDRESS_MAX);
-  (void)ctx;
   return dfcclSuccess;
 }
 
