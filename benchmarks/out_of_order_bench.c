@@ -61,6 +61,7 @@ typedef struct {
 typedef struct {
   double us_per_iteration; /* the slowest rank's */
   double preemptions;      /* per iteration, summed over ranks */
+  double launches;         /* daemon launches per iteration, summed over ranks: each after a quit */
   long wrong;              /* elements, summed over ranks, with failed runs */
 } run_result;
 
@@ -181,29 +182,33 @@ static int run_iterations(harness* h, size_set* set, const settings* s, order_ki
   return atomic_load(&done.errors);
 }
 
-static uint64_t preemptions(const harness* h) {
+static dfcclStats_t daemon_stats(const harness* h) {
   dfcclStats_t stats;
   CHECK_DFCCL(dfcclGetStats(h->ctx, &stats));
-  return stats.preemptions;
+  return stats;
 }
 
 /* One run, timed from a barrier to this rank's last callback; checked after the clock stops. */
 static run_result measure(harness* h, size_set* set, const settings* s, order_kind kind, int iterations, int tag) {
   prepare_run(h, set, s->colls, tag);
-  uint64_t preempted = preemptions(h);
+  dfcclStats_t before = daemon_stats(h);
   check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
   double start = harness_now_s();
   long failed = run_iterations(h, set, s, kind, iterations);
-  double mine[2] = {(harness_now_s() - start) * 1e6 / iterations, (double)(preemptions(h) - preempted) / iterations};
+  double us = (harness_now_s() - start) * 1e6;
+  dfcclStats_t after = daemon_stats(h);
+  double mine[3] = {us / iterations, (double)(after.preemptions - before.preemptions) / iterations,
+                    (double)(after.launches - before.launches) / iterations};
   long wrong = check_run(h, set, s->colls, tag) + failed;
 
   run_result r;
-  double slowest = 0, preempted_all = 0;
+  double slowest = 0, summed[2] = {0, 0};
   check_mpi(MPI_Allreduce(&mine[0], &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
-  check_mpi(MPI_Allreduce(&mine[1], &preempted_all, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(&mine[1], summed, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
   check_mpi(MPI_Allreduce(&wrong, &r.wrong, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
   r.us_per_iteration = slowest;
-  r.preemptions = preempted_all;
+  r.preemptions = summed[0];
+  r.launches = summed[1];
   return r;
 }
 
@@ -237,10 +242,10 @@ static void print_heading(const harness* h, const settings* s) {
   printf("# out_of_order_bench: %d ranks, %s target; %d all-reduces (float sum, out of place) per iteration, "
          "%d iterations per run, %d rounds of a fixed-order and a random-order run, %d warm-up iterations, seed %lu\n",
          h->nranks, h->gpu ? "cuda" : "host", s->colls, s->iterations, s->rounds, s->warmup, s->seed);
-  printf("# time per iteration on the slowest rank (us): median and min over rounds; preemptions per iteration "
-         "(all ranks, median)\n");
-  printf("#%11s %10s %10s %10s %10s %8s %8s %8s %8s\n", "size (B)", "fixed med", "fixed min", "random med",
-         "random min", "ratio", "pre fix", "pre rnd", "#wrong");
+  printf("# time per iteration on the slowest rank (us): median and min over rounds; preemptions and daemon "
+         "launches (each after the daemon quit) per iteration (all ranks, median)\n");
+  printf("#%11s %10s %10s %10s %10s %8s %8s %8s %8s %8s %8s\n", "size (B)", "fixed med", "fixed min", "random med",
+         "random min", "ratio", "pre fix", "pre rnd", "lau fix", "lau rnd", "#wrong");
   fflush(stdout);
 }
 
@@ -250,19 +255,22 @@ typedef struct {
 } size_summary;
 
 static size_summary print_row(size_t bytes, run_result runs[NUM_ORDERS][MAX_ROUNDS], int rounds) {
-  double times[NUM_ORDERS][MAX_ROUNDS], pre[NUM_ORDERS][MAX_ROUNDS], med[NUM_ORDERS], low[NUM_ORDERS];
+  double times[NUM_ORDERS][MAX_ROUNDS], pre[NUM_ORDERS][MAX_ROUNDS], lau[NUM_ORDERS][MAX_ROUNDS];
+  double med[NUM_ORDERS], low[NUM_ORDERS];
   long wrong = 0;
   for (int k = 0; k < NUM_ORDERS; k++) {
     for (int r = 0; r < rounds; r++) {
       times[k][r] = runs[k][r].us_per_iteration;
       pre[k][r] = runs[k][r].preemptions;
+      lau[k][r] = runs[k][r].launches;
       wrong += runs[k][r].wrong;
     }
     med[k] = median(times[k], rounds);
     low[k] = times[k][0]; /* sorted */
   }
-  printf("%12zu %10.2f %10.2f %10.2f %10.2f %8.3f %8.1f %8.1f %8ld\n", bytes, med[FIXED], low[FIXED], med[RANDOM],
-         low[RANDOM], med[RANDOM] / med[FIXED], median(pre[FIXED], rounds), median(pre[RANDOM], rounds), wrong);
+  printf("%12zu %10.2f %10.2f %10.2f %10.2f %8.3f %8.1f %8.1f %8.2f %8.2f %8ld\n", bytes, med[FIXED], low[FIXED],
+         med[RANDOM], low[RANDOM], med[RANDOM] / med[FIXED], median(pre[FIXED], rounds), median(pre[RANDOM], rounds),
+         median(lau[FIXED], rounds), median(lau[RANDOM], rounds), wrong);
   fflush(stdout);
   return (size_summary){bytes, med[FIXED], med[RANDOM]};
 }

@@ -63,8 +63,8 @@ TARGET_COLLECTIVES = COLLECTIVE_ORDER[:5]
 
 
 # out_of_order_bench's rows: size, fixed median and min, random median and min (us per iteration),
-# random/fixed, preemptions per iteration in fixed and random order, wrong elements.
-OOO_FIELDS = 9
+# random/fixed, preemptions and daemon launches per iteration in fixed and random order, wrong elements.
+OOO_FIELDS = 11
 
 
 class LogError(Exception):
