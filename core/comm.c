@@ -12,6 +12,10 @@
  * step.  Each run installs its own static context (kind, count, type, op, root, channels) in the
  * daemon's table before its SQE exists, when it differs from what the set ran last.
  *
+ * A communicator made by dfcclCommCreateStart takes runs before its sets exist: dfcclSubmitBatch
+ * hands them to comm_held.c, which holds them in call order until the test that sees the creation
+ * end submits them through the same path (df_comm_submit) -- or fails them, if it failed.
+ *
  * The v kinds' static context also names a blocks table in daemon memory.  The communicator interns
  * the tables by content: a run whose layout it has seen takes a reference to that table, so a loop
  * of one layout copies nothing and its static context stays equal.  A run holds its reference from
@@ -22,6 +26,7 @@
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +34,6 @@
 #include "internal.h"
 
 #define DF_COMM_MAGIC 0x64666363636f6d6dull
-#define DF_COMM_MAX_SETS 16
 /* Serials below this are the callers' keys (dfcclCommCreateWithKey); agreed ones come after.  Both
  * stay below INT_MAX / DF_COMM_MAX_SETS, so that every set id is distinct. */
 #define DF_COMM_KEYS (1u << 26)
@@ -49,24 +53,7 @@ struct df_comm_table {
   int users; /* runs that hold it: submitted and not ended (ctx->lock) */
 };
 
-struct dfcclComm {
-  uint64_t magic;
-  df_ctx* ctx;
-  struct dfcclComm* next; /* ctx->comms                                                    */
-  int nranks;
-  int position; /* this rank's index in the communicator                        */
-  df_shape shape;
-  int nsets;
-  int set_ids[DF_COMM_MAX_SETS];
-  int set_index[DF_COMM_MAX_SETS];
-  uint64_t runs;                /* submitted: the next run's number                             */
-  struct df_comm_table* tables; /* ctx->lock */
-  int ntables;
-  bool has_exchange;        /* made by dfcclCommCreateStart: its exchanges are the caller's */
-  dfcclExchange_t exchange; /* ... also for its destruction                                  */
-};
-
-static dfcclResult_t comm_check(const struct dfcclComm* comm) {
+dfcclResult_t df_comm_check(const struct dfcclComm* comm) {
   if (comm == NULL || __atomic_load_n(&comm->magic, __ATOMIC_ACQUIRE) != DF_COMM_MAGIC)
     return df_error(dfcclInvalidArgument, "not a communicator (NULL, destroyed, or not from dfcclCommCreate)");
   return df_ctx_check(comm->ctx);
@@ -99,43 +86,33 @@ static int set_id(uint32_t serial, int set) {
   return -1 - (int)(serial % (INT_MAX / DF_COMM_MAX_SETS)) * DF_COMM_MAX_SETS - set;
 }
 
-dfcclResult_t dfcclCommCreate(dfcclRankCtx_t ctx, const int* ranks, int nranks, dfcclComm_t* comm) {
-  DF_CHECK(df_ctx_check(ctx));
-  if (comm == NULL) return df_error(dfcclInvalidArgument, "dfcclCommCreate: NULL comm");
-  *comm = NULL;
-  uint32_t serial;
-  DF_CHECK(agree_serial(ctx, ranks, nranks, &serial));
-  return df_comm_create(ctx, ranks, nranks, serial, NULL, comm);
-}
-
-dfcclResult_t dfcclCommCreateWithKey(dfcclRankCtx_t ctx, const int* ranks, int nranks, uint32_t key,
-                                     dfcclComm_t* comm) {
-  DF_CHECK(df_ctx_check(ctx));
-  if (comm == NULL) return df_error(dfcclInvalidArgument, "dfcclCommCreateWithKey: NULL comm");
-  *comm = NULL;
-  DF_CHECK(df_comm_check_key(key, "dfcclCommCreateWithKey"));
-  return df_comm_create(ctx, ranks, nranks, key, NULL, comm);
-}
-
 dfcclResult_t df_comm_check_key(uint32_t key, const char* caller) {
   if (key >= DF_COMM_KEYS)
     return df_error(dfcclInvalidArgument, "%s: key %u is not below %u", caller, key, DF_COMM_KEYS);
   return dfcclSuccess;
 }
 
-/* The communicator's sets, registered under the serial's ids: a key in use is a dfcclDuplicateId. */
-dfcclResult_t df_comm_create(df_ctx* ctx, const int* ranks, int nranks, uint32_t serial,
-                             const dfcclExchange_t* exchange, dfcclComm_t* comm) {
-  const df_config* cfg = &ctx->cfg;
+struct dfcclComm* df_comm_new(df_ctx* ctx, int nranks, const dfcclExchange_t* exchange) {
   struct dfcclComm* c = calloc(1, sizeof *c);
-  if (c == NULL) return df_error(dfcclOutOfResources, "out of memory");
+  if (c == NULL) {
+    df_error(dfcclOutOfResources, "out of memory");
+    return NULL;
+  }
   c->ctx = ctx;
   if (exchange != NULL) {
     c->has_exchange = true;
     c->exchange = *exchange;
   }
-  c->nsets = (int)cfg->comm_sets;
-  c->shape = (df_shape){cfg->max_channels, cfg->comm_slot_bytes};
+  c->nranks = nranks;
+  c->nsets = (int)ctx->cfg.comm_sets;
+  c->shape = (df_shape){ctx->cfg.max_channels, ctx->cfg.comm_slot_bytes};
+  c->stage = DF_COMM_READY;
+  atomic_init(&c->testing, false);
+  return c;
+}
+
+dfcclResult_t df_comm_register_sets(struct dfcclComm* c, const int* ranks, int nranks, uint32_t serial) {
+  df_ctx* ctx = c->ctx;
   dfcclResult_t r = dfcclSuccess;
   int made = 0;
   for (; made < c->nsets; made++) { /* a failure is told to every participant, at the same set */
@@ -145,22 +122,61 @@ dfcclResult_t df_comm_create(df_ctx* ctx, const int* ranks, int nranks, uint32_t
   }
   if (r != dfcclSuccess) {
     if (made > 0) dfcclDeregister(ctx, c->set_ids, made);
-    free(c);
     return r;
   }
   pthread_mutex_lock(&ctx->lock);
   for (int k = 0; k < c->nsets; k++) c->set_index[k] = df_registry_find(ctx, c->set_ids[k]);
-  const df_coll_static* st = &ctx->colls[c->set_index[0]].stat;
-  c->nranks = (int)st->nranks;
-  c->position = (int)st->rank;
+  pthread_mutex_unlock(&ctx->lock);
+  df_debug(ctx, "communicator of %d ranks: %d connector sets of %u channels, %u-byte slots", nranks, c->nsets,
+           c->shape.nchannels, c->shape.slot_bytes);
+  return dfcclSuccess;
+}
+
+void df_comm_link(struct dfcclComm* c, df_comm_stage stage) {
+  df_ctx* ctx = c->ctx;
+  pthread_mutex_lock(&ctx->lock);
+  c->stage = stage;
   c->magic = DF_COMM_MAGIC;
   c->next = ctx->comms;
   ctx->comms = c;
   pthread_mutex_unlock(&ctx->lock);
-  df_debug(ctx, "communicator of %d ranks (position %d): %d connector sets of %u channels, %u-byte slots", c->nranks,
-           c->position, c->nsets, c->shape.nchannels, c->shape.slot_bytes);
+}
+
+/* A blocking creation: the communicator exists when it returns. */
+static dfcclResult_t create(df_ctx* ctx, const int* ranks, int nranks, uint32_t serial, dfcclComm_t* comm) {
+  struct dfcclComm* c = df_comm_new(ctx, nranks, NULL);
+  if (c == NULL) return dfcclOutOfResources;
+  dfcclResult_t r = df_comm_register_sets(c, ranks, nranks, serial);
+  if (r != dfcclSuccess) {
+    free(c);
+    return r;
+  }
+  pthread_mutex_lock(&ctx->lock); /* NULL ranks: all of them; the registry knows where this rank stands */
+  const df_coll_static* st = &ctx->colls[c->set_index[0]].stat;
+  c->nranks = (int)st->nranks;
+  c->position = (int)st->rank;
+  pthread_mutex_unlock(&ctx->lock);
+  df_comm_link(c, DF_COMM_READY);
   *comm = c;
   return dfcclSuccess;
+}
+
+dfcclResult_t dfcclCommCreate(dfcclRankCtx_t ctx, const int* ranks, int nranks, dfcclComm_t* comm) {
+  DF_CHECK(df_ctx_check(ctx));
+  if (comm == NULL) return df_error(dfcclInvalidArgument, "dfcclCommCreate: NULL comm");
+  *comm = NULL;
+  uint32_t serial;
+  DF_CHECK(agree_serial(ctx, ranks, nranks, &serial));
+  return create(ctx, ranks, nranks, serial, comm);
+}
+
+dfcclResult_t dfcclCommCreateWithKey(dfcclRankCtx_t ctx, const int* ranks, int nranks, uint32_t key,
+                                     dfcclComm_t* comm) {
+  DF_CHECK(df_ctx_check(ctx));
+  if (comm == NULL) return df_error(dfcclInvalidArgument, "dfcclCommCreateWithKey: NULL comm");
+  *comm = NULL;
+  DF_CHECK(df_comm_check_key(key, "dfcclCommCreateWithKey"));
+  return create(ctx, ranks, nranks, key, comm);
 }
 
 /* The run's static context: the set's (participants, connectors, flags) with the descriptor's
@@ -333,22 +349,31 @@ typedef struct {
   uint32_t epoch;
 } batch_run;
 
+/* What a run reads and writes on this rank: the descriptor's collective, or a v kind's blocks. */
+static void run_buffer_bytes(const df_coll_static* st, const df_blocks* blocks, size_t* send_bytes,
+                             size_t* recv_bytes) {
+  size_t esize = dfcclTypeSize((dfcclDataType_t)st->dtype);
+  df_run_bytes(st, send_bytes, recv_bytes);
+  if (blocks->host) {
+    *send_bytes = blocks->send_elems * esize;
+    *recv_bytes = blocks->recv_elems * esize;
+  }
+}
+
 /* Everything that can refuse a run, before it takes its number: its static context (b->st holds
- * its set's on the way in), buffers, blocks table. */
-static dfcclResult_t check_run(struct dfcclComm* comm, const dfcclSubmission_t* s, batch_run* b) {
+ * its set's on the way in), buffers, blocks table.  caller_waited: the caller's work on the buffers
+ * was waited for when the run was held. */
+static dfcclResult_t check_run(struct dfcclComm* comm, const dfcclSubmission_t* s, batch_run* b, bool caller_waited) {
   df_ctx* ctx = comm->ctx;
   df_blocks blocks;
   const df_coll_static set = b->st;
   DF_CHECK(run_context(comm, &set, s->desc, &b->st, &blocks));
-  size_t send_bytes, recv_bytes, esize = dfcclTypeSize((dfcclDataType_t)b->st.dtype);
-  df_run_bytes(&b->st, &send_bytes, &recv_bytes);
-  if (blocks.host) { /* a v kind: its own blocks */
-    send_bytes = blocks.send_elems * esize;
-    recv_bytes = blocks.recv_elems * esize;
-  }
+  size_t send_bytes, recv_bytes;
+  run_buffer_bytes(&b->st, &blocks, &send_bytes, &recv_bytes);
   b->gated = b->gated && df_gate_wanted(ctx, b->st.nchannels);
+  bool wait = !b->gated && !caller_waited;
   dfcclResult_t r =
-      df_check_run_buffers(ctx, b->st.kind, s->sendbuff, send_bytes, s->recvbuff, recv_bytes, b->id, !b->gated);
+      df_check_run_buffers(ctx, b->st.kind, s->sendbuff, send_bytes, s->recvbuff, recv_bytes, b->id, wait);
   if (r == dfcclSuccess && blocks.host) r = intern_table(comm, &blocks, &b->table);
   free(blocks.host); /* NULL once interned */
   if (r == dfcclSuccess && b->table) b->st.blocks = b->table->dev;
@@ -393,11 +418,33 @@ static dfcclResult_t refuse_batch(df_ctx* ctx, batch* w, int n, dfcclResult_t r)
   return r;
 }
 
+dfcclResult_t df_comm_check_held(struct dfcclComm* c, const dfcclSubmission_t* s, uint64_t number) {
+  df_coll_static set = {0}, st; /* no set yet: the communicator's ranks are all a check needs */
+  set.nranks = (uint32_t)c->nranks;
+  set.rank = (uint32_t)c->position;
+  df_blocks blocks;
+  DF_CHECK(run_context(c, &set, s->desc, &st, &blocks));
+  size_t send_bytes, recv_bytes;
+  run_buffer_bytes(&st, &blocks, &send_bytes, &recv_bytes);
+  free(blocks.host); /* made again when the run is submitted */
+  return df_check_run_buffers(c->ctx, st.kind, s->sendbuff, send_bytes, s->recvbuff, recv_bytes,
+                              (int)(number & INT_MAX), true);
+}
+
 dfcclResult_t dfcclSubmitBatch(dfcclComm_t comm, const dfcclSubmission_t* runs, int n) {
-  DF_CHECK(comm_check(comm));
+  DF_CHECK(df_comm_check(comm));
   if (n < 0 || (n > 0 && runs == NULL))
     return df_error(dfcclInvalidArgument, "dfcclSubmitBatch: %d runs at %p", n, (const void*)runs);
   if (n == 0) return dfcclSuccess;
+  df_ctx* ctx = comm->ctx;
+  pthread_mutex_lock(&ctx->lock);
+  df_comm_stage stage = comm->stage;
+  pthread_mutex_unlock(&ctx->lock);
+  if (stage == DF_COMM_READY) return df_comm_submit(comm, runs, n, false);
+  return df_comm_hold(comm, runs, n); /* being made, or failed: comm_held.c */
+}
+
+dfcclResult_t df_comm_submit(struct dfcclComm* comm, const dfcclSubmission_t* runs, int n, bool caller_waited) {
   df_ctx* ctx = comm->ctx;
   dfcclResult_t fatal = (dfcclResult_t)atomic_load(&ctx->fatal);
   if (fatal != dfcclSuccess) return df_error(fatal, "the daemon failed earlier; the context is unusable");
@@ -419,7 +466,7 @@ dfcclResult_t dfcclSubmitBatch(dfcclComm_t comm, const dfcclSubmission_t* runs, 
     /* A set free now stays free until this thread takes it (one thread submits to a communicator:
      * a run of another thread meanwhile refuses this one below). */
     const df_coll* set = &ctx->colls[b[i].index];
-    b[i].gated = n == 1 && !set->in_flight && !set->queued;
+    b[i].gated = n == 1 && !set->in_flight && !set->queued && !caller_waited;
   }
   /* A failed run revoked its set's connectors on every participant; the communicator's later runs
    * (on any set) would run out of step with the peers that saw the failure: none runs. */
@@ -428,7 +475,7 @@ dfcclResult_t dfcclSubmitBatch(dfcclComm_t comm, const dfcclSubmission_t* runs, 
     r = df_check_not_failed(ctx, comm->set_index[k], "communicator run");
   pthread_mutex_unlock(&ctx->lock);
   for (int i = 0; i < n && r == dfcclSuccess; i++) {
-    r = check_run(comm, &runs[i], &b[i]);
+    r = check_run(comm, &runs[i], &b[i], caller_waited);
     if (r != dfcclSuccess && n > 1) {
       char why[512];
       snprintf(why, sizeof why, "%s", dfcclGetLastErrorMessage());
@@ -562,8 +609,18 @@ bool df_comm_start_queued(df_ctx* ctx, int index) {
 }
 
 dfcclResult_t dfcclCommDestroy(dfcclComm_t comm) {
-  DF_CHECK(comm_check(comm));
+  DF_CHECK(df_comm_check(comm));
   df_ctx* ctx = comm->ctx;
+  /* A creation still going on ends first: its exchange is tested until done, its held runs are
+   * submitted (and fail the deregistration below, as runs in flight do). */
+  dfcclResult_t made;
+  while ((made = df_creation_test(comm)) == dfcclInProgress) sched_yield();
+  if (made != dfcclSuccess) { /* every participant saw it fail: nothing is registered, nobody to meet */
+    pthread_mutex_lock(&ctx->lock);
+    comm->magic = 0;
+    pthread_mutex_unlock(&ctx->lock);
+    return dfcclSuccess;
+  }
   /* Collective, like a deregistration: a run still in flight (or queued) anywhere fails it
    * everywhere, and the communicator stays usable. */
   if (comm->has_exchange) df_exchange_wait_with(&comm->exchange); /* this thread's exchanges: the caller's */
@@ -597,6 +654,7 @@ void df_comm_free_all(df_ctx* ctx, dfcclResult_t error) {
   while (ctx->comms) { /* live and destroyed ones */
     struct dfcclComm* c = ctx->comms;
     ctx->comms = c->next;
+    df_comm_fail_held(c, error); /* none, unless the daemon failed while they were submitted */
     c->magic = 0;
     free_tables(ctx, c->tables); /* the daemon has exited: held ones too */
     free(c);

@@ -242,6 +242,7 @@ static dfcclResult_t final_exit(df_ctx* ctx) {
 
 dfcclResult_t dfcclDestroy(dfcclRankCtx_t ctx) {
   DF_CHECK(df_ctx_check(ctx));
+  df_creations_finish(ctx); /* their held runs are submitted, and waited for below */
   atomic_store(&ctx->destroying, true);
   dfcclResult_t r = dfcclSuccess;
   if (!wait_outstanding(ctx)) {

@@ -43,12 +43,14 @@ typedef enum {
   dfcclCudaError,       /* a CUDA call failed                                             */
   dfcclBootstrapError,  /* the caller's allgather failed                                  */
   dfcclInternalError,
-  dfcclTimedOut,   /* a run made no progress for DFCCL_TIMEOUT_S (here or on a participant)  */
-  dfcclMismatch,   /* the participants disagree on a run: kind, count, type, op, root, or
-                    * which run it is (a rank skipped one)                               */
-  dfcclRevoked,    /* a run of this collective (communicator) failed earlier: it takes no
-                    * new runs (deregister or destroy it; make a new one)                */
-  dfcclInProgress, /* dfcclCommCreateTest: the creation is still exchanging; test again    */
+  dfcclTimedOut,       /* a run made no progress for DFCCL_TIMEOUT_S (here or on a participant) */
+  dfcclMismatch,       /* the participants disagree on a run: kind, count, type, op, root, or
+                        * which run it is (a rank skipped one)                                  */
+  dfcclRevoked,        /* a run of this collective (communicator) failed earlier: it takes no
+                        * new runs (deregister or destroy it; make a new one)                   */
+  dfcclInProgress,     /* dfcclCommCreateTest: the creation is still exchanging; test again   */
+  dfcclCreationFailed, /* a run held by a communicator whose nonblocking creation failed, or
+                        * submitted to it after (dfcclCommCreateTest says why)                  */
   dfcclNumResults
 } dfcclResult_t;
 
@@ -122,11 +124,13 @@ typedef struct {
 typedef struct dfcclRankCtx* dfcclRankCtx_t;
 
 /* Runs when a run completes, on DFCCL's poller thread or inside a dfcclProgress of the context on
- * the thread that calls it; keep it short.  `status` is dfcclSuccess,
- * or the error that ended the run: dfcclTimedOut (no progress for DFCCL_TIMEOUT_S on some
- * participant), dfcclMismatch (the participants disagree on the run), dfcclDestroyed (the context
- * went away first) ...  After dfcclTimedOut or dfcclMismatch the collective (communicator) takes no
- * new runs: dfcclRevoked (docs/reliability.md). */
+ * the thread that calls it (a run held by a communicator being made that cannot start: inside the
+ * test that saw its creation end); keep it short.  `status` is dfcclSuccess, or the error that
+ * ended the run: dfcclTimedOut (no progress for DFCCL_TIMEOUT_S on some participant),
+ * dfcclMismatch (the participants disagree on the run), dfcclDestroyed (the context went away
+ * first), dfcclCreationFailed (its communicator could not be made) ...  After dfcclTimedOut or
+ * dfcclMismatch the collective (communicator) takes no new runs: dfcclRevoked
+ * (docs/reliability.md). */
 typedef void (*dfcclCallback_t)(int collId, dfcclResult_t status, void* arg);
 
 dfcclResult_t dfcclInit(dfcclRankCtx_t* ctx, const dfcclInitArgs_t* args);
@@ -328,13 +332,22 @@ dfcclResult_t dfcclCommDestroy(dfcclComm_t comm);
  * that call only after a blocking call of their own that waits for this rank).  The communicator's
  * exchanges are then the caller's: `exchange` starts an allgather among the participants (each
  * contributes `bytes`, received in the order of `ranks`) without waiting, and tests it.  They are
- * called only from dfcclCommCreateTest (and later from dfcclCommDestroy, which waits, calling test
- * in a loop: test must then make progress itself), on the caller's thread; the creation's CUDA and
- * memory work runs meanwhile on a thread of DFCCL's.
+ * called only where the caller tests the creation -- dfcclCommCreateTest, and dfcclProgress of the
+ * context -- on the thread that calls it (and later from dfcclCommDestroy, or from dfcclDestroy
+ * for a creation still going on, which wait, calling test in a loop: test must then make progress
+ * itself); the creation's CUDA and memory work runs meanwhile on a thread of DFCCL's.
  *
- * dfcclCommCreateStart returns at once; dfcclCommCreateTest returns dfcclInProgress until the
- * creation has ended, then its result (*comm set on success) and the creation handle is gone.
- * Test one creation from one thread at a time.  The key is as for dfcclCommCreateWithKey.
+ * dfcclCommCreateStart returns at once with the communicator, which takes runs at once: dfcclSubmit
+ * and dfcclSubmitBatch on it check each run and wait for the caller's work on its buffers as usual,
+ * then hold it in call order; the test that sees the creation end submits the held runs in that
+ * order, before any later one.  If the creation fails, each held run's callback reports
+ * dfcclCreationFailed (its collId the number it would have had), a later submission is refused with
+ * dfcclCreationFailed, and dfcclCommDestroy of the communicator meets nobody.
+ *
+ * dfcclCommCreateTest returns dfcclInProgress until the creation has ended and its held runs are
+ * submitted (or while another thread tests it), then dfcclSuccess, or the error that ended the
+ * creation, with its sentence (dfcclGetLastErrorMessage), as often as it is asked.  Any thread may
+ * test; one at a time does.  The key is as for dfcclCommCreateWithKey.
  */
 typedef struct {
   /* Starts the allgather; *request is the caller's.  Returns 0 on success. */
@@ -345,11 +358,9 @@ typedef struct {
   void* arg;
 } dfcclExchange_t;
 
-typedef struct dfcclCommCreation* dfcclCommCreation_t;
-
 dfcclResult_t dfcclCommCreateStart(dfcclRankCtx_t ctx, const int* ranks, int nranks, uint32_t key,
-                                   const dfcclExchange_t* exchange, dfcclCommCreation_t* creation);
-dfcclResult_t dfcclCommCreateTest(dfcclCommCreation_t creation, dfcclComm_t* comm);
+                                   const dfcclExchange_t* exchange, dfcclComm_t* comm);
+dfcclResult_t dfcclCommCreateTest(dfcclComm_t comm);
 
 /*
  * Hang report: every collective registered on this rank, and for each pending run how long it has
@@ -363,8 +374,9 @@ dfcclResult_t dfcclWriteHangReport(dfcclRankCtx_t ctx);
 
 /* Takes the completions the daemon has published and runs their callbacks on the calling thread,
  * unless another thread (DFCCL's poller, or another caller) is taking them at this moment; then it
- * returns at once.  *completed (if not NULL): how many callbacks it ran.  A thread that waits for a
- * run calls it to see the run end as soon as the daemon reports it, without waiting for the poller
+ * returns at once.  It also tests the context's nonblocking creations that no other thread is
+ * testing (dfcclCommCreateStart), submitting a communicator's held runs once it exists.
+ * *completed (if not NULL): how many callbacks it ran.  A thread that waits for a run calls it to see the run end as soon as the daemon reports it, without waiting for the poller
  * thread to look and hand it over.  Never required: the poller completes every run anyway.  The
  * callbacks run inside it, so do not call it holding a lock that a callback takes.  Safe from any
  * thread and from a callback (which returns at once when that callback's context is the one). */

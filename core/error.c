@@ -51,6 +51,7 @@ const char* dfcclGetErrorString(dfcclResult_t result) {
     case dfcclMismatch: return "participants disagree on the collective";
     case dfcclRevoked: return "collective revoked by an earlier failure";
     case dfcclInProgress: return "still in progress";
+    case dfcclCreationFailed: return "the communicator's creation failed";
     default: return "unknown result code";
   }
 }

@@ -420,15 +420,91 @@ bool df_comm_start_queued(df_ctx* ctx, int index);
 /* Caller holds ctx->lock: the run of record c left flight (completed or failed); a communicator's
  * v run lets go of its blocks table. */
 void df_comm_run_ended(df_coll* c);
+
+#define DF_COMM_MAX_SETS 16 /* connector sets of a communicator at most (DFCCL_COMM_SETS) */
+
+/* The stages of a communicator's life before it takes runs directly (ctx->lock). */
+typedef enum {
+  DF_COMM_CREATING,   /* dfcclCommCreateStart: its sets are being registered; runs are held    */
+  DF_COMM_PUBLISHING, /* made: the test that saw it end submits the held runs; new ones are held */
+  DF_COMM_READY,      /* runs are submitted as they come                                       */
+  DF_COMM_FAILED      /* its creation failed: runs are refused (dfcclCreationFailed)           */
+} df_comm_stage;
+
+struct df_comm_table;
+struct df_held_run;
+struct df_creation;
+
+/* A communicator (comm.c); its memory stays until dfcclDestroy. */
+struct dfcclComm {
+  uint64_t magic;
+  df_ctx* ctx;
+  struct dfcclComm* next; /* ctx->comms                                                    */
+  int nranks;
+  int position; /* this rank's index in the communicator                        */
+  df_shape shape;
+  int nsets;
+  int set_ids[DF_COMM_MAX_SETS];
+  int set_index[DF_COMM_MAX_SETS];
+  uint64_t runs;                /* submitted: the next run's number                             */
+  struct df_comm_table* tables; /* ctx->lock */
+  int ntables;
+  bool has_exchange;        /* made by dfcclCommCreateStart: its exchanges are the caller's */
+  dfcclExchange_t exchange; /* ... also for its destruction                                  */
+  /* A nonblocking creation (exchange.c) and the runs submitted meanwhile (comm_held.c). */
+  df_comm_stage stage;                  /* ctx->lock                                    */
+  struct df_creation* creation;         /* while it is CREATING (the tester's)          */
+  atomic_bool testing;                  /* a thread is testing the creation             */
+  struct df_held_run *held, *held_last; /* in call order (ctx->lock)                    */
+  uint64_t nheld;                       /* held so far: the next held run's number      */
+  dfcclResult_t failure;                /* FAILED: what ended the creation, and why     */
+  char failure_message[512];
+};
+
+/* Validates a communicator handle passed to the API. */
+dfcclResult_t df_comm_check(const struct dfcclComm* comm);
 /* dfcclDestroy: frees the communicators' memory (their sets are deregistered with the rest); runs
  * still queued end with `error`. */
 void df_comm_free_all(df_ctx* ctx, dfcclResult_t error);
-/* Creates a communicator whose sets carry `serial` (a key, or an agreed serial); with an exchange
- * (dfcclCommCreateStart), the communicator keeps it for its destruction. */
-dfcclResult_t df_comm_create(df_ctx* ctx, const int* ranks, int nranks, uint32_t serial,
-                             const dfcclExchange_t* exchange, dfcclComm_t* comm);
+/* A communicator of `nranks` with nothing registered yet (magic unset, not listed): the shape of
+ * its sets from the configuration.  NULL when out of memory (said). */
+struct dfcclComm* df_comm_new(df_ctx* ctx, int nranks, const dfcclExchange_t* exchange);
+/* Registers c's sets under `serial` (a key, or an agreed serial; a key in use is a
+ * dfcclDuplicateId).  Collective over `ranks`. */
+dfcclResult_t df_comm_register_sets(struct dfcclComm* c, const int* ranks, int nranks, uint32_t serial);
+/* c joins ctx->comms, its handle valid from now on, at `stage`. */
+void df_comm_link(struct dfcclComm* c, df_comm_stage stage);
 /* dfcclInvalidArgument, naming the caller, for a key that is not a caller's key. */
 dfcclResult_t df_comm_check_key(uint32_t key, const char* caller);
+/* Everything that can refuse a run before its communicator's sets exist: its descriptor, against
+ * the communicator's ranks, and its buffers; then the wait for the caller's work on them (the run
+ * is published later, maybe by another thread). */
+dfcclResult_t df_comm_check_held(struct dfcclComm* c, const dfcclSubmission_t* s, uint64_t number);
+/* dfcclSubmitBatch's work on a communicator that takes runs directly; caller_waited: the caller's
+ * work on the buffers was waited for already (held runs), so nothing waits here. */
+dfcclResult_t df_comm_submit(struct dfcclComm* c, const dfcclSubmission_t* runs, int n, bool caller_waited);
+
+/* ---- runs held by a communicator being made (comm_held.c) ---- */
+
+/* dfcclSubmitBatch on a communicator that is not READY: checks the runs and holds them in call
+ * order (dfcclSuccess), refuses them (an error; nothing held), or -- the communicator became READY
+ * meanwhile -- submits them (its result). */
+dfcclResult_t df_comm_hold(struct dfcclComm* c, const dfcclSubmission_t* runs, int n);
+/* The test that saw c made (PUBLISHING): submits the held runs in call order, until none is left;
+ * then c is READY. */
+void df_comm_publish_held(struct dfcclComm* c);
+/* Each held run's callback gets `error` (c's creation failed: dfcclCreationFailed). */
+void df_comm_fail_held(struct dfcclComm* c, dfcclResult_t error);
+
+/* ---- nonblocking creation (exchange.c) ---- */
+
+/* Tests c's creation, unless another thread is testing it (dfcclInProgress); at its end, the held
+ * runs go (df_comm_publish_held, df_comm_fail_held).  The creation's result, or dfcclInProgress. */
+dfcclResult_t df_creation_test(struct dfcclComm* c);
+/* dfcclProgress: tests the context's creations (those no other thread is testing). */
+void df_creations_progress(df_ctx* ctx);
+/* dfcclDestroy: tests every creation still going on until it has ended. */
+void df_creations_finish(df_ctx* ctx);
 
 /* ---- exchanges (exchange.c) ---- */
 
@@ -545,6 +621,7 @@ struct dfcclRankCtx {
   size_t id_slots;
   df_group* groups;
   struct dfcclComm* comms; /* the communicators, for dfcclDestroy                          */
+  atomic_int ncreating;    /* of them, being made by dfcclCommCreateStart (held runs too)   */
   uint32_t next_comm_serial;
   int report_signals_seen;    /* hang reports: SIGUSR1s answered, and when (df_now_us) the poller */
   uint64_t report_checked_us; /* last looked for old runs and last wrote a report            */

@@ -120,6 +120,7 @@ dfcclResult_t dfcclProgress(dfcclRankCtx_t ctx, int* completed) {
   DF_CHECK(df_ctx_check(ctx));
   uint32_t n = reap(ctx);
   if (completed != NULL) *completed = (int)n;
+  df_creations_progress(ctx); /* the caller's thread: a creation's exchanges are the caller's (exchange.c) */
   return dfcclSuccess;
 }
 

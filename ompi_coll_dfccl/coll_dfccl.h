@@ -6,8 +6,8 @@
  *                                      signatures, each with the route decided for it
  * context   (coll_dfccl_context.c)    the process's DFCCL contexts; a communicator's share of one:
  *                                      its DFCCL communicators, made without waiting at its first
- *                                      routed call, and the runs waiting for them; gone on
- *                                      free/finalize
+ *                                      routed call (DFCCL holds the runs submitted meanwhile);
+ *                                      gone on free/finalize
  * buffers   (coll_dfccl_buffers.c)    where a call's buffers are, and scratch copies in the route's
  *                                      memory for a rank whose buffers are elsewhere
  * requests  (coll_dfccl_request.c)    runs on DFCCL (descriptors submitted to the communicator's
@@ -187,29 +187,34 @@ struct mca_coll_dfccl_module_t;
 
 struct mca_coll_dfccl_request_t;
 
+struct dfccl_comm;
+
+/* The exchanges that make (and destroy) one target's DFCCL communicator: point-to-point messages on
+ * the communicator (coll_dfccl_context.c). */
+typedef struct {
+  struct dfccl_comm* dc;
+  int target;
+  ompi_request_t** requests; /* 2 (size - 1) */
+  int nrequests;             /* posted, not yet completed */
+} dfccl_exchange_t;
+
 /* The DFCCL side of one communicator: its share of the process's DFCCL context
  * (coll_dfccl_context.c). */
 typedef struct dfccl_comm {
-  struct dfccl_comm* next_live;     /* in cid order: the order of teardown at finalize          */
-  struct dfccl_comm* next_creating; /* listed while runs wait for a DFCCL communicator          */
-  bool listed;
+  struct dfccl_comm* next_live; /* in cid order: the order of teardown at finalize          */
   struct mca_coll_dfccl_module_t* module;
   ompi_communicator_t* comm;
   int size;
   int* members; /* [comm rank]: world rank (DFCCL's participants, ring order) */
   dfccl_coll_t* colls;
   int ncolls; /* signatures                                                */
-  /* The DFCCL communicators, made when the first run on each target is launched, and the runs
-   * waiting for them, in call order (under lock). */
+  /* The DFCCL communicators, started when the first run on each target is launched (under lock):
+   * DFCCL holds the runs submitted while one is being made. */
   pthread_mutex_t lock;
-  dfcclComm_t dfccl[3];            /* [target]                                          */
-  dfcclCommCreation_t creation[3]; /* [target]: being made                              */
-  bool dfccl_failed[3];            /* [target]: making it failed (on every member)      */
-  struct mca_coll_dfccl_request_t *waiting, *waiting_last;
-  ompi_request_t** exchange; /* the point-to-point requests of a DFCCL exchange     */
-  int nexchange;
-  bool exchange_waits; /* a blocking caller tests the exchange: it progresses */
-  atomic_int pending;  /* runs started whose completion is not handled yet          */
+  dfcclComm_t dfccl[3];         /* [target]                                                 */
+  dfccl_exchange_t exchange[3]; /* [target]: its exchanges                                  */
+  bool exchange_waits;          /* a blocking caller tests the exchanges: they progress     */
+  atomic_int pending;           /* runs started whose completion is not handled yet         */
 } dfccl_comm_t;
 
 /* A signature whose calls go to the previous component: decided, and remembered so that its
@@ -249,16 +254,12 @@ dfccl_comm_t* mca_coll_dfccl_comm_context(mca_coll_dfccl_module_t* m, ompi_commu
  * dfcclInit failed, or the process's GPU context is on another device than *device asks for (one
  * GPU per process). */
 dfcclRankCtx_t mca_coll_dfccl_process_context(dfcclTarget_t target, int* device);
-/* Submits the requests' runs (in their order; consecutive ones of one communicator as one batch)
- * to their DFCCL communicators now, or, while one is being made (or other runs of the communicator
- * wait for theirs), in call order once it exists: starts making it if nobody has.  Never waits for
- * the other ranks. */
-void mca_coll_dfccl_launch_in_order(struct mca_coll_dfccl_request_t** reqs, int n);
-/* Part of the component's progress callback: tests the DFCCL communicators being made and submits
- * the runs that waited for them; the number of communicators whose runs all left the line. */
-int mca_coll_dfccl_creations_progress(void);
+/* dc's DFCCL communicator on target t (caller holds dc->lock).  Its first use starts making it
+ * (dfcclCommCreateStart), never waiting for the other ranks: runs may be submitted to it at once. */
+dfcclComm_t mca_coll_dfccl_dfccl_comm(dfccl_comm_t* dc, dfcclTarget_t t);
 /* Part of the component's progress callback: the runs the daemons have completed reach their
- * requests now, on this thread (dfcclProgress), rather than when DFCCL's poller threads look. */
+ * requests now, on this thread, rather than when DFCCL's poller threads look; and the DFCCL
+ * communicators being made are tested, their exchanges going out (dfcclProgress). */
 void mca_coll_dfccl_contexts_progress(void);
 /* calloc, or abort the job: for rank-local failures inside collective set-up. */
 void* mca_coll_dfccl_alloc_or_abort(size_t bytes, ompi_communicator_t* comm);
@@ -352,9 +353,8 @@ typedef struct {
 /* A run as an MPI request: a nonblocking call's, the one a blocking call waits for, or a
  * persistent request's (one run per MPI_Start). */
 typedef struct mca_coll_dfccl_request_t {
-  ompi_coll_base_nbc_request_t super;            /* the MPI layer may retain datatypes through it */
-  struct mca_coll_dfccl_request_t* next;         /* in the completed stack            */
-  struct mca_coll_dfccl_request_t* next_waiting; /* in its communicator's line (dc->lock) */
+  ompi_coll_base_nbc_request_t super;    /* the MPI layer may retain datatypes through it */
+  struct mca_coll_dfccl_request_t* next; /* in the completed stack */
   dfccl_comm_t* dc;
   int run; /* its number on the DFCCL communicator (DFCCL's callback id) */
   dfccl_call_t call;
@@ -380,14 +380,10 @@ mca_coll_dfccl_request_t* mca_coll_dfccl_request_new(ompi_communicator_t* comm, 
                                                      const dfccl_call_t* call, bool persistent);
 
 /* Starts the requests' runs (MPI_Startall: several): their input copied where DFCCL reads it, their
- * descriptors submitted in call order (mca_coll_dfccl_launch_in_order; DFCCL queues a run behind
- * the run of its connector set, if that one is busy).  Never waits. */
+ * descriptors submitted in call order, consecutive ones of one DFCCL communicator as one batch
+ * (DFCCL holds a run while its communicator is being made, and queues it behind the run of its
+ * connector set, if that one is busy).  Never waits. */
 void mca_coll_dfccl_launch(mca_coll_dfccl_request_t** reqs, int n);
-/* The requests' runs go to DFCCL communicator `dfccl` now, as one batch (dfcclSubmitBatch); a batch
- * DFCCL refuses ends each run with that error. */
-void mca_coll_dfccl_submit(mca_coll_dfccl_request_t** reqs, int n, dfcclComm_t dfccl);
-/* The request's run ends with error r without running (said, with why). */
-void mca_coll_dfccl_fail(mca_coll_dfccl_request_t* req, dfcclResult_t r, const char* why);
 
 /* Starts `call` and returns its request; never waits.  A run that DFCCL refuses or that fails completes the request with MPI_ERR_INTERN
  * (reported): not a fallback, since the other ranks are inside DFCCL already. */

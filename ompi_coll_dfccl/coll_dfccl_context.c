@@ -8,11 +8,12 @@
  * would busy-wait side by side, each holding its own daemon).
  *
  * The process context needs no exchange to start (dfcclInit is local).  A communicator's DFCCL
- * communicator is made when its first run is launched, without waiting: dfcclCommCreateStart, its
- * exchanges being point-to-point messages on the communicator (below) that go out as this rank's
- * progress tests the creation.  Runs launched meanwhile wait in the communicator's line, in call
- * order, and are submitted in that order once it exists -- so a nonblocking call is routed from its
- * first call on, and no call ever waits for the other ranks where it starts.
+ * communicator of a target is made when its first run on that target is launched, without waiting:
+ * dfcclCommCreateStart, its exchanges being point-to-point messages on the communicator (below)
+ * that go out as this rank's progress tests the creation (dfcclProgress, from the component's
+ * progress callback).  Runs are submitted to it at once: DFCCL holds those that come while it is
+ * being made, in call order, and submits them once it exists -- so a nonblocking call is routed from
+ * its first call on, and no call ever waits for the other ranks where it starts.
  *
  * Teardown: MPI_Comm_free destroys the DFCCL communicators (an attribute delete callback; runs
  * still going are completed first); at MPI_Finalize an attribute on MPI_COMM_SELF does that for
@@ -24,7 +25,6 @@
 #include "coll_dfccl.h"
 
 #include <limits.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,11 +55,6 @@ static dfccl_comm_t* live_first; /* cid order (link_live) */
 static int comm_keyval = -1;     /* on each communicator with a context: its teardown    */
 static int self_keyval = -1;     /* an attribute on MPI_COMM_SELF: teardown at finalize  */
 
-/* The communicators whose runs wait for a DFCCL communicator being made (progress drives them). */
-static pthread_mutex_t creating_lock = PTHREAD_MUTEX_INITIALIZER;
-static dfccl_comm_t* creating_first;
-static atomic_int ncreating;
-
 static const char* target_name(int t) { return t == dfcclTargetCuda ? "cuda" : "host"; }
 
 /* ---- exchanges ------------------------------------------------------------------------------------
@@ -67,47 +62,49 @@ static const char* target_name(int t) { return t == dfcclTargetCuda ? "cuda" : "
  * A DFCCL communicator's exchanges (making it, destroying it) are point-to-point messages among
  * the communicator's ranks on a tag of coll/dfccl's own, so that they match only each other,
  * whatever else runs on the communicator meanwhile: making it never waits, and its messages go out
- * whenever this rank's progress tests the creation.  An allgather is n - 1 sends and receives
- * (small cards, once per communicator).  Inside pml/ucx's 24-bit tags it stays negative (internal). */
-#define DFCCL_EXCHANGE_TAG (MCA_COLL_BASE_TAG_NEIGHBOR_END - 4096)
+ * whenever this rank's progress tests the creation.  Each target's DFCCL communicator has a tag of
+ * its own: the two may be made at the same time, and their allgathers must not match each other's.
+ * An allgather is n - 1 sends and receives (small cards, once per communicator).  Inside pml/ucx's
+ * 24-bit tags they stay negative (internal). */
+#define DFCCL_EXCHANGE_TAG(target) (MCA_COLL_BASE_TAG_NEIGHBOR_END - 4096 - (target))
 
 static int exchange_start(void* arg, const void* send, void* recv, size_t bytes, void** request) {
-  dfccl_comm_t* dc = arg;
-  ompi_communicator_t* comm = dc->comm;
-  int me = ompi_comm_rank(comm), k = 0;
+  dfccl_exchange_t* x = arg;
+  ompi_communicator_t* comm = x->dc->comm;
+  int me = ompi_comm_rank(comm), k = 0, tag = DFCCL_EXCHANGE_TAG(x->target);
   if (bytes > INT_MAX) return 1;
   memcpy((char*)recv + (size_t)me * bytes, send, bytes);
-  for (int i = 0; i < dc->size; i++) {
+  for (int i = 0; i < x->dc->size; i++) {
     if (i == me) continue;
-    int rc = MCA_PML_CALL(
-        irecv((char*)recv + (size_t)i * bytes, (int)bytes, MPI_BYTE, i, DFCCL_EXCHANGE_TAG, comm, &dc->exchange[k++]));
+    int rc =
+        MCA_PML_CALL(irecv((char*)recv + (size_t)i * bytes, (int)bytes, MPI_BYTE, i, tag, comm, &x->requests[k++]));
     if (rc == OMPI_SUCCESS)
-      rc = MCA_PML_CALL(isend((void*)send, (int)bytes, MPI_BYTE, i, DFCCL_EXCHANGE_TAG, MCA_PML_BASE_SEND_STANDARD,
-                              comm, &dc->exchange[k++]));
+      rc = MCA_PML_CALL(
+          isend((void*)send, (int)bytes, MPI_BYTE, i, tag, MCA_PML_BASE_SEND_STANDARD, comm, &x->requests[k++]));
     if (rc != OMPI_SUCCESS) { /* the others are sending already: no consistent way back */
       opal_output(0, "coll:dfccl: comm '%s': posting DFCCL's set-up messages failed (%d)", comm->c_name, rc);
       ompi_mpi_abort(comm, 1);
     }
   }
-  dc->nexchange = k;
-  *request = dc;
+  x->nrequests = k;
+  *request = x;
   return 0;
 }
 
 static int exchange_test(void* arg, void* request, int* done) {
   (void)request;
-  dfccl_comm_t* dc = arg;
-  if (dc->exchange_waits) opal_progress(); /* a blocking caller (destruction): nobody else progresses */
+  dfccl_exchange_t* x = arg;
+  if (x->dc->exchange_waits) opal_progress(); /* a blocking caller (destruction): nobody else progresses */
   *done = 0;
-  for (int i = 0; i < dc->nexchange; i++)
-    if (!REQUEST_COMPLETE(dc->exchange[i])) return 0;
+  for (int i = 0; i < x->nrequests; i++)
+    if (!REQUEST_COMPLETE(x->requests[i])) return 0;
   opal_atomic_rmb(); /* the received cards after their completion (another thread's progress may have seen it) */
   int failed = 0;
-  for (int i = 0; i < dc->nexchange; i++) {
-    failed |= dc->exchange[i]->req_status.MPI_ERROR != MPI_SUCCESS;
-    ompi_request_free(&dc->exchange[i]);
+  for (int i = 0; i < x->nrequests; i++) {
+    failed |= x->requests[i]->req_status.MPI_ERROR != MPI_SUCCESS;
+    ompi_request_free(&x->requests[i]);
   }
-  dc->nexchange = 0;
+  x->nrequests = 0;
   *done = 1;
   return failed;
 }
@@ -118,144 +115,29 @@ static int no_bootstrap(void* state, const int* ranks, int nranks, const void* s
   return 1;
 }
 
-/* ---- runs waiting for their DFCCL communicator ---------------------------------------------------- */
+/* ---- DFCCL communicators ---------------------------------------------------------------------------- */
 
-static int target_of(const mca_coll_dfccl_request_t* req) { return mca_coll_dfccl_route_target(req->call.coll->route); }
-
-/* Caller holds dc->lock: n runs of one target, whose DFCCL communicator exists or failed. */
-static void submit_now(dfccl_comm_t* dc, mca_coll_dfccl_request_t** reqs, int n) {
-  int t = target_of(reqs[0]);
-  if (dc->dfccl[t] != NULL) mca_coll_dfccl_submit(reqs, n, dc->dfccl[t]);
-  else
-    for (int i = 0; i < n; i++)
-      mca_coll_dfccl_fail(reqs[i], dfcclInternalError, "its DFCCL communicator could not be made (see above)");
-}
-
-/* Caller holds dc->lock: target t's DFCCL communicator starts being made (the caller lists dc for
- * progress, if it is not). */
-static void start_creation(dfccl_comm_t* dc, int t) {
-  dfcclRankCtx_t ctx = mca_coll_dfccl_process_context((dfcclTarget_t)t, NULL);
-  dfcclExchange_t exchange = {exchange_start, exchange_test, dc};
+dfcclComm_t mca_coll_dfccl_dfccl_comm(dfccl_comm_t* dc, dfcclTarget_t t) {
+  if (dc->dfccl[t] != NULL) return dc->dfccl[t]; /* the common case */
+  dfcclRankCtx_t ctx = mca_coll_dfccl_process_context(t, NULL);
+  dfccl_exchange_t* x = &dc->exchange[t];
+  x->dc = dc;
+  x->target = t;
+  x->requests = mca_coll_dfccl_alloc_or_abort(sizeof *x->requests * 2 * (size_t)dc->size, dc->comm);
+  dfcclExchange_t exchange = {exchange_start, exchange_test, x};
   /* Keyed by the communicator's cid (alike on every member, unique among the live ones). */
   dfcclResult_t r = ctx == NULL ? dfcclInvalidArgument
                                 : dfcclCommCreateStart(ctx, dc->members, dc->size, ompi_comm_get_cid(dc->comm),
-                                                       &exchange, &dc->creation[t]);
+                                                       &exchange, &dc->dfccl[t]);
   if (r != dfcclSuccess) { /* this rank cannot take part: the others would wait for it forever */
     opal_output(0, "coll:dfccl: comm '%s': no DFCCL communicator (%s target): %s (%s)", dc->comm->c_name,
                 target_name(t), dfcclGetErrorString(r),
                 ctx != NULL ? dfcclGetLastErrorMessage() : "no process context");
     ompi_mpi_abort(dc->comm, 1);
   }
-}
-
-/* dc goes on the list that progress drives (not holding dc->lock: progress takes creating_lock,
- * then dc->lock). */
-static void list(dfccl_comm_t* dc) {
-  pthread_mutex_lock(&creating_lock);
-  if (!dc->listed) {
-    dc->next_creating = creating_first;
-    creating_first = dc;
-    dc->listed = true;
-    atomic_fetch_add(&ncreating, 1);
-  }
-  pthread_mutex_unlock(&creating_lock);
-}
-
-/* Caller holds dc->lock: tests the creations going on, then submits the waiting runs, in call
- * order, as far as their DFCCL communicators exist (starting the next one needed).  True when
- * nothing waits any more. */
-static bool advance(dfccl_comm_t* dc) {
-  for (int t = 0; t < 3; t++) {
-    if (dc->creation[t] == NULL) continue;
-    dfcclComm_t made = NULL;
-    dfcclResult_t r = dfcclCommCreateTest(dc->creation[t], &made);
-    if (r == dfcclInProgress) continue;
-    dc->creation[t] = NULL;
-    dc->dfccl[t] = made;
-    dc->dfccl_failed[t] = r != dfcclSuccess;
-    if (r != dfcclSuccess) /* on every member (DFCCL tells every participant of a failure) */
-      opal_output(0, "coll:dfccl: comm '%s': no DFCCL communicator (%s target): %s (%s); its calls on DFCCL fail",
-                  dc->comm->c_name, target_name(t), dfcclGetErrorString(r), dfcclGetLastErrorMessage());
-    else
-      DFCCL_VERBOSE(1, "comm '%s': DFCCL communicator of %d ranks on the %s target", dc->comm->c_name, dc->size,
-                    target_name(t));
-  }
-  while (dc->waiting != NULL) {
-    int t = target_of(dc->waiting);
-    if (dc->dfccl[t] == NULL && !dc->dfccl_failed[t]) {
-      if (dc->creation[t] == NULL) start_creation(dc, t);
-      return false;
-    }
-    /* The runs of that target at the head of the line, as one batch. */
-    mca_coll_dfccl_request_t* batch[64];
-    int n = 0;
-    while (n < 64 && dc->waiting != NULL && target_of(dc->waiting) == t) {
-      batch[n++] = dc->waiting;
-      dc->waiting = dc->waiting->next_waiting;
-    }
-    if (dc->waiting == NULL) dc->waiting_last = NULL;
-    submit_now(dc, batch, n);
-  }
-  return true;
-}
-
-static void unlist(dfccl_comm_t* dc) {
-  pthread_mutex_lock(&creating_lock);
-  for (dfccl_comm_t** p = &creating_first; dc->listed && *p != NULL; p = &(*p)->next_creating)
-    if (*p == dc) {
-      *p = dc->next_creating;
-      dc->listed = false;
-      atomic_fetch_sub(&ncreating, 1);
-      break;
-    }
-  pthread_mutex_unlock(&creating_lock);
-}
-
-void mca_coll_dfccl_launch_in_order(mca_coll_dfccl_request_t** reqs, int n) {
-  for (int i = 0, j; i < n; i = j) { /* consecutive runs of one communicator and target: one batch */
-    dfccl_comm_t* dc = reqs[i]->dc;
-    int t = target_of(reqs[i]);
-    for (j = i + 1; j < n && reqs[j]->dc == dc && target_of(reqs[j]) == t;) j++;
-    pthread_mutex_lock(&dc->lock);
-    if (dc->waiting == NULL && (dc->dfccl[t] != NULL || dc->dfccl_failed[t])) { /* the common case */
-      submit_now(dc, reqs + i, j - i);
-      pthread_mutex_unlock(&dc->lock);
-      continue;
-    }
-    for (int k = i; k < j; k++) {
-      reqs[k]->next_waiting = NULL;
-      if (dc->waiting_last != NULL) dc->waiting_last->next_waiting = reqs[k];
-      else dc->waiting = reqs[k];
-      dc->waiting_last = reqs[k];
-    }
-    bool idle = advance(dc); /* the first exchange goes out now */
-    pthread_mutex_unlock(&dc->lock);
-    if (idle) unlist(dc);
-    else list(dc);
-  }
-}
-
-int mca_coll_dfccl_creations_progress(void) {
-  if (atomic_load_explicit(&ncreating, memory_order_relaxed) == 0) return 0; /* the common case */
-  if (pthread_mutex_trylock(&creating_lock) != 0) return 0;                  /* another thread is at it */
-  int n = 0;
-  for (dfccl_comm_t **p = &creating_first, *dc; (dc = *p) != NULL;) {
-    bool idle = false;
-    if (pthread_mutex_trylock(&dc->lock) == 0) {
-      idle = advance(dc);
-      pthread_mutex_unlock(&dc->lock);
-    }
-    if (idle) {
-      *p = dc->next_creating;
-      dc->listed = false;
-      atomic_fetch_sub(&ncreating, 1);
-      n++;
-    } else {
-      p = &dc->next_creating;
-    }
-  }
-  pthread_mutex_unlock(&creating_lock);
-  return n;
+  DFCCL_VERBOSE(1, "comm '%s': DFCCL communicator of %d ranks on the %s target being made", dc->comm->c_name, dc->size,
+                target_name(t));
+  return dc->dfccl[t];
 }
 
 /* ---- teardown ----------------------------------------------------------------------------------- */
@@ -268,7 +150,7 @@ static void unlink_live(dfccl_comm_t* dc) {
 
 static void free_comm_context(dfccl_comm_t* dc) {
   pthread_mutex_destroy(&dc->lock);
-  free(dc->exchange);
+  for (int t = 0; t < 3; t++) free(dc->exchange[t].requests);
   free(dc->members);
   free(dc);
 }
@@ -277,11 +159,10 @@ static void free_comm_context(dfccl_comm_t* dc) {
  * members, through the communicator's exchange, waiting). */
 static void destroy_comm(dfccl_comm_t* dc) {
   /* MPI lets a communicator be freed with nonblocking collectives outstanding: they complete
-   * normally (runs waiting for their DFCCL communicator included: progress makes it). */
+   * normally (runs held while their DFCCL communicator is made included: progress makes it). */
   mca_coll_dfccl_drain(dc);
-  unlist(dc);
   dc->exchange_waits = true;
-  for (int t = 0; t < 3; t++) { /* every member made the same ones: the same calls */
+  for (int t = 0; t < 3; t++) { /* every member started the same ones: the same calls (a failed one meets nobody) */
     if (dc->dfccl[t] == NULL) continue;
     dfcclResult_t r = dfcclCommDestroy(dc->dfccl[t]);
     if (r != dfcclSuccess)
@@ -509,7 +390,6 @@ dfccl_comm_t* mca_coll_dfccl_comm_context(mca_coll_dfccl_module_t* m, ompi_commu
     m->unusable = true;
     return NULL;
   }
-  dc->exchange = mca_coll_dfccl_alloc_or_abort(sizeof *dc->exchange * 2 * (size_t)dc->size, comm);
   pthread_mutex_init(&dc->lock, NULL);
   /* Requests complete from the progress callback: without it there is no DFCCL for us, and a rank
    * that falls back alone would leave the others waiting. */

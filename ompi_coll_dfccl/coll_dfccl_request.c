@@ -3,7 +3,7 @@
  *
  * Starting.  A run is its signature's descriptor submitted to the communicator's DFCCL
  * communicator (dfcclSubmit), in the user's call order, which is the same on every rank; DFCCL
- * queues it when its connector set is busy.  Nothing here waits for another rank: starting a run
+ * holds it while that communicator is being made, and queues it when its connector set is busy.  Nothing here waits for another rank: starting a run
  * never blocks, so nonblocking calls on several communicators may be issued in any order, and
  * DFCCL's daemon sorts out the order in which the ranks' runs meet.  A nonblocking call's request
  * has one run; a persistent request (coll_dfccl_persistent.c) has one per MPI_Start, launched by
@@ -67,7 +67,7 @@ mca_coll_dfccl_request_t* mca_coll_dfccl_request_new(ompi_communicator_t* comm, 
   r->req_free = request_free;
   r->req_mpi_object.comm = comm;
   r->req_status = ompi_status_empty;
-  req->next = req->next_waiting = NULL;
+  req->next = NULL;
   req->dc = dc;
   req->run = -1;
   req->call = *call;
@@ -79,9 +79,16 @@ mca_coll_dfccl_request_t* mca_coll_dfccl_request_new(ompi_communicator_t* comm, 
   return req;
 }
 
+static dfcclTarget_t target_of(const mca_coll_dfccl_request_t* req) {
+  return mca_coll_dfccl_route_target(req->call.coll->route);
+}
+
 /* A failed run's sentence: `why` where the caller knows it (a refused submission: DFCCL's last
- * error message on this thread); a run that failed in the daemon is said by its code. */
+ * error message on this thread); a run that failed in the daemon is said by its code, one held
+ * while its DFCCL communicator was being made by why making it failed. */
 static void report(const mca_coll_dfccl_request_t* req, dfcclResult_t r, const char* why) {
+  if (why == NULL && r == dfcclCreationFailed && dfcclCommCreateTest(req->dc->dfccl[target_of(req)]) != dfcclSuccess)
+    why = dfcclGetLastErrorMessage();
   if (why == NULL)
     why = r == dfcclTimedOut   ? "no progress within coll_dfccl_timeout (DFCCL_TIMEOUT_S) on some rank; "
                                  "the communicator's collectives on DFCCL fail from now on"
@@ -112,9 +119,16 @@ static void on_done(int run, dfcclResult_t status, void* arg) {
   while (!atomic_compare_exchange_weak_explicit(&completed, &head, req, memory_order_release, memory_order_relaxed));
 }
 
+/* The request's run ends with error r without running (said, with why). */
+static void fail(mca_coll_dfccl_request_t* req, dfcclResult_t r, const char* why) {
+  report(req, r, why);
+  req->reported = true;
+  on_done(-1, r, req);
+}
+
 /* Runs DFCCL refuses end with that error, like failed ones, through the completed stack: their
  * requests report it.  A batch is refused or accepted whole (dfcclSubmitBatch). */
-void mca_coll_dfccl_submit(mca_coll_dfccl_request_t** reqs, int n, dfcclComm_t dfccl) {
+static void submit(mca_coll_dfccl_request_t** reqs, int n, dfcclComm_t dfccl) {
   dfcclSubmission_t one = {0}, *runs = n == 1 ? &one : calloc((size_t)n, sizeof *runs);
   dfcclResult_t r = dfcclOutOfResources;
   if (runs != NULL) {
@@ -126,14 +140,7 @@ void mca_coll_dfccl_submit(mca_coll_dfccl_request_t** reqs, int n, dfcclComm_t d
     if (runs != &one) free(runs);
   }
   if (r == dfcclSuccess) return;
-  for (int i = 0; i < n; i++)
-    mca_coll_dfccl_fail(reqs[i], r, runs != NULL ? dfcclGetLastErrorMessage() : "out of memory");
-}
-
-void mca_coll_dfccl_fail(mca_coll_dfccl_request_t* req, dfcclResult_t r, const char* why) {
-  report(req, r, why);
-  req->reported = true;
-  on_done(-1, r, req);
+  for (int i = 0; i < n; i++) fail(reqs[i], r, runs != NULL ? dfcclGetLastErrorMessage() : "out of memory");
 }
 
 /* ---- MPI side ----------------------------------------------------------------------------------- */
@@ -166,7 +173,7 @@ static void complete(mca_coll_dfccl_request_t* req) {
 /* The opal_progress callback: the number of requests it completed. */
 static int progress(void) {
   mca_coll_dfccl_contexts_progress(); /* DFCCL's callbacks, when they come here, push onto `completed` */
-  int staged = mca_coll_dfccl_staged_progress() + mca_coll_dfccl_creations_progress();
+  int staged = mca_coll_dfccl_staged_progress();
   if (atomic_load_explicit(&completed, memory_order_relaxed) == NULL) return staged; /* the common case */
   mca_coll_dfccl_request_t* stack = atomic_exchange_explicit(&completed, NULL, memory_order_acquire);
   mca_coll_dfccl_request_t* in_order = NULL; /* the stack holds the latest first */
@@ -223,7 +230,14 @@ static void prepare(mca_coll_dfccl_request_t* req) {
 
 void mca_coll_dfccl_launch(mca_coll_dfccl_request_t** reqs, int n) {
   for (int i = 0; i < n; i++) prepare(reqs[i]);
-  mca_coll_dfccl_launch_in_order(reqs, n);
+  for (int i = 0, j; i < n; i = j) { /* consecutive runs of one communicator and target: one batch */
+    dfccl_comm_t* dc = reqs[i]->dc;
+    dfcclTarget_t t = target_of(reqs[i]);
+    for (j = i + 1; j < n && reqs[j]->dc == dc && target_of(reqs[j]) == t;) j++;
+    pthread_mutex_lock(&dc->lock);
+    submit(reqs + i, j - i, mca_coll_dfccl_dfccl_comm(dc, t));
+    pthread_mutex_unlock(&dc->lock);
+  }
 }
 
 int mca_coll_dfccl_start(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, const dfccl_call_t* call,

@@ -4,7 +4,7 @@
 # `make distdir`), then, each process under TSan:
 #   - the unit tests that start daemons and pollers (test_queues, test_registry, test_scheduler,
 #     test_dead_peer);
-#   - MPI tests of the core on the host target (sync_between, random_mix, comm, failures,
+#   - MPI tests of the core on the host target (sync_between, random_mix, comm, comm_async, failures,
 #     hang_report, deregister, gather_reduce (all-reduce by gathering), a burst whose main thread takes completions beside the poller,
 #     concurrent_register -- two threads per rank --, and random_order over the network
 #     transport), fewer iterations than make check;
@@ -85,7 +85,7 @@ have() { grep -q "^$1_TRUE=''" "$build/config.log"; }
 unit="test/unit/test_queues test/unit/test_registry test/unit/test_scheduler test/unit/test_dead_peer"
 core_mpi="test/mpi/test_sync_between test/mpi/test_random_mix test/mpi/test_comm test/mpi/test_failures \
 test/mpi/test_hang_report test/mpi/test_random_order test/mpi/test_concurrent_register test/mpi/test_deregister \
-test/mpi/test_burst test/mpi/test_gather_reduce"
+test/mpi/test_burst test/mpi/test_gather_reduce test/mpi/test_comm_async"
 component="mca_coll_dfccl.la test/test_allreduce test/test_nonblocking test/test_persistent test/test_threads \
 test/test_timeout"
 targets="libdfccl.la $unit"
@@ -169,6 +169,8 @@ if have HAVE_MPI; then
   check sync_between own env ITERATIONS_SYNC=10 sh "$mpi/sync_between.sh"
   check random_mix own env ITERATIONS_MIX=30 ITERATIONS_MIX_SYNC=10 sh "$mpi/random_mix.sh"
   check comm own env ITERATIONS_COMM=6 ITERATIONS_COMM_SYNC=4 sh "$mpi/comm.sh"
+  # Nonblocking creations tested by the main thread while DFCCL's threads make them; runs held.
+  check comm_async own env ITERATIONS_COMM_ASYNC=4 sh "$mpi/comm_async.sh"
   check failures own sh "$mpi/failures.sh"
   check hang_report own sh "$mpi/hang_report.sh"
   check deregister own sh "$mpi/deregister.sh"
