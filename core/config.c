@@ -174,9 +174,6 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
    * (docs/design.md: "Leaving for a run that can move"; 1/16 cost the random order 1.5-2x more). */
   cfg->spin.leave_share = 256;
   cfg->spin.follow = 1;
-  /* Every poll: every 16th, K queued runs took the first position 16 K polls (2.4 K us on an H100)
-   * to find the one its peer was on (docs/design.md). */
-  cfg->spin.look_every = 1;
   cfg->spin.queue_by_id = 0;
 
   cfg->spin_set[0] = env_given("DFCCL_SPIN_FRONT");
@@ -184,7 +181,6 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   cfg->spin_set[2] = env_given("DFCCL_SPIN_CEILING");
   uint64_t quit_us = cfg->spin.quit_period_ns / 1000;
   uint32_t preemption = cfg->spin.preemption, leave_share = cfg->spin.leave_share, follow = cfg->spin.follow;
-  uint32_t look_every = cfg->spin.look_every;
   uint32_t debug = 0;
   DF_CHECK(env_u32("DFCCL_MAX_CHANNELS", 1, DF_MAX_BLOCKS, &cfg->max_channels));
   DF_CHECK(env_u64("DFCCL_MIN_CHANNEL_BYTES", 16, UINT64_MAX, &cfg->min_channel_bytes));
@@ -213,7 +209,6 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   DF_CHECK(env_u32("DFCCL_PREEMPTION", 0, 1, &preemption));
   DF_CHECK(env_u32("DFCCL_LEAVE_FOR_READY", 0, 1u << 20, &leave_share));
   DF_CHECK(env_u32("DFCCL_FOLLOW_READY", 0, 1, &follow));
-  DF_CHECK(env_u32("DFCCL_LOOK_EVERY", 1, 1u << 20, &look_every));
   const char* queue_order = getenv("DFCCL_QUEUE_ORDER");
   if (queue_order && *queue_order && strcmp(queue_order, "arrival") != 0) {
     if (strcmp(queue_order, "id") != 0)
@@ -241,7 +236,6 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   cfg->spin.preemption = preemption;
   cfg->spin.leave_share = leave_share;
   cfg->spin.follow = follow;
-  cfg->spin.look_every = look_every;
   cfg->debug = (int)debug;
   cfg->show_transport = show_transport || debug;
 

@@ -215,7 +215,6 @@ typedef struct {
   uint32_t preemption;        /* 0: never preempt (test twin: shows the deadlock)    */
   uint32_t leave_share;       /* a wait looks for a queued run that can move from threshold/this on; 0: never */
   uint32_t follow;            /* 1: a run's ring positions but the first look from the floor on */
-  uint32_t look_every;        /* the first position looks at one queued run every this many polls */
   uint32_t queue_by_id;       /* 1: equal priorities queue by id (df_coll_static.order), not arrival */
   uint64_t timeslice_idle_ns; /* after DF_COLL_TIMESLICED_PEER work, quit after this long idle */
 } df_spin_policy;

@@ -108,6 +108,11 @@ DF_FN bool df_queued_run_has_slot(const df_run* run, uint32_t coll) {
   return !(tail & DF_REVOKED_BIT) && tail > l->consumed[c];
 }
 
+/* How often the first ring position's wait looks at the other queued runs, once it has lasted long
+ * enough (df_look_around_from); a follower looks at every poll, one queued run each, so that it
+ * finds the predecessor's run among many within as many polls. */
+#define DF_LOOK_AROUND_EVERY 16
+
 /* From which poll on a wait looks at the other queued runs.  The run's first ring position waits
  * threshold / spin.leave_share polls (at least the floor): a peer on the same run answers within a
  * hop, so a short wait is not worth a look, and a run that grew (its peers are on it) looks later,
@@ -153,11 +158,7 @@ DF_FN bool df_other_run_ready(const df_run* run, uint64_t polls, uint32_t* curso
   df_block_shared* sh = run->sh;
   uint32_t share = run->args->spin.leave_share;
   if (share == 0 || polls < df_look_around_from(run)) return false;
-  /* The first ring position looks every spin.look_every-th poll (0 or 1: every poll); a follower at
-   * every poll.  One queued run a look: among K queued runs the one the peer is on is found within
-   * K looks, K * look_every polls. */
-  uint32_t every = run->args->spin.look_every;
-  if (every > 1 && polls % every && !df_looks_early(run)) return false;
+  if (polls % DF_LOOK_AROUND_EVERY && !df_looks_early(run)) return false;
   uint32_t position = (*cursor)++ % (sh->ntasks + 1);
   if (position == sh->ntasks) return polls >= run->threshold / share && df_entries_waiting(run);
   uint32_t coll = sh->tasks[position];

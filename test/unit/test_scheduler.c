@@ -493,18 +493,14 @@ static void test_leave_for_ready(void) {
   sh->ntasks = 2;
   a->spin.floor = 64;
   a->spin.leave_share = 16;
-  a->spin.look_every = 16;
   uint64_t from = (1u << 12) / 16; /* 256: above the floor */
 
   /* Looks at one queued run per call, round robin: two calls cover the queue of two. */
 #define LOOKS(polls) \
   (df_other_run_ready(&run, (polls), &(uint32_t){0}) || df_other_run_ready(&run, (polls), &(uint32_t){1}))
   CHECK(LOOKS(from), "a wait of %llu polls leaves for a queued run with a slot", (unsigned long long)from);
-  CHECK(!LOOKS(from - 16), "a shorter wait does not look");
-  CHECK(!LOOKS(from + 1), "between looks (every 16 polls) it does not look");
-  a->spin.look_every = 1;
-  CHECK(LOOKS(from + 1), "with DFCCL_LOOK_EVERY=1 it looks at every poll");
-  a->spin.look_every = 16;
+  CHECK(!LOOKS(from - DF_LOOK_AROUND_EVERY), "a shorter wait does not look");
+  CHECK(!LOOKS(from + 1), "between looks (every %d polls) it does not look", DF_LOOK_AROUND_EVERY);
   run.threshold = 1000; /* 1000 / 16 < the floor: the floor it is */
   CHECK(!LOOKS(48) && LOOKS(64), "a short threshold looks from the floor on");
   run.threshold = 1u << 12;
