@@ -171,7 +171,7 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   cfg->spin.quit_period_ns = (gpu ? 2000ull : 50000ull) * 1000;
   cfg->spin.preemption = 1;
   /* A wait looks around from 1/256 of its threshold on: the floor, at the calibrated thresholds
-   * (docs/design.md: "Leaving for a run that can move"; 1/16 cost the random order 1.5-2x more). */
+   * (docs/design.md: "Leaving for a run that can move"; 1/16 made the random order 1.4-2x slower). */
   cfg->spin.leave_share = 256;
   cfg->spin.follow = 1;
   cfg->spin.queue_by_id = 0;
