@@ -376,8 +376,9 @@ dfcclResult_t dfcclWriteHangReport(dfcclRankCtx_t ctx);
  * unless another thread (DFCCL's poller, or another caller) is taking them at this moment; then it
  * returns at once.  It also tests the context's nonblocking creations that no other thread is
  * testing (dfcclCommCreateStart), submitting a communicator's held runs once it exists.
- * *completed (if not NULL): how many callbacks it ran.  A thread that waits for a run calls it to see the run end as soon as the daemon reports it, without waiting for the poller
- * thread to look and hand it over.  Never required: the poller completes every run anyway.  The
+ * *completed (if not NULL): how many callbacks it ran.  A thread that waits for a run calls it to
+ * see the run end as soon as the daemon reports it, without waiting for the poller thread to look
+ * and hand it over.  Never required: the poller completes every run anyway.  The
  * callbacks run inside it, so do not call it holding a lock that a callback takes.  Safe from any
  * thread and from a callback (which returns at once when that callback's context is the one). */
 dfcclResult_t dfcclProgress(dfcclRankCtx_t ctx, int* completed);
@@ -471,6 +472,17 @@ int dfcclDefaultDevice(int localRank);
  * such blocks for reuse.  Free it with dfcclHostFree. */
 dfcclResult_t dfcclHostAlloc(size_t bytes, void** ptr);
 dfcclResult_t dfcclHostFree(void* ptr);
+/* dfcclHostAlloc blocks kept for reuse, for glue code that copies device buffers through host
+ * memory call after call (coll/dfccl's fallbacks to a library that is not CUDA-aware).
+ * dfcclHostBlockTake: a block of at least `bytes` -- the kept one that fits most closely, else a
+ * new one of the next power of two (at least 4 KiB) -- whose size is *capacity (if not NULL).
+ * dfcclHostBlockGive: a dfcclHostAlloc block back for later takes (NULL: nothing); at most 8
+ * blocks, 512 MiB in all, are kept: one given back beyond that frees smaller kept ones to make
+ * room, or else is freed itself.  dfcclHostBlocksFree: frees every kept block (a library that
+ * closes); *freed (if not NULL): how many.  Safe from any thread. */
+dfcclResult_t dfcclHostBlockTake(size_t bytes, void** block, size_t* capacity);
+dfcclResult_t dfcclHostBlockGive(void* block);
+dfcclResult_t dfcclHostBlocksFree(int* freed);
 /* A copy between any host and device memory, complete when it returns (memmove without CUDA);
  * ordered after the caller's work on the default streams, like a cudaMemcpy. */
 dfcclResult_t dfcclCopy(void* dst, const void* src, size_t bytes);

@@ -573,6 +573,12 @@ void df_cq_host_fini(df_ctx* ctx, df_cq_host* cq);
  * never ran -- calling fn(arg, cqe) for each, in each block's order.  Returns how many. */
 uint32_t df_cq_host_reap(df_cq_host* cq, uint32_t blocks, void (*fn)(void* arg, uint64_t cqe), void* arg);
 
+/* ---- memory (memory.c) ---- */
+
+/* The bytes a dfcclHostAlloc block was asked for; dfcclInvalidArgument, naming the caller, for
+ * memory that is not such a block. */
+dfcclResult_t df_host_alloc_size(void* ptr, size_t* bytes, const char* caller);
+
 /* ---- poller (poller.c) ---- */
 
 dfcclResult_t df_poller_start(df_ctx* ctx);

@@ -3,9 +3,10 @@
  * order of DFCCL's accesses after the caller's CUDA work: what glue code (the Open MPI component)
  * needs to route a call by its buffers and to stage buffers into the right memory, and what every
  * run does first.  Here: the arguments' checks, the host target's device memory (host_memory.c)
- * and dfcclHostAlloc's blocks; what CUDA says and does is behind df_gpu_* (memory_cuda.c), which a
- * build without CUDA answers with "no GPU here" (memory_none.c): every pointer is host memory,
- * copies are memmove and there is nothing to wait for.
+ * and dfcclHostAlloc's blocks (kept for reuse by host_blocks.c); what CUDA says and does is behind
+ * df_gpu_* (memory_cuda.c), which a build without CUDA answers with "no GPU here"
+ * (memory_none.c): every pointer is host memory, copies are memmove and there is nothing to wait
+ * for.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -48,12 +49,14 @@ dfcclResult_t dfcclMemFree(void* ptr) {
   return df_gpu_free(ptr);
 }
 
-/* A dfcclHostAlloc block starts with a header that says how it was allocated: DF_HOST_BLOCK_ALIGN
- * bytes, so that the memory after it keeps that alignment. */
+/* A dfcclHostAlloc block starts with a header that says how it was allocated, and how large it is
+ * (host_blocks.c keeps blocks by size): DF_HOST_BLOCK_ALIGN bytes, so that the memory after it
+ * keeps that alignment. */
 enum { DF_HOST_BLOCK_ALIGN = 64 };
 typedef struct {
   uint32_t magic;
   bool pinned;
+  size_t bytes; /* asked for */
 } df_host_block;
 #define DF_HOST_BLOCK_MAGIC 0xdfcc1b0cu
 
@@ -72,15 +75,30 @@ dfcclResult_t dfcclHostAlloc(size_t bytes, void** ptr) {
   df_host_block* header = base;
   header->magic = DF_HOST_BLOCK_MAGIC;
   header->pinned = pinned;
+  header->bytes = bytes;
   *ptr = (char*)base + DF_HOST_BLOCK_ALIGN;
+  return dfcclSuccess;
+}
+
+/* The header of a dfcclHostAlloc block, or NULL (said, naming the caller). */
+static df_host_block* host_block_of(void* ptr, const char* caller) {
+  df_host_block* header = (df_host_block*)((char*)ptr - DF_HOST_BLOCK_ALIGN);
+  if (header->magic == DF_HOST_BLOCK_MAGIC) return header;
+  df_error(dfcclInvalidArgument, "%s(%p): not memory of dfcclHostAlloc", caller, ptr);
+  return NULL;
+}
+
+dfcclResult_t df_host_alloc_size(void* ptr, size_t* bytes, const char* caller) {
+  df_host_block* header = host_block_of(ptr, caller);
+  if (header == NULL) return dfcclInvalidArgument;
+  *bytes = header->bytes;
   return dfcclSuccess;
 }
 
 dfcclResult_t dfcclHostFree(void* ptr) {
   if (ptr == NULL) return dfcclSuccess;
-  df_host_block* header = (df_host_block*)((char*)ptr - DF_HOST_BLOCK_ALIGN);
-  if (header->magic != DF_HOST_BLOCK_MAGIC)
-    return df_error(dfcclInvalidArgument, "dfcclHostFree(%p): not memory of dfcclHostAlloc", ptr);
+  df_host_block* header = host_block_of(ptr, "dfcclHostFree");
+  if (header == NULL) return dfcclInvalidArgument;
   header->magic = 0;
   if (header->pinned) return df_gpu_host_free(header, ptr);
   free(header);

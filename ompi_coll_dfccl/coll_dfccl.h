@@ -19,7 +19,7 @@
  *                                      route -> fall back for those DFCCL runs; a table of what
  *                                      MPI makes significant for those it does not (staged)
  * staging   (coll_dfccl_staging.c)    fallbacks with device buffers run on host copies
- *                                      (pinned blocks kept for reuse: coll_dfccl_host_blocks.c)
+ *                                      (pinned blocks kept for reuse: dfcclHostBlockTake)
  * tables    (coll_dfccl_dtypes.h)     MPI datatypes and ops -> DFCCL
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
@@ -435,25 +435,17 @@ DFCCL_ENTRIES(DFCCL_DECLARE_ENTRY)
 /* ---- staging (coll_dfccl_staging.c): fallbacks with device buffers run on host copies ---- */
 
 typedef struct {
-  void* user;      /* the caller's buffer                                        */
-  void* host;      /* what the previous component gets: user, or its host copy   */
-  void* block;     /* the host copy of the span (NULL: not staged)               */
-  size_t capacity; /* of block (coll_dfccl_host_blocks.c)                        */
-  bool copy_in;    /* the span holds input or bytes to keep (not only output)    */
-  size_t bytes;    /* the span                                                   */
-  ptrdiff_t gap;   /* where the span starts, from user                           */
+  void* user;    /* the caller's buffer                                        */
+  void* host;    /* what the previous component gets: user, or its host copy   */
+  void* block;   /* the host copy of the span (NULL: not staged): dfcclHostBlockTake's */
+  bool copy_in;  /* the span holds input or bytes to keep (not only output)    */
+  size_t bytes;  /* the span                                                   */
+  ptrdiff_t gap; /* where the span starts, from user                           */
 } dfccl_staged_buf_t;
 
 typedef struct {
   dfccl_staged_buf_t send, recv;
 } dfccl_staging_t;
-
-/* Host blocks for staging (coll_dfccl_host_blocks.c): pinned, kept for reuse.  take: a block of at
- * least `bytes` (*capacity: its size), NULL (said) when there is no memory; give: back for the next
- * calls; free: every kept block (the component closes). */
-void* mca_coll_dfccl_host_block_take(size_t bytes, size_t* capacity);
-void mca_coll_dfccl_host_block_give(void* block, size_t capacity);
-void mca_coll_dfccl_host_blocks_free(void);
 
 /* The bytes a buffer argument reaches: [buf + gap, buf + gap + bytes), holes included (bytes 0:
  * none).  What MPI makes significant on this rank decides which region a collective passes

@@ -332,8 +332,9 @@ static int dfccl_open(void) {
 
 static int dfccl_close(void) {
   report_counters();
-  mca_coll_dfccl_progress_unregister(); /* after MPI_Finalize destroyed every context */
-  mca_coll_dfccl_host_blocks_free();    /* no staged call is left either */
+  mca_coll_dfccl_progress_unregister();          /* after MPI_Finalize destroyed every context */
+  if (dfcclHostBlocksFree(NULL) != dfcclSuccess) /* no staged call is left either */
+    opal_output(0, "coll:dfccl: freeing the staging blocks: %s", dfcclGetLastErrorMessage());
   if (mca_coll_dfccl_component.output >= 0) opal_output_close(mca_coll_dfccl_component.output);
   mca_coll_dfccl_component.output = -1;
   return OMPI_SUCCESS;

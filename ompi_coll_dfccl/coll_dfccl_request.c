@@ -3,11 +3,11 @@
  *
  * Starting.  A run is its signature's descriptor submitted to the communicator's DFCCL
  * communicator (dfcclSubmit), in the user's call order, which is the same on every rank; DFCCL
- * holds it while that communicator is being made, and queues it when its connector set is busy.  Nothing here waits for another rank: starting a run
- * never blocks, so nonblocking calls on several communicators may be issued in any order, and
- * DFCCL's daemon sorts out the order in which the ranks' runs meet.  A nonblocking call's request
- * has one run; a persistent request (coll_dfccl_persistent.c) has one per MPI_Start, launched by
- * the same code.
+ * holds it while that communicator is being made, and queues it when its connector set is busy.
+ * Nothing here waits for another rank: starting a run never blocks, so nonblocking calls on
+ * several communicators may be issued in any order, and DFCCL's daemon sorts out the order in
+ * which the ranks' runs meet.  A nonblocking call's request has one run; a persistent request
+ * (coll_dfccl_persistent.c) has one per MPI_Start, launched by the same code.
  *
  * Completing.  DFCCL reports a run on its poller thread -- or, when the component's progress
  * callback takes the completions first (dfcclProgress), on the thread in opal_progress -- and the

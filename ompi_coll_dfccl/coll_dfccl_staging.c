@@ -6,8 +6,8 @@
  * count reach, holes included, so that the holes come back unchanged) into host memory, runs the
  * previous component's function on the copies, and copies the receive span back.  The same on
  * every rank that passes device buffers; ranks with host buffers run directly, so the route stays
- * the previous component's everywhere.  The host copies live in pinned blocks kept for reuse
- * (coll_dfccl_host_blocks.c).
+ * the previous component's everywhere.  The host copies live in pinned blocks that DFCCL keeps
+ * for reuse (dfcclHostBlockTake).
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -57,8 +57,10 @@ static int stage_one(dfccl_staged_buf_t* b, void* user, dfccl_region_t region) {
   b->bytes = region.bytes;
   b->gap = region.gap;
   b->copy_in = !region.written;
-  b->block = mca_coll_dfccl_host_block_take(b->bytes, &b->capacity);
-  if (b->block == NULL) return OMPI_ERR_OUT_OF_RESOURCE;
+  if (dfcclHostBlockTake(b->bytes, &b->block, NULL) != dfcclSuccess) {
+    opal_output(0, "coll:dfccl: staging %zu bytes of device memory: %s", b->bytes, dfcclGetLastErrorMessage());
+    return OMPI_ERR_OUT_OF_RESOURCE;
+  }
   b->host = (char*)b->block - b->gap;
   return copy_in(b);
 }
@@ -72,9 +74,14 @@ void mca_coll_dfccl_stage(dfccl_staging_t* s, ompi_communicator_t* comm, const v
     ompi_mpi_abort(comm, 1);
 }
 
+static void give_back(void* block) {
+  if (dfcclHostBlockGive(block) != dfcclSuccess)
+    opal_output(0, "coll:dfccl: freeing a staging block: %s", dfcclGetLastErrorMessage());
+}
+
 static void stage_free(dfccl_staging_t* s) {
-  mca_coll_dfccl_host_block_give(s->send.block, s->send.capacity);
-  mca_coll_dfccl_host_block_give(s->recv.block, s->recv.capacity);
+  give_back(s->send.block);
+  give_back(s->recv.block);
   s->send.block = s->recv.block = NULL;
 }
 
