@@ -175,6 +175,7 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   cfg->spin.leave_share = 256;
   cfg->spin.follow = 1;
   cfg->spin.queue_by_id = 0;
+  cfg->net_lanes = 1;
 
   cfg->spin_set[0] = env_given("DFCCL_SPIN_FRONT");
   cfg->spin_set[1] = env_given("DFCCL_SPIN_FLOOR");
@@ -218,6 +219,7 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   DF_CHECK(env_u32("DFCCL_DEBUG", 0, 9, &debug));
   DF_CHECK(df_env_stream_order(&cfg->stream_order));
   DF_CHECK(df_config_transport(&cfg->transport));
+  DF_CHECK(env_u32("DFCCL_NET_LANES", 1, DF_NET_LANES_MAX, &cfg->net_lanes));
   uint32_t check_runs = 1;
   DF_CHECK(env_u32("DFCCL_CHECK_RUNS", 0, 1, &check_runs));
   cfg->check_runs = check_runs != 0;

@@ -51,6 +51,7 @@ typedef struct {
   df_spin_policy spin;
   bool spin_set[3];      /* front, floor, ceiling came from the environment       */
   uint32_t transport;    /* df_transport: how connectors reach peers (DFCCL_TRANSPORT)     */
+  uint32_t net_lanes;    /* UCX workers, each with its proxy thread (DFCCL_NET_LANES)        */
   bool show_transport;   /* say how each peer is reached (DFCCL_SHOW_TRANSPORT, DFCCL_DEBUG)  */
   bool stream_order;     /* runs wait for the caller's default streams (DFCCL_STREAM_ORDER) */
   bool check_runs;       /* receivers check each slot's run tag (DFCCL_CHECK_RUNS; 0 only for a twin) */
@@ -227,13 +228,14 @@ void df_links_free(df_ctx* ctx, df_coll_links* links);
 
 /* ---- the network transport (net_ucx.c; without UCX, net_none.c) ---- */
 
-#define DF_NET_ADDRESS_MAX 2048 /* bytes of a worker address that a registration card carries */
+#define DF_NET_ADDRESS_MAX 2048 /* bytes of the worker addresses that a registration card carries */
+#define DF_NET_LANES_MAX 8
 
 /* dfcclInit: starts the transport (a UCX worker and its proxy thread) unless cfg.transport is p2p;
  * without UCX in the build, auto goes on without it and ucx is an error. */
 dfcclResult_t df_net_open(df_ctx* ctx);
 void df_net_close(df_ctx* ctx);
-/* This rank's worker address (0 bytes when there is no network transport). */
+/* This rank's worker addresses, one per lane (0 bytes when there is no network transport). */
 size_t df_net_address(const df_ctx* ctx, void* buf, size_t max);
 /* Wakes the proxy: a run was submitted. */
 void df_net_notify(df_ctx* ctx);

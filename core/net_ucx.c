@@ -32,6 +32,13 @@
  * remote keys, works on every UCX transport (TCP included) with one code path, and the receiver
  * learns of each slot's arrival from the completion itself (docs/design.md).
  *
+ * Lanes (DFCCL_NET_LANES): the transport may run several UCX workers, each with its endpoints and
+ * its own proxy thread.  Channel c of every link goes over lane c % lanes on both ends (every rank
+ * runs as many lanes: the registration card carries one worker address per lane), so that one
+ * collective's channels move through as many connections and threads -- as NCCL's socket transport
+ * spreads a peer's traffic over several sockets and threads.  A link is one part per lane it uses,
+ * each part in its lane's list, holding that lane's channels.
+ *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
 #include <errno.h>
@@ -100,10 +107,16 @@ typedef struct {
   bool revoked_tail; /* it came, and is the daemon's tail now                   */
 } net_channel;
 
+typedef struct net_lane net_lane;
+
+/* A link's part on one lane: its channels first, first + stride, ... (stride: the lanes). */
 struct df_net_link {
-  struct df_net_link* next;
+  struct df_net_link* next;    /* in the lane's list */
+  struct df_net_link* sibling; /* the link's part on the next lane it uses, or NULL */
+  net_lane* lane;
   df_net_link_args a; /* peer_address is not kept */
-  ucp_ep_h ep;
+  uint32_t first, stride;
+  ucp_ep_h ep; /* from this lane's worker to the peer's worker of the same lane */
   bool closing, closed;
   bool failed; /* reported once; its runs end with an error */
   uint64_t close_deadline_ms;
@@ -111,8 +124,10 @@ struct df_net_link {
   net_channel ch[];
 };
 
-struct df_net {
-  ucp_context_h context;
+/* A UCX worker, its endpoints and the proxy thread that moves its links' channels. */
+struct net_lane {
+  df_ctx* ctx;
+  uint32_t index;
   ucp_worker_h worker;
   ucp_address_t* address;
   size_t address_bytes;
@@ -128,6 +143,15 @@ struct df_net {
   atomic_int waiters; /* threads waiting for the lock: the proxy steps aside for them */
   struct df_net_link* links;
 };
+
+struct df_net {
+  ucp_context_h context;
+  uint32_t nlanes;
+  net_lane lane[DF_NET_LANES_MAX];
+};
+
+static net_channel* chan(struct df_net_link* l, uint32_t c) { return &l->ch[c / l->stride]; }
+static const net_channel* chan_c(const struct df_net_link* l, uint32_t c) { return &l->ch[c / l->stride]; }
 
 static dfcclResult_t ucx_error(ucs_status_t s, const char* what) {
   return df_error(dfcclSystemError, "UCX: %s failed: %s", what, ucs_status_string(s));
@@ -177,28 +201,22 @@ static void peer_failed(void* arg, ucp_ep_h ep, ucs_status_t status) {
             ucs_status_string(status));
 }
 
-static dfcclResult_t endpoint_to(df_ctx* ctx, int peer, const void* address, size_t bytes, ucp_ep_h* ep) {
-  struct df_net* net = ctx->net;
-  if (net->eps[peer]) {
-    *ep = net->eps[peer];
+static dfcclResult_t endpoint_to(net_lane* lane, int peer, const void* address, ucp_ep_h* ep) {
+  if (lane->eps[peer]) {
+    *ep = lane->eps[peer];
     return dfcclSuccess;
   }
-  if (bytes == 0)
-    return df_error(dfcclInvalidArgument,
-                    "rank %d must reach rank %d over the network, but rank %d has no network transport (a build "
-                    "without UCX, or DFCCL_TRANSPORT=p2p there)",
-                    ctx->rank, peer, peer);
   /* Peer error handling: a peer that dies fails our requests instead of hanging them, and the
    * endpoint may be closed without the peer's confirmation when we are done. */
   ucp_ep_params_t p = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                                      UCP_EP_PARAM_FIELD_ERR_HANDLER,
                        .address = (const ucp_address_t*)address,
                        .err_mode = UCP_ERR_HANDLING_MODE_PEER,
-                       .err_handler = {.cb = peer_failed, .arg = ctx}};
-  ucs_status_t s = ucp_ep_create(net->worker, &p, &net->eps[peer]);
+                       .err_handler = {.cb = peer_failed, .arg = lane->ctx}};
+  ucs_status_t s = ucp_ep_create(lane->worker, &p, &lane->eps[peer]);
   if (s != UCS_OK) return ucx_error(s, "ucp_ep_create");
-  describe_ep(net->eps[peer], net->ep_describe[peer], sizeof net->ep_describe[peer]);
-  *ep = net->eps[peer];
+  describe_ep(lane->eps[peer], lane->ep_describe[peer], sizeof lane->ep_describe[peer]);
+  *ep = lane->eps[peer];
   return dfcclSuccess;
 }
 
@@ -250,11 +268,11 @@ static df_send_ctrl* heads_of(const struct df_net_link* l, uint32_t c) { return 
 
 /* One send or receive of `count` bytes at `buf` (iov: elements) under `tag`; *req its request,
  * NULL when it completed at once.  Returns 0, or -1 (reported). */
-static int transfer(struct df_net* net, const struct df_net_link* l, bool sending, void* buf, size_t count, bool iov,
-                    ucp_tag_t tag, void** req) {
+static int transfer(const struct df_net_link* l, bool sending, void* buf, size_t count, bool iov, ucp_tag_t tag,
+                    void** req) {
   ucp_request_param_t p = iov ? iov_param() : host_memory_param();
   ucs_status_ptr_t r = sending ? ucp_tag_send_nbx(l->ep, buf, count, tag, &p)
-                               : ucp_tag_recv_nbx(net->worker, buf, count, tag, TAG_EXACT, &p);
+                               : ucp_tag_recv_nbx(l->lane->worker, buf, count, tag, TAG_EXACT, &p);
   if (UCS_PTR_IS_ERR(r)) {
     fprintf(stderr, "dfccl: collective %d: a network %s rank %d failed: %s\n", l->a.id,
             sending ? "send to" : "receive from", l->a.peer, ucs_status_string(UCS_PTR_STATUS(r)));
@@ -266,23 +284,21 @@ static int transfer(struct df_net* net, const struct df_net_link* l, bool sendin
 
 /* Sends (or posts the receive of) step `step`'s slot of channel c with its run tag, in the link's
  * form (SPLIT_SLOT_BYTES): `bytes` of it, or for a receive, room for a whole slot. */
-static int transfer_slot(struct df_net* net, struct df_net_link* l, uint32_t c, uint64_t step, bool sending,
-                         uint32_t bytes) {
-  net_channel* ch = &l->ch[c];
+static int transfer_slot(struct df_net_link* l, uint32_t c, uint64_t step, bool sending, uint32_t bytes) {
+  net_channel* ch = chan(l, c);
   uint32_t slot = (uint32_t)(step % DF_FIFO_STEPS);
   void** req = sending ? ch->send_req[slot] : ch->recv_req[slot];
   void* word = (void*)&tails_of(l, c)->tags[slot];
   size_t word_bytes = sizeof tails_of(l, c)->tags[slot];
   req[0] = req[1] = NULL;
   if (split_slots(l)) {
-    if (transfer(net, l, sending, word, word_bytes, false, make_tag(l->a.id, c, TAG_RUN_TAG, step), &req[0]) != 0)
-      return -1;
-    return transfer(net, l, sending, slot_of(l, c, step), bytes, false, make_tag(l->a.id, c, TAG_DATA, step), &req[1]);
+    if (transfer(l, sending, word, word_bytes, false, make_tag(l->a.id, c, TAG_RUN_TAG, step), &req[0]) != 0) return -1;
+    return transfer(l, sending, slot_of(l, c, step), bytes, false, make_tag(l->a.id, c, TAG_DATA, step), &req[1]);
   }
   ucp_dt_iov_t* iov = sending ? ch->send_iov[slot] : ch->recv_iov[slot];
   iov[0] = (ucp_dt_iov_t){word, word_bytes};
   iov[1] = (ucp_dt_iov_t){slot_of(l, c, step), bytes};
-  return transfer(net, l, sending, iov, 2, true, make_tag(l->a.id, c, TAG_DATA, step), &req[0]);
+  return transfer(l, sending, iov, 2, true, make_tag(l->a.id, c, TAG_DATA, step), &req[0]);
 }
 
 /* A credit from the receiver: the count it consumed, or its revoked head (the last it sends). */
@@ -292,11 +308,11 @@ static void take_credit(net_channel* ch) {
 }
 
 /* Posts the receive of the next credit; credits already waiting in UCX are taken at once. */
-static int post_credit_recv(struct df_net* net, struct df_net_link* l, uint32_t c) {
-  net_channel* ch = &l->ch[c];
+static int post_credit_recv(struct df_net_link* l, uint32_t c) {
+  net_channel* ch = chan(l, c);
   while (!ch->revoked_head) {
     ucp_request_param_t p = host_memory_param();
-    ucs_status_ptr_t r = ucp_tag_recv_nbx(net->worker, &ch->credit_in, sizeof ch->credit_in,
+    ucs_status_ptr_t r = ucp_tag_recv_nbx(l->lane->worker, &ch->credit_in, sizeof ch->credit_in,
                                           make_tag(l->a.id, c, TAG_CREDIT, 0), TAG_ANY_STEP, &p);
     if (UCS_PTR_IS_ERR(r)) return -1;
     ch->credit_recv = posted_or_null(r);
@@ -321,8 +337,8 @@ static int send_word(struct df_net_link* l, uint32_t c, unsigned type, void** re
 
 /* Sending channel: new slots out, completions and credits in, the head out to the daemon.
  * Returns whether anything moved; *busy: something is still on its way. */
-static int poll_sending(struct df_net* net, struct df_net_link* l, uint32_t c, bool* busy) {
-  net_channel* ch = &l->ch[c];
+static int poll_sending(struct df_net_link* l, uint32_t c, bool* busy) {
+  net_channel* ch = chan(l, c);
   int moved = 0;
   df_recv_ctrl* tails = tails_of(l, c);
   uint64_t tail = __atomic_load_n(&tails->tail, __ATOMIC_ACQUIRE);
@@ -340,7 +356,7 @@ static int poll_sending(struct df_net* net, struct df_net_link* l, uint32_t c, b
     uint32_t slot = (uint32_t)(ch->posted % DF_FIFO_STEPS);
     uint32_t bytes = tails->bytes[slot];
     if (bytes > l->a.slot_bytes) bytes = l->a.slot_bytes; /* never more than a slot, whatever is there */
-    if (transfer_slot(net, l, c, ch->posted, true, bytes) != 0) return -1;
+    if (transfer_slot(l, c, ch->posted, true, bytes) != 0) return -1;
     ch->posted++;
     moved = 1;
   }
@@ -357,7 +373,7 @@ static int poll_sending(struct df_net* net, struct df_net_link* l, uint32_t c, b
     if (f == 0) break;
     take_credit(ch);
     moved = 1;
-    if (!l->closing && post_credit_recv(net, l, c) != 0) return -1;
+    if (!l->closing && post_credit_recv(l, c) != 0) return -1;
   }
   if (ch->revoked_head && ch->head != ch->revoked_head) { /* as the receiving daemon would store it */
     ch->head = ch->revoked_head;
@@ -376,27 +392,27 @@ static int poll_sending(struct df_net* net, struct df_net_link* l, uint32_t c, b
 }
 
 /* The receiving link's one receive for the sender's revocation (it comes at most once). */
-static int post_revoke_recv(struct df_net* net, struct df_net_link* l, uint32_t c) {
-  net_channel* ch = &l->ch[c];
+static int post_revoke_recv(struct df_net_link* l, uint32_t c) {
+  net_channel* ch = chan(l, c);
   ucp_request_param_t p = host_memory_param();
-  ucs_status_ptr_t r = ucp_tag_recv_nbx(net->worker, &ch->revoke_in, sizeof ch->revoke_in,
+  ucs_status_ptr_t r = ucp_tag_recv_nbx(l->lane->worker, &ch->revoke_in, sizeof ch->revoke_in,
                                         make_tag(l->a.id, c, TAG_REVOKE, 0), TAG_ANY_STEP, &p);
   if (UCS_PTR_IS_ERR(r)) return -1;
   ch->revoke_recv = posted_or_null(r);
   return 0;
 }
 
-static int post_data_recv(struct df_net* net, struct df_net_link* l, uint32_t c) {
-  net_channel* ch = &l->ch[c];
-  if (transfer_slot(net, l, c, ch->recv_posted, false, l->a.slot_bytes) != 0) return -1;
+static int post_data_recv(struct df_net_link* l, uint32_t c) {
+  net_channel* ch = chan(l, c);
+  if (transfer_slot(l, c, ch->recv_posted, false, l->a.slot_bytes) != 0) return -1;
   ch->recv_posted++;
   return 0;
 }
 
 /* Receiving channel: landed slots become tails (in order), freed slots get new receives, the
  * daemon's head goes back as a credit. */
-static int poll_receiving(struct df_net* net, struct df_net_link* l, uint32_t c, bool* busy) {
-  net_channel* ch = &l->ch[c];
+static int poll_receiving(struct df_net_link* l, uint32_t c, bool* busy) {
+  net_channel* ch = chan(l, c);
   int moved = 0;
   if (!ch->revoked_tail) {
     int f = finished(&ch->revoke_recv, "revocation receive", l);
@@ -430,7 +446,7 @@ static int poll_receiving(struct df_net* net, struct df_net_link* l, uint32_t c,
   /* A slot the daemon has consumed may take the step DF_FIFO_STEPS later, before the credit that
    * lets the sender send it goes out. */
   while (!l->closing && ch->recv_posted < consumed + DF_FIFO_STEPS) {
-    if (post_data_recv(net, l, c) != 0) return -1;
+    if (post_data_recv(l, c) != 0) return -1;
     moved = 1;
   }
   if (finished(&ch->credit_send, "credit send", l) < 0) return -1;
@@ -448,8 +464,8 @@ static int poll_receiving(struct df_net* net, struct df_net_link* l, uint32_t c,
 
 /* Has everything of a closing link reached its peer? */
 static bool drained(const struct df_net_link* l) {
-  for (uint32_t c = 0; c < l->a.nchannels; c++) {
-    const net_channel* ch = &l->ch[c];
+  for (uint32_t c = l->first; c < l->a.nchannels; c += l->stride) {
+    const net_channel* ch = chan_c(l, c);
     if (l->a.sending) {
       uint64_t tail = __atomic_load_n(&tails_of(l, c)->tail, __ATOMIC_ACQUIRE);
       if ((tail & DF_REVOKED_BIT) || ch->revoked_head) continue; /* a failed run: nothing more is taken */
@@ -465,36 +481,36 @@ static bool drained(const struct df_net_link* l) {
 
 /* Cancels what is still posted (receives for steps that will never come) and waits for UCX to
  * let go of it. */
-static void cancel_and_release(struct df_net* net, void** req) {
+static void cancel_and_release(ucp_worker_h worker, void** req) {
   if (!*req) return;
-  ucp_request_cancel(net->worker, *req);
+  ucp_request_cancel(worker, *req);
   uint64_t start = df_now_ms();
-  while (ucp_request_check_status(*req) == UCS_INPROGRESS && df_now_ms() - start < 1000)
-    ucp_worker_progress(net->worker);
+  while (ucp_request_check_status(*req) == UCS_INPROGRESS && df_now_ms() - start < 1000) ucp_worker_progress(worker);
   ucp_request_free(*req);
   *req = NULL;
 }
 
-static void release_requests(struct df_net* net, struct df_net_link* l) {
-  for (uint32_t c = 0; c < l->a.nchannels; c++) {
-    net_channel* ch = &l->ch[c];
-    cancel_and_release(net, &ch->credit_recv);
-    cancel_and_release(net, &ch->credit_send);
-    cancel_and_release(net, &ch->revoke_send);
-    cancel_and_release(net, &ch->revoke_recv);
+static void release_requests(struct df_net_link* l) {
+  ucp_worker_h worker = l->lane->worker;
+  for (uint32_t c = l->first; c < l->a.nchannels; c += l->stride) {
+    net_channel* ch = chan(l, c);
+    cancel_and_release(worker, &ch->credit_recv);
+    cancel_and_release(worker, &ch->credit_send);
+    cancel_and_release(worker, &ch->revoke_send);
+    cancel_and_release(worker, &ch->revoke_recv);
     for (int s = 0; s < DF_FIFO_STEPS; s++) {
       for (int part = 0; part < 2; part++) {
-        cancel_and_release(net, &ch->send_req[s][part]);
-        cancel_and_release(net, &ch->recv_req[s][part]);
+        cancel_and_release(worker, &ch->send_req[s][part]);
+        cancel_and_release(worker, &ch->recv_req[s][part]);
       }
     }
   }
 }
 
-static int poll_link(struct df_net* net, struct df_net_link* l, bool* busy) {
+static int poll_link(struct df_net_link* l, bool* busy) {
   int moved = 0;
-  for (uint32_t c = 0; c < l->a.nchannels; c++) {
-    int m = l->a.sending ? poll_sending(net, l, c, busy) : poll_receiving(net, l, c, busy);
+  for (uint32_t c = l->first; c < l->a.nchannels; c += l->stride) {
+    int m = l->a.sending ? poll_sending(l, c, busy) : poll_receiving(l, c, busy);
     if (m < 0) return -1;
     moved |= m;
   }
@@ -504,24 +520,24 @@ static int poll_link(struct df_net* net, struct df_net_link* l, bool* busy) {
 /* ---- the proxy thread ------------------------------------------------------------------------- */
 
 /* Lets UCX move what the sockets hold (PROGRESS_CALLS); returns whether anything happened. */
-static int progress(struct df_net* net) {
+static int progress(net_lane* lane) {
   int events = 0;
-  for (int i = 0; i < PROGRESS_CALLS && ucp_worker_progress(net->worker) != 0; i++) events = 1;
+  for (int i = 0; i < PROGRESS_CALLS && ucp_worker_progress(lane->worker) != 0; i++) events = 1;
   return events;
 }
 
 static void* proxy_main(void* arg) {
-  df_ctx* ctx = arg;
-  struct df_net* net = ctx->net;
+  net_lane* lane = arg;
+  df_ctx* ctx = lane->ctx;
   bool gpu = ctx->cfg.target == dfcclTargetCuda;
   uint64_t idle = 0;
-  pthread_mutex_lock(&net->lock);
-  while (!net->stop) {
-    int moved = progress(net);
+  pthread_mutex_lock(&lane->lock);
+  while (!lane->stop) {
+    int moved = progress(lane);
     bool busy = false;
-    for (struct df_net_link** at = &net->links; *at;) {
+    for (struct df_net_link** at = &lane->links; *at;) {
       struct df_net_link* l = *at;
-      int m = l->failed ? 0 : poll_link(net, l, &busy);
+      int m = l->failed ? 0 : poll_link(l, &busy);
       if (m < 0) {
         l->failed = true;
         /* The run cannot complete: end the outstanding runs with the error rather than hang. */
@@ -537,10 +553,10 @@ static void* proxy_main(void* arg) {
                   "dfccl: rank %d: collective %d's network link with rank %d closed before its peer "
                   "acknowledged everything (peer gone?)\n",
                   ctx->rank, l->a.id, l->a.peer);
-        release_requests(net, l);
+        release_requests(l);
         *at = l->next;
         l->closed = true;
-        pthread_cond_broadcast(&net->closed);
+        pthread_cond_broadcast(&lane->closed);
         moved = 1;
         continue;
       }
@@ -549,10 +565,10 @@ static void* proxy_main(void* arg) {
     }
     if (moved) {
       idle = 0;
-      if (atomic_load(&net->waiters) > 0) {
-        pthread_mutex_unlock(&net->lock);
+      if (atomic_load(&lane->waiters) > 0) {
+        pthread_mutex_unlock(&lane->lock);
         sched_yield();
-        pthread_mutex_lock(&net->lock);
+        pthread_mutex_lock(&lane->lock);
       }
       continue;
     }
@@ -560,14 +576,14 @@ static void* proxy_main(void* arg) {
     if (busy || atomic_load(&ctx->outstanding) > 0) {
       /* Something is on its way: stay close, but give the CPU to the daemon's threads (host target)
        * and to the application. */
-      pthread_mutex_unlock(&net->lock);
+      pthread_mutex_unlock(&lane->lock);
       if (idle < (gpu ? 4096u : 64u)) {
         sched_yield();
       } else {
         struct timespec pause = {0, 20000};
         nanosleep(&pause, NULL);
       }
-      pthread_mutex_lock(&net->lock);
+      pthread_mutex_lock(&lane->lock);
     } else {
       /* Nothing outstanding here: a submission (df_net_notify) or a new link wakes us; a peer's
        * early data waits at most a millisecond in the network. */
@@ -578,31 +594,106 @@ static void* proxy_main(void* arg) {
         until.tv_sec++;
         until.tv_nsec -= 1000000000;
       }
-      atomic_store(&net->sleeping, true);
-      if (net->links) pthread_cond_timedwait(&net->wake, &net->lock, &until);
-      else pthread_cond_wait(&net->wake, &net->lock); /* no network links (yet): nothing to progress */
-      atomic_store(&net->sleeping, false);
+      atomic_store(&lane->sleeping, true);
+      if (lane->links) pthread_cond_timedwait(&lane->wake, &lane->lock, &until);
+      else pthread_cond_wait(&lane->wake, &lane->lock); /* no network links (yet): nothing to progress */
+      atomic_store(&lane->sleeping, false);
     }
   }
-  pthread_mutex_unlock(&net->lock);
+  pthread_mutex_unlock(&lane->lock);
   return NULL;
 }
 
 void df_net_notify(df_ctx* ctx) {
   struct df_net* net = ctx->net;
-  if (!net || !atomic_load_explicit(&net->sleeping, memory_order_relaxed)) return;
-  pthread_mutex_lock(&net->lock);
-  pthread_cond_signal(&net->wake);
-  pthread_mutex_unlock(&net->lock);
+  for (uint32_t i = 0; net && i < net->nlanes; i++) {
+    net_lane* lane = &net->lane[i];
+    if (!atomic_load_explicit(&lane->sleeping, memory_order_relaxed)) continue;
+    pthread_mutex_lock(&lane->lock);
+    pthread_cond_signal(&lane->wake);
+    pthread_mutex_unlock(&lane->lock);
+  }
 }
 
 /* ---- links ------------------------------------------------------------------------------------- */
 
 /* The lock, for a thread other than the proxy, which holds it most of the time. */
-static void lock_beside_proxy(struct df_net* net) {
-  atomic_fetch_add(&net->waiters, 1);
-  pthread_mutex_lock(&net->lock);
-  atomic_fetch_sub(&net->waiters, 1);
+static void lock_beside_proxy(net_lane* lane) {
+  atomic_fetch_add(&lane->waiters, 1);
+  pthread_mutex_lock(&lane->lock);
+  atomic_fetch_sub(&lane->waiters, 1);
+}
+
+/* A peer's card (df_net_address): a byte with its lane count, then per lane a 4-byte length and
+ * the worker's address.  Finds lane `index`'s address; a card of another lane count is an error:
+ * channel c goes over lane c % lanes on both ends. */
+static dfcclResult_t peer_lane_address(const df_ctx* ctx, const df_net_link_args* args, uint32_t index,
+                                       const void** address) {
+  const uint8_t* card = args->peer_address;
+  size_t bytes = args->peer_address_bytes;
+  if (bytes == 0)
+    return df_error(dfcclInvalidArgument,
+                    "rank %d must reach rank %d over the network, but rank %d has no network transport (a build "
+                    "without UCX, or DFCCL_TRANSPORT=p2p there)",
+                    ctx->rank, args->peer, args->peer);
+  if (card[0] != ctx->net->nlanes)
+    return df_error(dfcclInvalidArgument,
+                    "rank %d has %u network lane(s) and rank %d has %u: set DFCCL_NET_LANES alike on every rank",
+                    ctx->rank, ctx->net->nlanes, args->peer, card[0]);
+  size_t at = 1;
+  for (uint32_t i = 0;; i++) {
+    uint32_t len;
+    if (at + sizeof len > bytes) break;
+    memcpy(&len, card + at, sizeof len);
+    at += sizeof len;
+    if (len > bytes - at) break;
+    if (i == index) {
+      *address = card + at;
+      return dfcclSuccess;
+    }
+    at += len;
+  }
+  return df_error(dfcclInternalError, "rank %d's network address card is malformed", args->peer);
+}
+
+/* The link's part on `lane`: its channels' receives (credits, or data and revocations) posted. */
+static dfcclResult_t open_part(net_lane* lane, uint32_t nlanes, const df_net_link_args* args, const void* address,
+                               struct df_net_link** out) {
+  uint32_t nch = (args->nchannels - lane->index + nlanes - 1) / nlanes;
+  struct df_net_link* l = calloc(1, sizeof *l + nch * sizeof(net_channel));
+  if (!l) return df_error(dfcclOutOfResources, "out of memory");
+  l->a = *args;
+  l->a.peer_address = NULL;
+  l->lane = lane;
+  l->first = lane->index;
+  l->stride = nlanes;
+  lock_beside_proxy(lane);
+  dfcclResult_t r = endpoint_to(lane, args->peer, address, &l->ep);
+  if (r == dfcclSuccess && nlanes == 1) snprintf(l->describe, sizeof l->describe, "%s", lane->ep_describe[args->peer]);
+  else if (r == dfcclSuccess)
+    snprintf(l->describe, sizeof l->describe, "%s, %u lanes", lane->ep_describe[args->peer], nlanes);
+  for (uint32_t c = l->first; r == dfcclSuccess && c < args->nchannels; c += l->stride) {
+    if (args->sending) {
+      if (post_credit_recv(l, c) != 0) r = df_error(dfcclSystemError, "UCX: posting a credit receive failed");
+    } else {
+      for (int s = 0; r == dfcclSuccess && s < DF_FIFO_STEPS; s++)
+        if (post_data_recv(l, c) != 0) r = df_error(dfcclSystemError, "UCX: posting a receive failed");
+      if (r == dfcclSuccess && post_revoke_recv(l, c) != 0)
+        r = df_error(dfcclSystemError, "UCX: posting a revocation receive failed");
+    }
+  }
+  if (r != dfcclSuccess) {
+    release_requests(l);
+    pthread_mutex_unlock(&lane->lock);
+    free(l);
+    return r;
+  }
+  l->next = lane->links;
+  lane->links = l;
+  pthread_cond_signal(&lane->wake);
+  pthread_mutex_unlock(&lane->lock);
+  *out = l;
+  return dfcclSuccess;
 }
 
 dfcclResult_t df_net_link_open(df_ctx* ctx, const df_net_link_args* args, struct df_net_link** out) {
@@ -612,58 +703,61 @@ dfcclResult_t df_net_link_open(df_ctx* ctx, const df_net_link_args* args, struct
     return df_error(dfcclUnsupported,
                     "rank %d must reach rank %d over the network, but its network transport did not start (see above)",
                     ctx->rank, args->peer);
-  struct df_net_link* l = calloc(1, sizeof *l + args->nchannels * sizeof(net_channel));
-  if (!l) return df_error(dfcclOutOfResources, "out of memory");
-  l->a = *args;
-  l->a.peer_address = NULL;
-  lock_beside_proxy(net);
-  dfcclResult_t r = endpoint_to(ctx, args->peer, args->peer_address, args->peer_address_bytes, &l->ep);
-  if (r == dfcclSuccess) snprintf(l->describe, sizeof l->describe, "%s", net->ep_describe[args->peer]);
-  for (uint32_t c = 0; r == dfcclSuccess && c < args->nchannels; c++) {
-    if (args->sending) {
-      if (post_credit_recv(net, l, c) != 0) r = df_error(dfcclSystemError, "UCX: posting a credit receive failed");
-    } else {
-      for (int s = 0; r == dfcclSuccess && s < DF_FIFO_STEPS; s++)
-        if (post_data_recv(net, l, c) != 0) r = df_error(dfcclSystemError, "UCX: posting a receive failed");
-      if (r == dfcclSuccess && post_revoke_recv(net, l, c) != 0)
-        r = df_error(dfcclSystemError, "UCX: posting a revocation receive failed");
+  struct df_net_link** tail = out;
+  for (uint32_t i = 0; i < net->nlanes && i < args->nchannels; i++) {
+    const void* address = NULL;
+    dfcclResult_t r = peer_lane_address(ctx, args, i, &address);
+    if (r == dfcclSuccess) r = open_part(&net->lane[i], net->nlanes, args, address, tail);
+    if (r != dfcclSuccess) {
+      df_net_link_close(ctx, *out); /* the parts opened so far */
+      *out = NULL;
+      return r;
     }
+    tail = &(*tail)->sibling;
   }
-  if (r != dfcclSuccess) {
-    release_requests(net, l);
-    pthread_mutex_unlock(&net->lock);
-    free(l);
-    return r;
-  }
-  l->next = net->links;
-  net->links = l;
-  pthread_cond_signal(&net->wake);
-  pthread_mutex_unlock(&net->lock);
-  *out = l;
   return dfcclSuccess;
 }
 
 void df_net_link_close(df_ctx* ctx, struct df_net_link* l) {
-  struct df_net* net = ctx->net;
-  if (!l) return;
-  lock_beside_proxy(net);
-  l->closing = true;
-  l->close_deadline_ms = df_now_ms() + CLOSE_TIMEOUT_MS;
-  pthread_cond_signal(&net->wake);
-  while (!l->closed) pthread_cond_wait(&net->closed, &net->lock);
-  pthread_mutex_unlock(&net->lock);
-  free(l);
+  (void)ctx;
+  while (l) {
+    net_lane* lane = l->lane;
+    lock_beside_proxy(lane);
+    l->closing = true;
+    l->close_deadline_ms = df_now_ms() + CLOSE_TIMEOUT_MS;
+    pthread_cond_signal(&lane->wake);
+    while (!l->closed) pthread_cond_wait(&lane->closed, &lane->lock);
+    pthread_mutex_unlock(&lane->lock);
+    struct df_net_link* sibling = l->sibling;
+    free(l);
+    l = sibling;
+  }
 }
 
 const char* df_net_link_describe(const struct df_net_link* l) { return l->describe; }
 
 /* ---- the transport ------------------------------------------------------------------------------ */
 
+/* The card peer_lane_address reads. */
+static size_t card_bytes(const struct df_net* net) {
+  size_t bytes = 1;
+  for (uint32_t i = 0; i < net->nlanes; i++) bytes += sizeof(uint32_t) + net->lane[i].address_bytes;
+  return bytes;
+}
+
 size_t df_net_address(const df_ctx* ctx, void* buf, size_t max) {
   const struct df_net* net = ctx->net;
-  if (!net || net->address_bytes > max) return 0;
-  memcpy(buf, net->address, net->address_bytes);
-  return net->address_bytes;
+  if (!net || card_bytes(net) > max) return 0;
+  uint8_t* card = buf;
+  card[0] = (uint8_t)net->nlanes;
+  size_t at = 1;
+  for (uint32_t i = 0; i < net->nlanes; i++) {
+    uint32_t len = (uint32_t)net->lane[i].address_bytes;
+    memcpy(card + at, &len, sizeof len);
+    memcpy(card + at + sizeof len, net->lane[i].address, len);
+    at += sizeof len + len;
+  }
+  return at;
 }
 
 /* TCP moves a message in segments of TX_SEG_SIZE (received into RX_SEG_SIZE ones; UCX refuses TX
@@ -686,7 +780,7 @@ static void set_tcp_segments(df_ctx* ctx, ucp_config_t* config) {
   }
 }
 
-static dfcclResult_t open_worker(df_ctx* ctx, struct df_net* net) {
+static dfcclResult_t open_context(df_ctx* ctx, struct df_net* net) {
   ucp_config_t* config;
   ucs_status_t s = ucp_config_read(NULL, NULL, &config);
   if (s != UCS_OK) return ucx_error(s, "ucp_config_read");
@@ -694,24 +788,42 @@ static dfcclResult_t open_worker(df_ctx* ctx, struct df_net* net) {
   ucp_params_t params = {.field_mask = UCP_PARAM_FIELD_FEATURES, .features = UCP_FEATURE_TAG};
   s = ucp_init(&params, config, &net->context);
   ucp_config_release(config);
-  if (s != UCS_OK) return ucx_error(s, "ucp_init");
-  /* One thread at a time (net->lock) uses the worker. */
+  return s == UCS_OK ? dfcclSuccess : ucx_error(s, "ucp_init");
+}
+
+static dfcclResult_t open_worker(struct df_net* net, net_lane* lane) {
+  lane->eps = calloc((size_t)lane->ctx->nranks, sizeof *lane->eps);
+  lane->ep_describe = calloc((size_t)lane->ctx->nranks, sizeof *lane->ep_describe);
+  if (!lane->eps || !lane->ep_describe) return df_error(dfcclOutOfResources, "out of memory");
+  /* One thread at a time (the lane's lock) uses the worker. */
   ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
                             .thread_mode = UCS_THREAD_MODE_SERIALIZED};
-  s = ucp_worker_create(net->context, &wp, &net->worker);
+  ucs_status_t s = ucp_worker_create(net->context, &wp, &lane->worker);
   if (s != UCS_OK) return ucx_error(s, "ucp_worker_create");
   /* The network's part of the address only: peers on other hosts reach us through it, and so do
    * peers on this host when DFCCL_TRANSPORT=ucx asks for the network. */
   ucp_worker_attr_t wa = {.field_mask = UCP_WORKER_ATTR_FIELD_ADDRESS | UCP_WORKER_ATTR_FIELD_ADDRESS_FLAGS,
                           .address_flags = UCP_WORKER_ADDRESS_FLAG_NET_ONLY};
-  s = ucp_worker_query(net->worker, &wa);
+  s = ucp_worker_query(lane->worker, &wa);
   if (s != UCS_OK) return ucx_error(s, "ucp_worker_query");
-  net->address = wa.address;
-  net->address_bytes = wa.address_length;
-  if (net->address_bytes > DF_NET_ADDRESS_MAX)
+  lane->address = wa.address;
+  lane->address_bytes = wa.address_length;
+  return dfcclSuccess;
+}
+
+static dfcclResult_t open_lanes(df_ctx* ctx, struct df_net* net) {
+  DF_CHECK(open_context(ctx, net));
+  for (uint32_t i = 0; i < net->nlanes; i++) DF_CHECK(open_worker(net, &net->lane[i]));
+  if (card_bytes(net) > DF_NET_ADDRESS_MAX)
     return df_error(dfcclUnsupported,
-                    "UCX: the worker address takes %zu bytes, more than the %d a registration carries",
-                    net->address_bytes, DF_NET_ADDRESS_MAX);
+                    "UCX: the worker addresses of %u lanes take %zu bytes, more than the %d a registration carries "
+                    "(fewer DFCCL_NET_LANES)",
+                    net->nlanes, card_bytes(net), DF_NET_ADDRESS_MAX);
+  for (uint32_t i = 0; i < net->nlanes; i++) {
+    int e = pthread_create(&net->lane[i].proxy, NULL, proxy_main, &net->lane[i]);
+    if (e != 0) return df_error(dfcclSystemError, "starting a network proxy thread failed: %s", strerror(e));
+    net->lane[i].proxy_started = true;
+  }
   return dfcclSuccess;
 }
 
@@ -719,19 +831,17 @@ dfcclResult_t df_net_open(df_ctx* ctx) {
   if (ctx->cfg.transport == DF_TRANSPORT_P2P || ctx->nranks == 1) return dfcclSuccess;
   struct df_net* net = calloc(1, sizeof *net);
   if (!net) return df_error(dfcclOutOfResources, "out of memory");
-  net->eps = calloc((size_t)ctx->nranks, sizeof *net->eps);
-  net->ep_describe = calloc((size_t)ctx->nranks, sizeof *net->ep_describe);
-  pthread_mutex_init(&net->lock, NULL);
-  pthread_cond_init(&net->wake, NULL);
-  pthread_cond_init(&net->closed, NULL);
-  ctx->net = net;
-  dfcclResult_t r =
-      net->eps && net->ep_describe ? open_worker(ctx, net) : df_error(dfcclOutOfResources, "out of memory");
-  if (r == dfcclSuccess) {
-    int e = pthread_create(&net->proxy, NULL, proxy_main, ctx);
-    if (e != 0) r = df_error(dfcclSystemError, "starting the network proxy thread failed: %s", strerror(e));
-    net->proxy_started = e == 0;
+  net->nlanes = ctx->cfg.net_lanes;
+  for (uint32_t i = 0; i < net->nlanes; i++) {
+    net_lane* lane = &net->lane[i];
+    lane->ctx = ctx;
+    lane->index = i;
+    pthread_mutex_init(&lane->lock, NULL);
+    pthread_cond_init(&lane->wake, NULL);
+    pthread_cond_init(&lane->closed, NULL);
   }
+  ctx->net = net;
+  dfcclResult_t r = open_lanes(ctx, net);
   if (r != dfcclSuccess) {
     if (ctx->cfg.transport == DF_TRANSPORT_AUTO) {
       /* auto may go on without the network: a peer on another host will be told why it fails */
@@ -751,53 +861,57 @@ dfcclResult_t df_net_open(df_ctx* ctx) {
   bool cuda_memory =
       ucp_context_query(net->context, &attr) == UCS_OK && (attr.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) != 0;
   df_debug(ctx,
-           "network transport: UCX %s (%s CUDA memory), worker address %zu bytes, proxy thread started; network "
-           "FIFOs in pinned host memory",
-           ucp_get_version_string(), cuda_memory ? "with" : "without", net->address_bytes);
+           "network transport: UCX %s (%s CUDA memory), %u lane(s): worker addresses of %zu bytes in all, a proxy "
+           "thread each; network FIFOs in pinned host memory",
+           ucp_get_version_string(), cuda_memory ? "with" : "without", net->nlanes, card_bytes(net));
   return dfcclSuccess;
 }
 
-static void close_endpoints(df_ctx* ctx, struct df_net* net) {
+static void close_endpoints(df_ctx* ctx, net_lane* lane) {
   void** closing = calloc((size_t)ctx->nranks, sizeof *closing);
   for (int p = 0; p < ctx->nranks; p++) {
-    if (!net->eps[p]) continue;
+    if (!lane->eps[p]) continue;
     /* Every link is drained (or given up): nothing is left to flush, and a peer may have gone. */
     ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_EP_CLOSE_FLAG_FORCE};
-    ucs_status_ptr_t r = ucp_ep_close_nbx(net->eps[p], &param);
+    ucs_status_ptr_t r = ucp_ep_close_nbx(lane->eps[p], &param);
     if (closing && UCS_PTR_IS_PTR(r)) closing[p] = r;
   }
   uint64_t start = df_now_ms();
   for (int p = 0; closing && p < ctx->nranks; p++) {
     if (!closing[p]) continue;
     while (ucp_request_check_status(closing[p]) == UCS_INPROGRESS && df_now_ms() - start < 2000)
-      ucp_worker_progress(net->worker);
-    if (ucp_request_check_status(closing[p]) == UCS_INPROGRESS) ucp_request_cancel(net->worker, closing[p]);
+      ucp_worker_progress(lane->worker);
+    if (ucp_request_check_status(closing[p]) == UCS_INPROGRESS) ucp_request_cancel(lane->worker, closing[p]);
     ucp_request_free(closing[p]);
   }
   free(closing);
 }
 
+static void close_lane(df_ctx* ctx, net_lane* lane) {
+  if (lane->proxy_started) {
+    pthread_mutex_lock(&lane->lock);
+    lane->stop = true;
+    pthread_cond_signal(&lane->wake);
+    pthread_mutex_unlock(&lane->lock);
+    pthread_join(lane->proxy, NULL);
+  }
+  if (lane->worker) {
+    if (lane->eps) close_endpoints(ctx, lane);
+    if (lane->address) ucp_worker_release_address(lane->worker, lane->address);
+    ucp_worker_destroy(lane->worker);
+  }
+  pthread_cond_destroy(&lane->closed);
+  pthread_cond_destroy(&lane->wake);
+  pthread_mutex_destroy(&lane->lock);
+  free(lane->ep_describe);
+  free(lane->eps);
+}
+
 void df_net_close(df_ctx* ctx) {
   struct df_net* net = ctx->net;
   if (!net) return;
-  if (net->proxy_started) {
-    pthread_mutex_lock(&net->lock);
-    net->stop = true;
-    pthread_cond_signal(&net->wake);
-    pthread_mutex_unlock(&net->lock);
-    pthread_join(net->proxy, NULL);
-  }
-  if (net->worker) {
-    if (net->eps) close_endpoints(ctx, net);
-    if (net->address) ucp_worker_release_address(net->worker, net->address);
-    ucp_worker_destroy(net->worker);
-  }
+  for (uint32_t i = 0; i < net->nlanes; i++) close_lane(ctx, &net->lane[i]);
   if (net->context) ucp_cleanup(net->context);
-  pthread_cond_destroy(&net->closed);
-  pthread_cond_destroy(&net->wake);
-  pthread_mutex_destroy(&net->lock);
-  free(net->ep_describe);
-  free(net->eps);
   free(net);
   ctx->net = NULL;
 }

@@ -132,7 +132,7 @@ gather_ab() {
 # PART=1: data path and the deadlock programs at one rank per GPU; PART=2: oversubscribed runs,
 # the random mix and performance; unset: both (more than one 600 s device call).  PART=oversub
 # PART=explore, PART=component, PART=every, PART=a2a, PART=comm, PART=failures, PART=soak, PART=burst,
-# PART=sanitizers, PART=ucx, PART=ab, PART=ooo, PART=scale (or scale-deadlock, scale-component, scale-bench,
+# PART=sanitizers, PART=ucx, PART=lanes, PART=ab, PART=ooo, PART=scale (or scale-deadlock, scale-component, scale-bench,
 # scale-case) and PART=users (or users-pageable,
 # users-osu, users-cupy) are only run when named; PART may name several ("1 oversub").
 part=${PART:-all}
@@ -557,6 +557,30 @@ if named ucx; then
   else
     note "SKIP bench-ucx-vs-nccl-socket: NCCL needs one GPU per rank"
   fi
+fi
+
+# PART=lanes: the network transport over several UCX workers, each with its proxy thread
+# (DFCCL_NET_LANES): the all-reduce matrix over small slots and 4 channels, the random-order
+# program and its twin on LANES_CHECK lanes (default 4), then DFCCL over UCX beside NCCL on sockets
+# on LANES (default "1 2 4") lanes, in one call, two GPUs (LANES_BENCH_MIN/MAX, default 1M/256M).
+if named lanes; then
+  export UCX_TLS="${UCX_TLS:-tcp,self}" UCX_WARN_UNUSED_ENV_VARS=n
+  check=${LANES_CHECK:-4}
+  step "lanes-$check-collectives-2ranks" ${UCX_LIMIT:-200} env DFCCL_TRANSPORT=ucx DFCCL_NET_LANES=$check \
+    DFCCL_MIN_CHANNEL_BYTES=4096 DFCCL_SLOT_BYTES=4096 DFCCL_MAX_CHANNELS=4 $mpi 2 test/mpi/test_collectives -k allreduce -q
+  step "lanes-$check-random-order-2ranks" ${UCX_LIMIT:-200} env DFCCL_TRANSPORT=ucx DFCCL_NET_LANES=$check \
+    DFCCL_SHOW_TRANSPORT=1 $mpi 2 test/mpi/test_random_order -i "${UCX_ITERS:-300}"
+  summarize "^dfccl: rank|exact"
+  step "lanes-$check-twin-no-preemption" 60 env DFCCL_TRANSPORT=ucx DFCCL_NET_LANES=$check DFCCL_PREEMPTION=0 \
+    TEST_WATCHDOG_S=10 sh -c 'sh test/mpi/mpirun.sh 2 test/mpi/test_random_order -i 20 2>&1 | tail -n 5; exit 0'
+  twin_verdict
+  for lanes in ${LANES:-1 2 4}; do
+    step "bench-ucx-lanes-$lanes-vs-nccl-socket" ${BENCH_LIMIT:-200} env DFCCL_TRANSPORT=ucx DFCCL_NET_LANES=$lanes \
+      NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1 NCCL_NET=Socket $mpi 2 benchmarks/dfccl_bench \
+      -C allreduce -b "${LANES_BENCH_MIN:-1M}" -e "${LANES_BENCH_MAX:-256M}" -f 4 -n 10 -w 3 -c 1 -N 1
+    keep_output "bench-ucx-lanes-$lanes.txt"
+    summarize "^ +[0-9]|Wrong"
+  done
 fi
 
 # PART=perf (issues 15 and 18): the seven collectives (issue 15's five, all-to-all and all-gather-v)
