@@ -124,10 +124,14 @@ struct df_net_link {
   net_channel ch[];
 };
 
-/* A UCX worker, its endpoints and the proxy thread that moves its links' channels. */
+/* A UCX context and worker, its endpoints and the proxy thread that moves its links' channels.
+ * Each lane has a context of its own: workers of one context used by several threads share its
+ * memory registration cache, which UCX guards only when asked (mt_workers_shared) -- four lanes
+ * on one context without it corrupted the heap at ucp_cleanup (docs/performance.md). */
 struct net_lane {
   df_ctx* ctx;
   uint32_t index;
+  ucp_context_h context;
   ucp_worker_h worker;
   ucp_address_t* address;
   size_t address_bytes;
@@ -145,7 +149,6 @@ struct net_lane {
 };
 
 struct df_net {
-  ucp_context_h context;
   uint32_t nlanes;
   net_lane lane[DF_NET_LANES_MAX];
 };
@@ -780,25 +783,26 @@ static void set_tcp_segments(df_ctx* ctx, ucp_config_t* config) {
   }
 }
 
-static dfcclResult_t open_context(df_ctx* ctx, struct df_net* net) {
+static dfcclResult_t open_context(net_lane* lane) {
   ucp_config_t* config;
   ucs_status_t s = ucp_config_read(NULL, NULL, &config);
   if (s != UCS_OK) return ucx_error(s, "ucp_config_read");
-  set_tcp_segments(ctx, config);
+  set_tcp_segments(lane->ctx, config);
   ucp_params_t params = {.field_mask = UCP_PARAM_FIELD_FEATURES, .features = UCP_FEATURE_TAG};
-  s = ucp_init(&params, config, &net->context);
+  s = ucp_init(&params, config, &lane->context);
   ucp_config_release(config);
   return s == UCS_OK ? dfcclSuccess : ucx_error(s, "ucp_init");
 }
 
-static dfcclResult_t open_worker(struct df_net* net, net_lane* lane) {
+static dfcclResult_t open_worker(net_lane* lane) {
+  DF_CHECK(open_context(lane));
   lane->eps = calloc((size_t)lane->ctx->nranks, sizeof *lane->eps);
   lane->ep_describe = calloc((size_t)lane->ctx->nranks, sizeof *lane->ep_describe);
   if (!lane->eps || !lane->ep_describe) return df_error(dfcclOutOfResources, "out of memory");
   /* One thread at a time (the lane's lock) uses the worker. */
   ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
                             .thread_mode = UCS_THREAD_MODE_SERIALIZED};
-  ucs_status_t s = ucp_worker_create(net->context, &wp, &lane->worker);
+  ucs_status_t s = ucp_worker_create(lane->context, &wp, &lane->worker);
   if (s != UCS_OK) return ucx_error(s, "ucp_worker_create");
   /* The network's part of the address only: peers on other hosts reach us through it, and so do
    * peers on this host when DFCCL_TRANSPORT=ucx asks for the network. */
@@ -811,9 +815,8 @@ static dfcclResult_t open_worker(struct df_net* net, net_lane* lane) {
   return dfcclSuccess;
 }
 
-static dfcclResult_t open_lanes(df_ctx* ctx, struct df_net* net) {
-  DF_CHECK(open_context(ctx, net));
-  for (uint32_t i = 0; i < net->nlanes; i++) DF_CHECK(open_worker(net, &net->lane[i]));
+static dfcclResult_t open_lanes(struct df_net* net) {
+  for (uint32_t i = 0; i < net->nlanes; i++) DF_CHECK(open_worker(&net->lane[i]));
   if (card_bytes(net) > DF_NET_ADDRESS_MAX)
     return df_error(dfcclUnsupported,
                     "UCX: the worker addresses of %u lanes take %zu bytes, more than the %d a registration carries "
@@ -841,7 +844,7 @@ dfcclResult_t df_net_open(df_ctx* ctx) {
     pthread_cond_init(&lane->closed, NULL);
   }
   ctx->net = net;
-  dfcclResult_t r = open_lanes(ctx, net);
+  dfcclResult_t r = open_lanes(net);
   if (r != dfcclSuccess) {
     if (ctx->cfg.transport == DF_TRANSPORT_AUTO) {
       /* auto may go on without the network: a peer on another host will be told why it fails */
@@ -858,8 +861,8 @@ dfcclResult_t df_net_open(df_ctx* ctx) {
   /* GPU memory could go to the network directly only with a CUDA-capable UCX (and GPUDirect RDMA);
    * the FIFOs stay in pinned host memory either way for now -- say which this UCX is. */
   ucp_context_attr_t attr = {.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES};
-  bool cuda_memory =
-      ucp_context_query(net->context, &attr) == UCS_OK && (attr.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) != 0;
+  bool cuda_memory = ucp_context_query(net->lane[0].context, &attr) == UCS_OK &&
+                     (attr.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) != 0;
   df_debug(ctx,
            "network transport: UCX %s (%s CUDA memory), %u lane(s): worker addresses of %zu bytes in all, a proxy "
            "thread each; network FIFOs in pinned host memory",
@@ -900,6 +903,7 @@ static void close_lane(df_ctx* ctx, net_lane* lane) {
     if (lane->address) ucp_worker_release_address(lane->worker, lane->address);
     ucp_worker_destroy(lane->worker);
   }
+  if (lane->context) ucp_cleanup(lane->context);
   pthread_cond_destroy(&lane->closed);
   pthread_cond_destroy(&lane->wake);
   pthread_mutex_destroy(&lane->lock);
@@ -911,7 +915,6 @@ void df_net_close(df_ctx* ctx) {
   struct df_net* net = ctx->net;
   if (!net) return;
   for (uint32_t i = 0; i < net->nlanes; i++) close_lane(ctx, &net->lane[i]);
-  if (net->context) ucp_cleanup(net->context);
   free(net);
   ctx->net = NULL;
 }

@@ -562,7 +562,7 @@ fi
 # PART=lanes: the network transport over several UCX workers, each with its proxy thread
 # (DFCCL_NET_LANES): the all-reduce matrix over small slots and 4 channels, the random-order
 # program and its twin on LANES_CHECK lanes (default 4), then DFCCL over UCX beside NCCL on sockets
-# on LANES (default "1 2 4") lanes, in one call, two GPUs (LANES_BENCH_MIN/MAX, default 1M/256M).
+# on LANES (default "1 2 4") lanes, in one call, two GPUs (LANES_BENCH_MIN/MAX/FACTOR, default 1M/256M/4).
 if named lanes; then
   export UCX_TLS="${UCX_TLS:-tcp,self}" UCX_WARN_UNUSED_ENV_VARS=n
   check=${LANES_CHECK:-4}
@@ -577,7 +577,7 @@ if named lanes; then
   for lanes in ${LANES:-1 2 4}; do
     step "bench-ucx-lanes-$lanes-vs-nccl-socket" ${BENCH_LIMIT:-200} env DFCCL_TRANSPORT=ucx DFCCL_NET_LANES=$lanes \
       NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1 NCCL_NET=Socket $mpi 2 benchmarks/dfccl_bench \
-      -C allreduce -b "${LANES_BENCH_MIN:-1M}" -e "${LANES_BENCH_MAX:-256M}" -f 4 -n 10 -w 3 -c 1 -N 1
+      -C allreduce -b "${LANES_BENCH_MIN:-1M}" -e "${LANES_BENCH_MAX:-256M}" -f "${LANES_BENCH_FACTOR:-4}" -n 10 -w 3 -c 1 -N 1
     keep_output "bench-ucx-lanes-$lanes.txt"
     summarize "^ +[0-9]|Wrong"
   done
