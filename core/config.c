@@ -175,7 +175,11 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   cfg->spin.leave_share = 256;
   cfg->spin.follow = 1;
   cfg->spin.queue_by_id = 0;
-  cfg->net_lanes = 1;
+  /* Four UCX workers and proxy threads per process on a GPU: over TCP on 2 H100s, 4.4-5.0 GB/s
+   * busbw from 16 MiB against 1.4 on one lane and NCCL's sockets' 2.5-2.7, small runs unchanged;
+   * eight moved more at 128 MiB but slowed 4-32 KiB runs (docs/performance.md, twenty-first
+   * session).  One on the host target, whose daemon threads need the cores the proxies would spin on. */
+  cfg->net_lanes = gpu ? 4 : 1;
 
   cfg->spin_set[0] = env_given("DFCCL_SPIN_FRONT");
   cfg->spin_set[1] = env_given("DFCCL_SPIN_FLOOR");
