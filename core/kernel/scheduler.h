@@ -6,6 +6,7 @@
  *     for each collective in the task queue:
  *       load its context (set its initial spin threshold by its queue position)
  *       execute its primitives; each success raises the threshold, a timed-out wait preempts it
+ *         (a wait also takes SQEs that join the task queue at its end: task_queue.h)
  *       completed: write the CQE (the block finishing last does)
  *     nothing progressed for the quit period: save every context and quit voluntarily
  *
@@ -168,14 +169,17 @@ DF_FN void df_run_position(const df_daemon_args* a, const df_block* blk, df_bloc
 
 /* Leader: the queue position to run next in this traversal of `ntasks` tasks, DF_NO_TASK at its
  * end.  The queue's order (*next), except that a run a wait left for (sh->ready: it has a slot to
- * take, df_other_run_ready) goes first -- at most ntasks such jumps per traversal -- and the run
- * that left (sh->position, the one just run) comes back right after it, before the runs queued
- * behind it: those may be of lower priority, and the left run may be what the peers go on with.
- * Positions completed meanwhile (after a jump) are passed over. */
+ * take, df_other_run_ready) goes first -- at most as many such jumps per traversal as the queue has
+ * positions -- and the run that left (sh->position, the one just run) comes back right after it,
+ * before the runs queued behind it: those may be of lower priority, and the left run may be what
+ * the peers go on with.  Positions completed meanwhile (after a jump) are passed over.  A wait may
+ * have taken runs into the queue behind the traversal's `ntasks` (df_take_in_wait): a jump goes to
+ * them as well (they count in sh->ntasks, which bounds the jumps: the traversal ends), and the
+ * queue's order leaves them to the next traversal. */
 DF_FN uint32_t df_next_position(df_block_shared* sh, uint32_t ntasks, uint32_t* next, uint32_t* jumps) {
   uint32_t ready = sh->ready;
   sh->ready = DF_NO_TASK;
-  if (ready != DF_NO_TASK && *jumps < ntasks && sh->tasks[ready] != DF_NO_TASK) {
+  if (ready != DF_NO_TASK && *jumps < sh->ntasks && sh->tasks[ready] != DF_NO_TASK) {
     (*jumps)++;
     if (sh->position < *next) *next = sh->position;
     return ready;
@@ -269,7 +273,6 @@ DF_FN void df_daemon_block_main(const df_daemon_args* a, const df_block* blk, df
   while (sh->quit == DF_CONTINUE) {
     if (df_is_leader(blk)) sh->sqe_fetched = df_fetch_sqes(a, blk, sh);
     df_block_sync();
-    bool active = sh->sqe_fetched > 0;
     uint32_t ntasks = sh->ntasks;
     df_traversal t = {.yield = ntasks > 0}; /* yield: every task waits for peers that cannot run meanwhile */
     uint32_t next = 0, jumps = 0;           /* the leader's */
@@ -280,9 +283,10 @@ DF_FN void df_daemon_block_main(const df_daemon_args* a, const df_block* blk, df
       if (position == DF_NO_TASK) break;
       df_run_position(a, blk, sh, position, &t); /* its barriers keep the leader's next choice after our read */
     }
-    active = active || t.active;
     bool finished = t.finished, yield = t.yield;
     if (df_is_leader(blk)) {
+      /* Entries taken, at the round's start or in its waits (df_take_in_wait), are activity too. */
+      bool active = sh->sqe_fetched > 0 || t.active;
       /* Only after a task completed: with an empty queue no barrier separates the block's read of
        * ntasks above from a store to it (compute-sanitizer's racecheck saw that hazard). */
       if (finished) df_task_queue_compact(sh);
