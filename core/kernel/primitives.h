@@ -165,7 +165,7 @@ DF_FN bool df_other_run_ready(const df_run* run, uint64_t polls, uint32_t* curso
   uint32_t position = (*cursor)++ % (sh->ntasks + 1);
   if (position == sh->ntasks) {
     if (!run->args->spin.take_in_wait) return polls >= run->threshold / share && df_entries_waiting(run);
-    return df_entries_waiting(run) && df_take_in_wait(run->args, run->blk, sh) && polls >= run->threshold / share;
+    return df_take_in_wait(run->args, run->blk, sh) && polls >= run->threshold / share;
   }
   uint32_t coll = sh->tasks[position];
   if (coll == DF_NO_TASK || (int32_t)coll == run->ctx->coll) return false;

@@ -132,8 +132,8 @@ DF_FN bool df_goes_last(const df_daemon_args* a, const df_block* blk, const df_b
   return df_goes_before(a, sh->tasks[i - 1], df_static_priority(a, coll), order);
 }
 
-/* Leader, in a wait that found SQEs this block has not taken (df_other_run_ready, with
- * DFCCL_TAKE_IN_WAIT=1): takes them into the task queue as df_fetch_sqes would at the next round --
+/* Leader, at a wait's look at the SQ (df_other_run_ready, with DFCCL_TAKE_IN_WAIT=1): takes the
+ * SQEs this block has not taken into the task queue as df_fetch_sqes would at the next round --
  * block 0 from the host's ring, forwarding each to the mirror, the others from the mirror -- without
  * the run leaving, so that the wait's looks find a taken run whose peer is on it (the random-order
  * program: a burst's first run starts alone on each rank, and the run the peer is on waits in the
@@ -147,18 +147,21 @@ DF_FN bool df_goes_last(const df_daemon_args* a, const df_block* blk, const df_b
  * no position: df_other_run_ready's looks cover them (sh->ntasks), df_next_position jumps to them,
  * and the next traversal runs them in order.  Under the arrival order every run of equal or lower
  * priority than those queued goes last -- a burst of equal priorities always does; under
- * DFCCL_QUEUE_ORDER=id also only a higher id.  The first entry that would go earlier, or whose
+ * DFCCL_QUEUE_ORDER=id, of no lower id than the last one queued too.  The first entry that would go earlier, or whose
  * mirror slot a block still reads, stops the intake (entries are taken in ring order), and the wait
- * leaves for the next round's fetch to take it, as it did before.  Block 0 hands the slots back at
- * once: the host may be waiting for them while this wait lasts.  Taken runs count as the round's
- * activity (sh->sqe_fetched: the block does not offer to quit).  Returns whether an entry is left
- * that it could not take.  Inlined: as a call (DF_NOINLINE) it made the daemon kernel spill 276
+ * leaves for the next round's fetch to take it, as it did before.  Block 0 hands the slots it
+ * forwarded back at once (with a lone run's, if still held: df_fetch_sqes): the host may be waiting
+ * for them while this wait lasts; a look that finds nothing costs no fence -- its one load, the
+ * entry's seq, is the one df_entries_waiting would make.  Taken runs count as the round's activity
+ * (sh->sqe_fetched: the block does not offer to quit).  Returns whether an entry is left that it
+ * could not take.  Inlined: as a call (DF_NOINLINE) it made the daemon kernel spill 276
  * bytes of registers where it spills 188 inlined, as without it (ptxas, sm_90); inlined, the
  * kernel's object file grows 15 % (as a call, 2 %). */
 DF_FN bool df_take_in_wait(const df_daemon_args* a, const df_block* blk, df_block_shared* sh) {
   df_block_state* bs = &a->blocks[blk->bid];
   bool from_host = blk->bid == 0; /* block 0 reads the host's ring, the others the mirror */
   uint64_t* seq = from_host ? &bs->sq_forwarded : &bs->sq_frontier;
+  uint64_t first = *seq;
   uint32_t length = 0, taken = 0, coll = 0, nchannels = 0;
   bool left = false;
   df_sqe e;
@@ -174,7 +177,7 @@ DF_FN bool df_take_in_wait(const df_daemon_args* a, const df_block* blk, df_bloc
     df_count_taken(a, blk, e.coll, ++length);
     taken++;
   }
-  if (from_host) {
+  if (from_host && *seq != first) {
     df_sq_acknowledge(a->sq_host, &bs->sq_acknowledged, bs->sq_forwarded);
     bs->sq_frontier = bs->sq_forwarded;
   }

@@ -670,7 +670,7 @@ static void sq_submit(sq_fixture* q, uint64_t seq, uint32_t coll, uint32_t epoch
  * DFCCL_QUEUE_ORDER=id) stops the intake and the wait leaves; and with the knob off (the twin),
  * every entry makes it leave, as before. */
 static void test_take_in_wait(void) {
-  enum { OTHER = 9, HIGH = 10, LATER = 11 };
+  enum { OTHER = 9, HIGH = 10, LATER = 11, LAST = 12 };
   ring_fixture* r = zeroed(1, sizeof *r);
   ring_init(r);
   df_daemon_args* a = &r->f.args;
@@ -682,8 +682,8 @@ static void test_take_in_wait(void) {
   df_connector other_from_prev = {.recv_ctrl = &other_recv};
   uint64_t other_consumed = 0;
   df_links other_links = {.nchannels = 1, .from_prev = &other_from_prev, .consumed = &other_consumed};
-  uint32_t colls[] = {OTHER, HIGH, LATER};
-  for (int i = 0; i < 3; i++) {
+  uint32_t colls[] = {OTHER, HIGH, LATER, LAST};
+  for (int i = 0; i < 4; i++) {
     r->f.colls[colls[i]] = r->f.colls[RING_COLL];
     r->f.colls[colls[i]].links = &other_links;
   }
@@ -769,6 +769,14 @@ static void test_take_in_wait(void) {
   sq_submit(&q, 4, DF_SQE_EXIT, 0, 0);
   CHECK(!LOOKS_AT_SQ(from) && sh->ntasks == 4 && bs->exited && bs->sq_forwarded == 5,
         "the final exit is taken and noted, and queues nothing");
+  /* A lone run's slot, not handed back yet (df_fetch_sqes): a look that finds nothing leaves it --
+   * no fence -- and one that takes an entry hands both back. */
+  bs->sq_acknowledged = 4;
+  q.host[0].readers_done = 0;
+  CHECK(!LOOKS_AT_SQ(from) && q.host[0].readers_done == 0, "an empty look hands nothing back");
+  sq_submit(&q, 5, LAST, 1, 1);
+  CHECK(!LOOKS_AT_SQ(from) && sh->tasks[4] == LAST && q.host[0].readers_done == 1 && q.host[1].readers_done == 1,
+        "an entry taken: its slot and the lone run's are handed back");
 #undef LOOKS_AT_SQ
   free(r);
 
