@@ -180,12 +180,16 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
    * eight moved more at 128 MiB but slowed 4-32 KiB runs (docs/performance.md, twenty-first
    * session).  One on the host target, whose daemon threads need the cores the proxies would spin on. */
   cfg->net_lanes = gpu ? 4 : 1;
+  /* A wait takes SQEs that join the task queue at its end instead of leaving for the next round to
+   * take them (docs/design.md: "Entries taken in a wait"). */
+  cfg->spin.take_in_wait = 1;
 
   cfg->spin_set[0] = env_given("DFCCL_SPIN_FRONT");
   cfg->spin_set[1] = env_given("DFCCL_SPIN_FLOOR");
   cfg->spin_set[2] = env_given("DFCCL_SPIN_CEILING");
   uint64_t quit_us = cfg->spin.quit_period_ns / 1000;
   uint32_t preemption = cfg->spin.preemption, leave_share = cfg->spin.leave_share, follow = cfg->spin.follow;
+  uint32_t take_in_wait = cfg->spin.take_in_wait;
   uint32_t debug = 0;
   DF_CHECK(env_u32("DFCCL_MAX_CHANNELS", 1, DF_MAX_BLOCKS, &cfg->max_channels));
   DF_CHECK(env_u64("DFCCL_MIN_CHANNEL_BYTES", 16, UINT64_MAX, &cfg->min_channel_bytes));
@@ -214,6 +218,7 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   DF_CHECK(env_u32("DFCCL_PREEMPTION", 0, 1, &preemption));
   DF_CHECK(env_u32("DFCCL_LEAVE_FOR_READY", 0, 1u << 20, &leave_share));
   DF_CHECK(env_u32("DFCCL_FOLLOW_READY", 0, 1, &follow));
+  DF_CHECK(env_u32("DFCCL_TAKE_IN_WAIT", 0, 1, &take_in_wait));
   const char* queue_order = getenv("DFCCL_QUEUE_ORDER");
   if (queue_order && *queue_order && strcmp(queue_order, "arrival") != 0) {
     if (strcmp(queue_order, "id") != 0)
@@ -242,6 +247,7 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   cfg->spin.preemption = preemption;
   cfg->spin.leave_share = leave_share;
   cfg->spin.follow = follow;
+  cfg->spin.take_in_wait = take_in_wait;
   cfg->debug = (int)debug;
   cfg->show_transport = show_transport || debug;
 

@@ -26,7 +26,7 @@ typedef struct {
   uint16_t tasks[DF_MAX_COLLS]; /* the task queue: collective indices, in scheduling order */
   uint32_t ntasks;
   uint32_t current;     /* slot of the run being executed                          */
-  uint32_t sqe_fetched; /* the last fetch took SQEs                                */
+  uint32_t sqe_fetched; /* runs this round took: its fetch, and waits (df_take_in_wait) */
   uint32_t idle_round;  /* the last round took no SQE and ran nothing: a new SQE is likely alone */
   uint32_t quit;        /* 1: voluntary quit, 2: final exit                        */
   uint32_t ready;       /* queue position of a run a wait left for (DF_NO_TASK: none) */

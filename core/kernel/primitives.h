@@ -18,6 +18,7 @@
 #include "block.h"
 #include "context.h"
 #include "reduce.h"
+#include "task_queue.h"
 
 enum {
   DF_RECV = 1u << 0,     /* read a slot from the predecessor                      */
@@ -136,10 +137,10 @@ DF_FN uint64_t df_look_around_from(const df_run* run) {
   return from < spin->floor ? spin->floor : from;
 }
 
-/* Leader: whether SQEs wait that this block has not taken yet.  A block takes entries only between
- * runs, and an idle block 0 takes a lone entry and runs it at once (df_fetch_sqes): a burst's
- * other runs -- among them, perhaps, the one the peers are on -- wait in the SQ until this run's
- * wait ends. */
+/* Leader: whether SQEs wait that this block has not taken yet.  A block takes entries between runs,
+ * and an idle block 0 takes a lone entry and runs it at once (df_fetch_sqes): a burst's other runs
+ * -- among them, perhaps, the one the peers are on -- wait in the SQ until a wait takes them
+ * (df_take_in_wait) or the next round does. */
 DF_FN bool df_entries_waiting(const df_run* run) {
   const df_block_state* bs = &run->args->blocks[run->blk->bid];
   return run->blk->bid == 0 ? df_sq_written(run->args->sq_host, bs->sq_forwarded)
@@ -151,16 +152,21 @@ DF_FN bool df_entries_waiting(const df_run* run) {
  * next.  Waiting on here would only delay it: with every rank in its own order (the random-order
  * program), each rank sat out a whole threshold -- milliseconds -- in a run its peer was not in,
  * while the run the peer was in had its slot waiting (docs/performance.md, eighteenth session).
- * The round also looks at the SQ once the wait has lasted its share: entries not taken yet are a
- * reason to leave too, to take them.  Leaving is a preemption like a timed-out wait, so nothing
- * else changes; priorities hold. */
+ * One look of the round robin goes to the SQ: entries this block has not taken are taken into the
+ * task queue here, at its end, and the looks go on over them (df_take_in_wait,
+ * DFCCL_TAKE_IN_WAIT=1); an entry that cannot be taken so -- or any, with DFCCL_TAKE_IN_WAIT=0 --
+ * is a reason to leave once the wait has lasted its share, for the next round to take it.  Leaving
+ * is a preemption like a timed-out wait, so nothing else changes; priorities hold. */
 DF_FN bool df_other_run_ready(const df_run* run, uint64_t polls, uint32_t* cursor) {
   df_block_shared* sh = run->sh;
   uint32_t share = run->args->spin.leave_share;
   if (share == 0 || polls < df_look_around_from(run)) return false;
   if (polls % DF_LOOK_AROUND_EVERY && !df_looks_early(run)) return false;
   uint32_t position = (*cursor)++ % (sh->ntasks + 1);
-  if (position == sh->ntasks) return polls >= run->threshold / share && df_entries_waiting(run);
+  if (position == sh->ntasks) {
+    if (!run->args->spin.take_in_wait) return polls >= run->threshold / share && df_entries_waiting(run);
+    return df_take_in_wait(run->args, run->blk, sh) && polls >= run->threshold / share;
+  }
   uint32_t coll = sh->tasks[position];
   if (coll == DF_NO_TASK || (int32_t)coll == run->ctx->coll) return false;
   /* Never for a run of lower priority: that one waits for this one (the task queue's order). */

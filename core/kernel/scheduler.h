@@ -6,6 +6,7 @@
  *     for each collective in the task queue:
  *       load its context (set its initial spin threshold by its queue position)
  *       execute its primitives; each success raises the threshold, a timed-out wait preempts it
+ *         (a wait also takes SQEs that join the task queue at its end: task_queue.h)
  *       completed: write the CQE (the block finishing last does)
  *     nothing progressed for the quit period: save every context and quit voluntarily
  *
@@ -19,82 +20,9 @@
 
 #include "collectives.h"
 #include "context.h"
+#include "task_queue.h"
 
 enum { DF_CONTINUE = 0, DF_VOLUNTARY_QUIT = 1, DF_FINAL_EXIT = 2 };
-
-/* Whether queued collective `x` goes before `coll` (of priority `prio`, order `order`). */
-DF_FN bool df_goes_before(const df_daemon_args* a, uint16_t x, int32_t prio, uint32_t order) {
-  int32_t p = df_static_priority(a, x);
-  return p > prio || (p == prio && (!a->spin.queue_by_id || df_static_order(a, x) <= order));
-}
-
-/* Inserts a collective behind every queued one that goes first: of higher priority, or of equal
- * priority and arrived before it (the paper's queue) -- or, with DFCCL_QUEUE_ORDER=id, not later
- * in the order all participants agree on (df_coll_static.order: ids); FIFO among equals.  By id,
- * ranks that queued the same runs in different orders (the random-order program) traverse them
- * alike; but a rank ahead of its peers then starts with the lowest id it has, which a late peer
- * that submits in descending ids (a training step's backward pass: the case study) has not
- * queued yet -- by arrival both start with what came first (docs/design.md, measurements). */
-DF_FN void df_task_queue_insert(const df_daemon_args* a, df_block_shared* sh, uint16_t coll) {
-  int32_t prio = df_static_priority(a, coll);
-  uint32_t order = a->spin.queue_by_id ? df_static_order(a, coll) : 0;
-  uint32_t i = sh->ntasks;
-  while (i > 0 && !df_goes_before(a, sh->tasks[i - 1], prio, order)) {
-    sh->tasks[i] = sh->tasks[i - 1];
-    i--;
-  }
-  sh->tasks[i] = coll;
-  sh->ntasks++;
-}
-
-/* Leader: a run of an SQE addressed to this block joins its task queue.  Returns 1, or 0 when the
- * block has no channel in the run or the entry is the final exit. */
-DF_FN uint32_t df_take_sqe(const df_daemon_args* a, const df_block* blk, df_block_shared* sh, const df_sqe* e) {
-  df_block_state* bs = &a->blocks[blk->bid];
-  if (e->coll == DF_SQE_EXIT) {
-    bs->exited = 1;
-    return 0;
-  }
-  if ((uint32_t)blk->bid >= e->nchannels) return 0; /* no channel here */
-  df_context_start_run(a, blk, sh, e);
-  df_task_queue_insert(a, sh, (uint16_t)e->coll);
-  /* Counters the host may read meanwhile (dfcclGetStats, hang reports), the collective's shared by
-   * its blocks: updates that do not wait for the counters' old values (platform.h). */
-  df_count(&bs->counters.sqes_read);
-  df_count_max_u64(&bs->counters.max_queue_length, sh->ntasks);
-  if (blk->bid == 0) DF_RELAXED_STORE(a->coll_counters[e->coll].last_queue_length, sh->ntasks);
-  df_count_max_u32(&a->coll_counters[e->coll].max_queue_length, sh->ntasks);
-  return 1;
-}
-
-/* Leader: takes the SQEs addressed to this block: the others every entry of the mirror, block 0
- * straight from the host's ring as it forwards them.  A lone run reaching an idle block 0 goes to
- * its run at once: no look for the next entry (a bus trip, df_sq_forward) and no handing back of
- * its slot (a system-scope fence) before it -- that comes at the start of the next round, which a
- * host with hundreds of free entries never waits for.  "Idle": no task, and the last round took
- * nothing and ran nothing -- right after a round that completed a run, entries may have piled up,
- * and they are all taken before any runs, so that the task queue orders them by priority.  When
- * runs are already queued (a burst), or the ring is small, block 0 takes every entry there is and
- * hands the slots back at once: the host may be waiting for them, and the next round may come only
- * after the runs' spins.  Returns how many it took. */
-DF_FN uint32_t df_fetch_sqes(const df_daemon_args* a, const df_block* blk, df_block_shared* sh) {
-  df_block_state* bs = &a->blocks[blk->bid];
-  uint32_t taken = 0;
-  df_sqe e;
-  if (blk->bid == 0) {
-    bool lone = sh->ntasks == 0 && sh->idle_round && a->sq_host.mask + 1 >= DF_SQ_LAZY_HAND_BACK;
-    df_sq_acknowledge(a->sq_host, &bs->sq_acknowledged, bs->sq_forwarded);
-    while (df_sq_forward(a->sq_host, a->sq, &bs->sq_forwarded, &e)) {
-      taken += df_take_sqe(a, blk, sh, &e);
-      if (lone) break;
-    }
-    if (!lone) df_sq_acknowledge(a->sq_host, &bs->sq_acknowledged, bs->sq_forwarded);
-    bs->sq_frontier = bs->sq_forwarded;
-  } else {
-    while (df_sq_read(a->sq, &bs->sq_frontier, &e)) taken += df_take_sqe(a, blk, sh, &e);
-  }
-  return taken;
-}
 
 /* The initial spin threshold of the collective at queue position `position`. */
 DF_FN uint64_t df_initial_threshold(const df_spin_policy* p, uint32_t position) {
@@ -241,28 +169,23 @@ DF_FN void df_run_position(const df_daemon_args* a, const df_block* blk, df_bloc
 
 /* Leader: the queue position to run next in this traversal of `ntasks` tasks, DF_NO_TASK at its
  * end.  The queue's order (*next), except that a run a wait left for (sh->ready: it has a slot to
- * take, df_other_run_ready) goes first -- at most ntasks such jumps per traversal -- and the run
- * that left (sh->position, the one just run) comes back right after it, before the runs queued
- * behind it: those may be of lower priority, and the left run may be what the peers go on with.
- * Positions completed meanwhile (after a jump) are passed over. */
+ * take, df_other_run_ready) goes first -- at most as many such jumps per traversal as the queue has
+ * positions -- and the run that left (sh->position, the one just run) comes back right after it,
+ * before the runs queued behind it: those may be of lower priority, and the left run may be what
+ * the peers go on with.  Positions completed meanwhile (after a jump) are passed over.  A wait may
+ * have taken runs into the queue behind the traversal's `ntasks` (df_take_in_wait): a jump goes to
+ * them as well (they count in sh->ntasks, which bounds the jumps: the traversal ends), and the
+ * queue's order leaves them to the next traversal. */
 DF_FN uint32_t df_next_position(df_block_shared* sh, uint32_t ntasks, uint32_t* next, uint32_t* jumps) {
   uint32_t ready = sh->ready;
   sh->ready = DF_NO_TASK;
-  if (ready != DF_NO_TASK && *jumps < ntasks && sh->tasks[ready] != DF_NO_TASK) {
+  if (ready != DF_NO_TASK && *jumps < sh->ntasks && sh->tasks[ready] != DF_NO_TASK) {
     (*jumps)++;
     if (sh->position < *next) *next = sh->position;
     return ready;
   }
   while (*next < ntasks && sh->tasks[*next] == DF_NO_TASK) (*next)++;
   return *next < ntasks ? (*next)++ : DF_NO_TASK;
-}
-
-/* Leader: drops completed tasks (DF_NO_TASK) keeping the order. */
-DF_FN void df_task_queue_compact(df_block_shared* sh) {
-  uint32_t kept = 0;
-  for (uint32_t i = 0; i < sh->ntasks; i++)
-    if (sh->tasks[i] != DF_NO_TASK) sh->tasks[kept++] = sh->tasks[i];
-  sh->ntasks = kept;
 }
 
 /* Leader.  A block that made no progress for the quit period offers to quit, and keeps working
@@ -350,7 +273,6 @@ DF_FN void df_daemon_block_main(const df_daemon_args* a, const df_block* blk, df
   while (sh->quit == DF_CONTINUE) {
     if (df_is_leader(blk)) sh->sqe_fetched = df_fetch_sqes(a, blk, sh);
     df_block_sync();
-    bool active = sh->sqe_fetched > 0;
     uint32_t ntasks = sh->ntasks;
     df_traversal t = {.yield = ntasks > 0}; /* yield: every task waits for peers that cannot run meanwhile */
     uint32_t next = 0, jumps = 0;           /* the leader's */
@@ -361,9 +283,10 @@ DF_FN void df_daemon_block_main(const df_daemon_args* a, const df_block* blk, df
       if (position == DF_NO_TASK) break;
       df_run_position(a, blk, sh, position, &t); /* its barriers keep the leader's next choice after our read */
     }
-    active = active || t.active;
     bool finished = t.finished, yield = t.yield;
     if (df_is_leader(blk)) {
+      /* Entries taken, at the round's start or in its waits (df_take_in_wait), are activity too. */
+      bool active = sh->sqe_fetched > 0 || t.active;
       /* Only after a task completed: with an empty queue no barrier separates the block's read of
        * ntasks above from a store to it (compute-sanitizer's racecheck saw that hazard). */
       if (finished) df_task_queue_compact(sh);

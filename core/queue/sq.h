@@ -79,9 +79,19 @@ DF_FN bool df_sq_read(df_sq sq, uint64_t* frontier, df_sqe* out) {
   return true;
 }
 
-/* Whether entry `seq` is written: a hint for a block in a wait, which takes entries only between
- * its runs (df_fetch_sqes). */
+/* Whether entry `seq` is written: a hint for a block in a wait, which takes entries between its runs
+ * (df_fetch_sqes) and, where they join its task queue at the end, in the wait (df_take_in_wait). */
 DF_FN bool df_sq_written(df_sq sq, uint64_t seq) { return df_load_acquire_u64(&sq.entries[seq & sq.mask].seq) == seq; }
+
+/* Entry `seq`'s collective and the blocks of its run, when it is written, without taking it: a block
+ * in a wait takes an entry only if it joins the task queue at its end (df_take_in_wait). */
+DF_FN bool df_sq_peek(df_sq sq, uint64_t seq, uint32_t* coll, uint32_t* nchannels) {
+  const df_sqe* e = &sq.entries[seq & sq.mask];
+  if (df_load_acquire_u64(&e->seq) != seq) return false;
+  *coll = e->coll;
+  *nchannels = e->nchannels;
+  return true;
+}
 
 /* Block 0: takes the host's entry *forwarded into `out` and publishes a copy in the mirror for the
  * other blocks (block 0 counts as its first reader: it takes its own part from `out`, not from the

@@ -13,9 +13,9 @@
 #include "../common/unit_check.h"
 #include "internal.h"
 
-static const char* const spin_names[] = {"DFCCL_SPIN_FRONT",   "DFCCL_SPIN_FLOOR",  "DFCCL_SPIN_CEILING",
-                                         "DFCCL_SPIN_GROWTH",  "DFCCL_SLOT_BYTES",  "DFCCL_SUBMIT_TIMEOUT_MS",
-                                         "DFCCL_MAX_CHANNELS", "DFCCL_QUEUE_ORDER", "DFCCL_FOLLOW_READY"};
+static const char* const spin_names[] = {
+    "DFCCL_SPIN_FRONT",        "DFCCL_SPIN_FLOOR",   "DFCCL_SPIN_CEILING", "DFCCL_SPIN_GROWTH",  "DFCCL_SLOT_BYTES",
+    "DFCCL_SUBMIT_TIMEOUT_MS", "DFCCL_MAX_CHANNELS", "DFCCL_QUEUE_ORDER",  "DFCCL_FOLLOW_READY", "DFCCL_TAKE_IN_WAIT"};
 
 static void clear(void) {
   for (size_t i = 0; i < sizeof spin_names / sizeof spin_names[0]; i++) unsetenv(spin_names[i]);
@@ -108,6 +108,10 @@ static void test_scheduling(void) {
   if (load("DFCCL_QUEUE_ORDER=arrival", &cfg) && cfg.spin.queue_by_id) FAIL("DFCCL_QUEUE_ORDER=arrival not loaded");
   refused("DFCCL_QUEUE_ORDER", "fifo");
   refused("DFCCL_FOLLOW_READY", "2");
+  if (load("DFCCL_SPIN_GROWTH=20", &cfg) && !cfg.spin.take_in_wait) FAIL("default: waits take SQEs (take_in_wait 0)");
+  if (load("DFCCL_TAKE_IN_WAIT=0", &cfg) && cfg.spin.take_in_wait) FAIL("DFCCL_TAKE_IN_WAIT=0 not loaded");
+  refused("DFCCL_TAKE_IN_WAIT", "2");
+  refused("DFCCL_TAKE_IN_WAIT", "on");
 }
 
 static void test_calibration(void) {

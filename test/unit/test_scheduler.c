@@ -9,14 +9,19 @@
  *                that quits saves every dirty context and its task queue, and a relaunch gets them
  *   growth       a received slot grows the run's threshold once n-1 have come (every rank is on it)
  *   leaving      a long wait ends early for another queued run with a slot to take, and only then
+ *   intake       a wait takes SQEs that join the task queue at its end and goes on waiting, looking
+ *                at them too; one that would go earlier makes it leave, and so does any with
+ *                DFCCL_TAKE_IN_WAIT=0 (the twin)
  *   a whole run  an SQE for a collective of one participant: fetched into the queue, executed (a
  *                local copy), completed with its CQE in the block's ring
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kernel/scheduler.h"
 
@@ -637,6 +642,254 @@ static void test_credits(void) {
   free(r);
 }
 
+/* The SQ of the intake tests: the host's ring and its mirror, four entries each, none written. */
+typedef struct {
+  df_sqe host[4], mirror[4];
+} sq_fixture;
+
+static void sq_init(sq_fixture* q, df_daemon_args* a) {
+  memset(q, 0, sizeof *q);
+  for (int i = 0; i < 4; i++) q->host[i].seq = q->mirror[i].seq = DF_SEQ_NONE;
+  a->sq_host = (df_sq){.entries = q->host, .mask = 3};
+  a->sq = (df_sq){.entries = q->mirror, .mask = 3};
+}
+
+/* The host writes entry `seq`: run `epoch` of `coll` on `nchannels` blocks, for a grid of one. */
+static void sq_submit(sq_fixture* q, uint64_t seq, uint32_t coll, uint32_t epoch, uint32_t nchannels) {
+  df_sqe* e = &q->host[seq & 3];
+  *e = sqe_for(coll, epoch, NULL, NULL);
+  e->grid = 1;
+  e->nchannels = nchannels;
+  __atomic_store_n(&e->seq, seq, __ATOMIC_RELEASE);
+}
+
+/* A wait takes SQEs into the task queue, at its end, without leaving (df_take_in_wait): the queue
+ * grows while the run is on, the entry is handed back to the host, the round counts it, and a look
+ * then finds the taken run once its slot has come -- a jump to a position behind the traversal's
+ * end.  What cannot join at the end (a higher priority, an id lower than the last one queued under
+ * DFCCL_QUEUE_ORDER=id) stops the intake and the wait leaves; and with the knob off (the twin),
+ * every entry makes it leave, as before. */
+static void test_take_in_wait(void) {
+  enum { OTHER = 9, HIGH = 10, LATER = 11, LAST = 12 };
+  ring_fixture* r = zeroed(1, sizeof *r);
+  ring_init(r);
+  df_daemon_args* a = &r->f.args;
+  df_block_shared* sh = &r->f.shared;
+  df_block_state* bs = &a->blocks[0];
+  sq_fixture q;
+  sq_init(&q, a);
+  df_recv_ctrl other_recv = {0};
+  df_connector other_from_prev = {.recv_ctrl = &other_recv};
+  uint64_t other_consumed = 0;
+  df_links other_links = {.nchannels = 1, .from_prev = &other_from_prev, .consumed = &other_consumed};
+  uint32_t colls[] = {OTHER, HIGH, LATER, LAST};
+  for (int i = 0; i < 4; i++) {
+    r->f.colls[colls[i]] = r->f.colls[RING_COLL];
+    r->f.colls[colls[i]].links = &other_links;
+  }
+  r->f.colls[HIGH].priority = 1;
+
+  df_run run = ring_direct_run(r, 1u << 12);
+  sh->tasks[0] = RING_COLL;
+  sh->ntasks = 1;
+  sh->position = 0;
+  sh->sqe_fetched = 0;
+  a->spin.floor = 64;
+  a->spin.leave_share = 16;
+  uint64_t from = (1u << 12) / 16;
+  /* The round robin's look at the SQ: cursor ntasks. */
+#define LOOKS_AT_SQ(polls) df_other_run_ready(&run, (polls), &(uint32_t){sh->ntasks})
+
+  /* The twin: DFCCL_TAKE_IN_WAIT=0 leaves for the entry and takes nothing. */
+  sq_submit(&q, 0, OTHER, 1, 1);
+  CHECK(LOOKS_AT_SQ(from) && sh->ntasks == 1 && bs->sq_forwarded == 0,
+        "with DFCCL_TAKE_IN_WAIT=0 an entry not taken makes the wait leave, and stays in the SQ");
+
+  a->spin.take_in_wait = 1;
+  CHECK(!LOOKS_AT_SQ(from), "with DFCCL_TAKE_IN_WAIT=1 the wait takes the entry and goes on");
+  CHECK(sh->ntasks == 2 && sh->tasks[0] == RING_COLL && sh->tasks[1] == OTHER,
+        "the entry joined the queue at its end (%u tasks)", sh->ntasks);
+  CHECK(bs->sq_forwarded == 1 && bs->sq_frontier == 1 && q.host[0].readers_done == 1,
+        "block 0 forwarded the entry and handed its slot back at once");
+  CHECK(bs->counters.sqes_read == 1 && a->coll_counters[OTHER].last_queue_length == 2 && sh->sqe_fetched == 1,
+        "counted as read, in a queue of two, and as the round's activity");
+  CHECK(a->dynamic[OTHER].epoch == 1 && a->dynamic[OTHER].step == 0, "the taken run starts from the beginning");
+  CHECK(!LOOKS_AT_SQ(from + DF_LOOK_AROUND_EVERY), "with the SQ empty the wait does not leave");
+  /* The taken run's predecessor sends: a look finds it behind the traversal's end (ntasks 1). */
+  other_recv.tail = 1;
+  sh->ready = DF_NO_TASK;
+  CHECK(df_other_run_ready(&run, from, &(uint32_t){1}) && sh->ready == 1, "a look finds the taken run ready");
+  uint32_t next = 1, jumps = 0;
+  CHECK(df_next_position(sh, 1, &next, &jumps) == 1, "the traversal of one task jumps to it");
+  CHECK(df_next_position(sh, 1, &next, &jumps) == 0, "then comes back to the run that left");
+  CHECK(df_next_position(sh, 1, &next, &jumps) == DF_NO_TASK, "and leaves the rest to the next traversal");
+  next = 1;
+  sh->ready = 1;
+  CHECK(df_next_position(sh, 1, &next, &jumps) == 1 && jumps == 2,
+        "a taken run counts among the jumps a traversal may make: a second one to it");
+  other_recv.tail = 0;
+
+  /* A higher priority would go before the queued runs: not taken, the wait leaves. */
+  sq_submit(&q, 1, HIGH, 1, 1);
+  CHECK(LOOKS_AT_SQ(from) && sh->ntasks == 2 && bs->sq_forwarded == 1,
+        "an entry of higher priority is left in the SQ and the wait leaves");
+  CHECK(!LOOKS_AT_SQ(from - DF_LOOK_AROUND_EVERY) && sh->ntasks == 2, "but not before its share");
+  CHECK(df_fetch_sqes(a, &r->f.block, sh) == 1 && sh->tasks[0] == HIGH && sh->ntasks == 3,
+        "the next round's fetch puts it first");
+  sh->tasks[0] = RING_COLL; /* back to the queue of the run in its wait, OTHER and a completed one */
+  sh->tasks[1] = OTHER;
+  sh->tasks[2] = DF_NO_TASK;
+
+  /* Behind a completed position: appended after it, and the queue's length counts runs only. */
+  sq_submit(&q, 2, LATER, 1, 1);
+  CHECK(!LOOKS_AT_SQ(from) && sh->ntasks == 4 && sh->tasks[3] == LATER && sh->tasks[2] == DF_NO_TASK,
+        "an entry is taken behind a completed position");
+  CHECK(a->coll_counters[LATER].last_queue_length == 3, "a queue of three runs, not four positions (%u)",
+        a->coll_counters[LATER].last_queue_length);
+  df_task_queue_compact(sh);
+  CHECK(sh->ntasks == 3 && sh->tasks[2] == LATER, "compaction keeps it last");
+
+  /* DFCCL_QUEUE_ORDER=id: a lower id than the last one queued would go earlier. */
+  a->spin.queue_by_id = 1;
+  r->f.colls[RING_COLL].order = 1;
+  r->f.colls[OTHER].order = 2;
+  r->f.colls[LATER].order = 5;
+  r->f.colls[HIGH].priority = 0;
+  r->f.colls[HIGH].order = 3;
+  sh->tasks[0] = RING_COLL;
+  sh->tasks[1] = OTHER;
+  sh->tasks[2] = LATER;
+  sq_submit(&q, 3, HIGH, 2, 1);
+  CHECK(LOOKS_AT_SQ(from) && sh->ntasks == 3 && bs->sq_forwarded == 3, "by id, a lower id than the last is left");
+  r->f.colls[HIGH].order = 6;
+  CHECK(!LOOKS_AT_SQ(from) && sh->ntasks == 4 && sh->tasks[3] == HIGH, "a higher one is taken");
+  a->spin.queue_by_id = 0;
+
+  /* The final exit, taken in a wait: noted, nothing queued. */
+  sq_submit(&q, 4, DF_SQE_EXIT, 0, 0);
+  CHECK(!LOOKS_AT_SQ(from) && sh->ntasks == 4 && bs->exited && bs->sq_forwarded == 5,
+        "the final exit is taken and noted, and queues nothing");
+  /* A lone run's slot, not handed back yet (df_fetch_sqes): a look that finds nothing leaves it --
+   * no fence -- and one that takes an entry hands both back. */
+  bs->sq_acknowledged = 4;
+  q.host[0].readers_done = 0;
+  CHECK(!LOOKS_AT_SQ(from) && q.host[0].readers_done == 0, "an empty look hands nothing back");
+  sq_submit(&q, 5, LAST, 1, 1);
+  CHECK(!LOOKS_AT_SQ(from) && sh->tasks[4] == LAST && q.host[0].readers_done == 1 && q.host[1].readers_done == 1,
+        "an entry taken: its slot and the lone run's are handed back");
+#undef LOOKS_AT_SQ
+  free(r);
+
+  /* Block 1 of two reads the mirror: its entries are taken there, and a run without a channel on
+   * it is read (its reader count grows) but not queued. */
+  r = zeroed(1, sizeof *r);
+  ring_init(r);
+  a = &r->f.args;
+  sh = &r->f.shared;
+  df_block_state two[2];
+  memset(two, 0, sizeof two);
+  a->blocks = two;
+  a->dynamic = zeroed(2 * DF_MAX_COLLS, sizeof *a->dynamic); /* a row per block */
+  r->f.block = (df_block){.tid = 0, .nthreads = 1, .bid = 1, .nblocks = 2};
+  sq_init(&q, a);
+  r->f.colls[OTHER] = r->f.colls[RING_COLL];
+  r->f.colls[OTHER].nchannels = 2;
+  a->spin.floor = 64;
+  a->spin.leave_share = 16;
+  a->spin.take_in_wait = 1;
+  df_run other = ring_direct_run(r, 1u << 12);
+  sh->tasks[0] = RING_COLL;
+  sh->ntasks = 1;
+  for (uint64_t k = 0; k < 2; k++) {
+    q.mirror[k] = sqe_for(k == 0 ? RING_COLL + 1 : OTHER, 1, NULL, NULL);
+    q.mirror[k].nchannels = k == 0 ? 1 : 2; /* entry 0: a run of block 0 only */
+    q.mirror[k].nreaders = 2;
+    q.mirror[k].readers_done = 1;
+    q.mirror[k].seq = k;
+  }
+  CHECK(!df_other_run_ready(&other, from, &(uint32_t){1}), "block 1 takes the mirror's entries in a wait");
+  CHECK(sh->ntasks == 2 && sh->tasks[1] == OTHER && two[1].sq_frontier == 2 && sh->sqe_fetched == 1,
+        "the run with a channel here is queued, the other only read (%u tasks, frontier %llu)", sh->ntasks,
+        (unsigned long long)two[1].sq_frontier);
+  CHECK(q.mirror[0].readers_done == 2 && q.mirror[1].readers_done == 2, "both mirror slots counted as read");
+  free(a->dynamic);
+  free(r);
+}
+
+/* The helper of test_wait_not_left: once the daemon has taken the SQE (its slot handed back), the
+ * root sends the run's slot. */
+typedef struct {
+  ring_fixture* r;
+  sq_fixture* q;
+  int done; /* the run is over: stop waiting */
+} late_root;
+
+static void* late_root_main(void* arg) {
+  late_root* l = arg;
+  while (!__atomic_load_n(&l->q->host[0].readers_done, __ATOMIC_ACQUIRE)) {
+    if (__atomic_load_n(&l->done, __ATOMIC_ACQUIRE)) return NULL;
+    nanosleep(&(struct timespec){0, 100000}, NULL);
+  }
+  ring_fixture* r = l->r;
+  df_coll_static st = r->f.colls[RING_COLL];
+  int32_t* slot = (int32_t*)r->fifo;
+  for (int i = 0; i < RING_COUNT; i++) slot[i] = 1000 + i;
+  r->my_recv.tags[0] = df_run_tag(&st, 1);
+  __atomic_store_n(&r->my_recv.tail, 1, __ATOMIC_RELEASE);
+  return NULL;
+}
+
+/* A whole run through df_run_task, the SQE there from its start and the root sending only once the
+ * daemon has taken it: with DFCCL_TAKE_IN_WAIT=1 the wait takes it and the run completes without a
+ * preemption; with 0 (the twin) the wait leaves for it before its threshold -- a preemption, and
+ * the root never sends. */
+static void test_wait_not_left(void) {
+  enum { OTHER = 9 };
+  for (int take = 0; take <= 1; take++) {
+    ring_fixture* r = zeroed(1, sizeof *r);
+    ring_init(r);
+    df_daemon_args* a = &r->f.args;
+    df_block_shared* sh = &r->f.shared;
+    sq_fixture q;
+    sq_init(&q, a);
+    r->f.colls[OTHER] = r->f.colls[RING_COLL];
+    a->spin.front = a->spin.ceiling = 1u << 16; /* seconds on the host: the helper comes long before */
+    a->spin.floor = 64;
+    a->spin.leave_share = 16;
+    a->spin.take_in_wait = (uint32_t)take;
+    df_sqe e = sqe_for(RING_COLL, 1, NULL, r->recv);
+    df_context_start_run(a, &r->f.block, sh, &e);
+    sh->tasks[0] = RING_COLL;
+    sh->ntasks = 1;
+    sq_submit(&q, 0, OTHER, 1, 1);
+    late_root l = {.r = r, .q = &q};
+    pthread_t helper;
+    if (pthread_create(&helper, NULL, late_root_main, &l) != 0) {
+      perror("pthread_create");
+      exit(2);
+    }
+    bool completed = false, timesliced = false;
+    df_run_task(a, &r->f.block, sh, 0, &completed, &timesliced);
+    __atomic_store_n(&l.done, 1, __ATOMIC_RELEASE);
+    pthread_join(helper, NULL);
+    uint64_t preemptions = a->blocks[0].counters.preemptions;
+    if (take) {
+      CHECK(completed && preemptions == 0, "DFCCL_TAKE_IN_WAIT=1: the run completed in its wait (%llu preemptions)",
+            (unsigned long long)preemptions);
+      CHECK(sh->ntasks == 2 && sh->tasks[1] == OTHER, "and the entry was taken meanwhile");
+      CHECK(r->recv[7] == 1007, "the root's data landed");
+    } else {
+      /* A wait that reaches its threshold notes when it looked at the error words: this one left. */
+      CHECK(!completed && preemptions == 1 && sh->error_look_ns == 0,
+            "DFCCL_TAKE_IN_WAIT=0: the wait left for the entry before its threshold (%llu preemptions)",
+            (unsigned long long)preemptions);
+      CHECK(sh->ntasks == 1 && a->blocks[0].sq_forwarded == 0, "and the entry is still in the SQ");
+      CHECK(df_fetch_sqes(a, &r->f.block, sh) == 1 && sh->ntasks == 2, "for the next round to take");
+    }
+    free(r);
+  }
+}
+
 int main(void) {
   test_task_queue();
   test_thresholds();
@@ -646,11 +899,13 @@ int main(void) {
   test_growth();
   test_leave_for_ready();
   test_credits();
+  test_take_in_wait();
+  test_wait_not_left();
   if (failures) {
     printf("test_scheduler: %d failures\n", failures);
     return 1;
   }
   printf("test_scheduler: task queue, thresholds, contexts, a whole run, failed runs, growth, credits, leaving for "
-         "a ready run: ok\n");
+         "a ready run, taking SQEs in a wait: ok\n");
   return 0;
 }

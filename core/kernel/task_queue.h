@@ -1,0 +1,188 @@
+/*
+ * The task queue of a daemon block and what fills it: SQEs taken at the start of a round
+ * (df_fetch_sqes) and, in a wait, those that join the queue at its end (df_take_in_wait).
+ *
+ * The queue (df_block_shared.tasks) holds collective indices in scheduling order: priority, then
+ * arrival (or ids, DFCCL_QUEUE_ORDER=id).  A traversal (kernel/scheduler.h) marks the runs it
+ * completes DF_NO_TASK and drops them once it is over (df_task_queue_compact).  The leader thread
+ * alone reads and writes it.
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef DFCCL_KERNEL_TASK_QUEUE_H
+#define DFCCL_KERNEL_TASK_QUEUE_H
+
+#include "context.h"
+
+/* Whether queued collective `x` goes before `coll` (of priority `prio`, order `order`). */
+DF_FN bool df_goes_before(const df_daemon_args* a, uint16_t x, int32_t prio, uint32_t order) {
+  int32_t p = df_static_priority(a, x);
+  return p > prio || (p == prio && (!a->spin.queue_by_id || df_static_order(a, x) <= order));
+}
+
+/* Inserts a collective behind every queued one that goes first: of higher priority, or of equal
+ * priority and arrived before it (the paper's queue) -- or, with DFCCL_QUEUE_ORDER=id, not later
+ * in the order all participants agree on (df_coll_static.order: ids); FIFO among equals.  By id,
+ * ranks that queued the same runs in different orders (the random-order program) traverse them
+ * alike; but a rank ahead of its peers then starts with the lowest id it has, which a late peer
+ * that submits in descending ids (a training step's backward pass: the case study) has not
+ * queued yet -- by arrival both start with what came first (docs/design.md, measurements). */
+DF_FN void df_task_queue_insert(const df_daemon_args* a, df_block_shared* sh, uint16_t coll) {
+  int32_t prio = df_static_priority(a, coll);
+  uint32_t order = a->spin.queue_by_id ? df_static_order(a, coll) : 0;
+  uint32_t i = sh->ntasks;
+  while (i > 0 && !df_goes_before(a, sh->tasks[i - 1], prio, order)) {
+    sh->tasks[i] = sh->tasks[i - 1];
+    i--;
+  }
+  sh->tasks[i] = coll;
+  sh->ntasks++;
+}
+
+/* Leader: what an SQE is to this block.  True for a run with a channel here, which starts from the
+ * beginning (df_context_start_run) and is for the caller to queue; false for a run of other blocks
+ * only, or for the final exit, which the block notes. */
+DF_FN bool df_sqe_starts_run(const df_daemon_args* a, const df_block* blk, df_block_shared* sh, const df_sqe* e) {
+  if (e->coll == DF_SQE_EXIT) {
+    a->blocks[blk->bid].exited = 1;
+    return false;
+  }
+  if ((uint32_t)blk->bid >= e->nchannels) return false; /* no channel here */
+  df_context_start_run(a, blk, sh, e);
+  return true;
+}
+
+/* Leader: counts run `coll` taken into a task queue now `length` runs long.  Counters the host may
+ * read meanwhile (dfcclGetStats, hang reports), the collective's shared by its blocks: updates that
+ * do not wait for the counters' old values (platform.h). */
+DF_FN void df_count_taken(const df_daemon_args* a, const df_block* blk, uint32_t coll, uint32_t length) {
+  df_block_state* bs = &a->blocks[blk->bid];
+  df_count(&bs->counters.sqes_read);
+  df_count_max_u64(&bs->counters.max_queue_length, length);
+  if (blk->bid == 0) DF_RELAXED_STORE(a->coll_counters[coll].last_queue_length, length);
+  df_count_max_u32(&a->coll_counters[coll].max_queue_length, length);
+}
+
+/* Leader, between traversals: a run of an SQE addressed to this block joins its task queue.
+ * Returns 1, or 0 when the block has no channel in the run or the entry is the final exit. */
+DF_FN uint32_t df_take_sqe(const df_daemon_args* a, const df_block* blk, df_block_shared* sh, const df_sqe* e) {
+  if (!df_sqe_starts_run(a, blk, sh, e)) return 0;
+  df_task_queue_insert(a, sh, (uint16_t)e->coll);
+  df_count_taken(a, blk, e->coll, sh->ntasks);
+  return 1;
+}
+
+/* Leader: takes the SQEs addressed to this block: the others every entry of the mirror, block 0
+ * straight from the host's ring as it forwards them.  A lone run reaching an idle block 0 goes to
+ * its run at once: no look for the next entry (a bus trip, df_sq_forward) and no handing back of
+ * its slot (a system-scope fence) before it -- that comes at the start of the next round, which a
+ * host with hundreds of free entries never waits for.  "Idle": no task, and the last round took
+ * nothing and ran nothing -- right after a round that completed a run, entries may have piled up,
+ * and they are all taken before any runs, so that the task queue orders them by priority.  When
+ * runs are already queued (a burst), or the ring is small, block 0 takes every entry there is and
+ * hands the slots back at once: the host may be waiting for them, and the next round may come only
+ * after the runs' spins.  Returns how many it took. */
+DF_FN uint32_t df_fetch_sqes(const df_daemon_args* a, const df_block* blk, df_block_shared* sh) {
+  df_block_state* bs = &a->blocks[blk->bid];
+  uint32_t taken = 0;
+  df_sqe e;
+  if (blk->bid == 0) {
+    bool lone = sh->ntasks == 0 && sh->idle_round && a->sq_host.mask + 1 >= DF_SQ_LAZY_HAND_BACK;
+    df_sq_acknowledge(a->sq_host, &bs->sq_acknowledged, bs->sq_forwarded);
+    while (df_sq_forward(a->sq_host, a->sq, &bs->sq_forwarded, &e)) {
+      taken += df_take_sqe(a, blk, sh, &e);
+      if (lone) break;
+    }
+    if (!lone) df_sq_acknowledge(a->sq_host, &bs->sq_acknowledged, bs->sq_forwarded);
+    bs->sq_frontier = bs->sq_forwarded;
+  } else {
+    while (df_sq_read(a->sq, &bs->sq_frontier, &e)) taken += df_take_sqe(a, blk, sh, &e);
+  }
+  return taken;
+}
+
+/* Leader: drops completed tasks (DF_NO_TASK) keeping the order. */
+DF_FN void df_task_queue_compact(df_block_shared* sh) {
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < sh->ntasks; i++)
+    if (sh->tasks[i] != DF_NO_TASK) sh->tasks[kept++] = sh->tasks[i];
+  sh->ntasks = kept;
+}
+
+/* Leader: the runs in the task queue, passing over those completed in this traversal (DF_NO_TASK). */
+DF_FN uint32_t df_task_queue_length(const df_block_shared* sh) {
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < sh->ntasks; i++) n += sh->tasks[i] != DF_NO_TASK;
+  return n;
+}
+
+/* Leader, in a wait: whether the entry of collective `coll` for `nchannels` blocks can be taken now
+ * without moving a queued run.  The final exit and a run without a channel here join nothing.  A
+ * run joins at the queue's end when the last run still queued goes before it (df_goes_before): the
+ * queue is in that order, so every queued run does -- df_task_queue_insert would append it too --
+ * and when a position is left behind the traversal's completed ones. */
+DF_FN bool df_goes_last(const df_daemon_args* a, const df_block* blk, const df_block_shared* sh, uint32_t coll,
+                        uint32_t nchannels) {
+  if (coll == DF_SQE_EXIT || (uint32_t)blk->bid >= nchannels) return true;
+  if (sh->ntasks >= DF_MAX_COLLS) return false;
+  uint32_t i = sh->ntasks;
+  while (i > 0 && sh->tasks[i - 1] == DF_NO_TASK) i--;
+  if (i == 0) return true;
+  uint32_t order = a->spin.queue_by_id ? df_static_order(a, coll) : 0;
+  return df_goes_before(a, sh->tasks[i - 1], df_static_priority(a, coll), order);
+}
+
+/* Leader, at a wait's look at the SQ (df_other_run_ready, with DFCCL_TAKE_IN_WAIT=1): takes the
+ * SQEs this block has not taken into the task queue as df_fetch_sqes would at the next round --
+ * block 0 from the host's ring, forwarding each to the mirror, the others from the mirror -- without
+ * the run leaving, so that the wait's looks find a taken run whose peer is on it (the random-order
+ * program: a burst's first run starts alone on each rank, and the run the peer is on waits in the
+ * SQ).  It used to leave to let the next round take them: a preemption a burst, even in a fixed
+ * order (docs/design.md).
+ *
+ * Only at the queue's end (df_goes_last): the traversal running this wait holds positions into the
+ * queue -- the running one (sh->position), its next one, a run a wait left for (sh->ready), and
+ * its length -- and an insert in the middle would shift the runs under them, running one twice and
+ * another not at all, or a completed position's DF_NO_TASK onto a live run.  Appended runs change
+ * no position: df_other_run_ready's looks cover them (sh->ntasks), df_next_position jumps to them,
+ * and the next traversal runs them in order.  Under the arrival order every run of equal or lower
+ * priority than those queued goes last -- a burst of equal priorities always does; under
+ * DFCCL_QUEUE_ORDER=id, of no lower id than the last one queued too.  The first entry that would go earlier, or whose
+ * mirror slot a block still reads, stops the intake (entries are taken in ring order), and the wait
+ * leaves for the next round's fetch to take it, as it did before.  Block 0 hands the slots it
+ * forwarded back at once (with a lone run's, if still held: df_fetch_sqes): the host may be waiting
+ * for them while this wait lasts; a look that finds nothing costs no fence -- its one load, the
+ * entry's seq, is the one df_entries_waiting would make.  Taken runs count as the round's activity
+ * (sh->sqe_fetched: the block does not offer to quit).  Returns whether an entry is left that it
+ * could not take.  Inlined: as a call (DF_NOINLINE) it made the daemon kernel spill 276
+ * bytes of registers where it spills 188 inlined, as without it (ptxas, sm_90); inlined, the
+ * kernel's object file grows 15 % (as a call, 2 %). */
+DF_FN bool df_take_in_wait(const df_daemon_args* a, const df_block* blk, df_block_shared* sh) {
+  df_block_state* bs = &a->blocks[blk->bid];
+  bool from_host = blk->bid == 0; /* block 0 reads the host's ring, the others the mirror */
+  uint64_t* seq = from_host ? &bs->sq_forwarded : &bs->sq_frontier;
+  uint64_t first = *seq;
+  uint32_t length = 0, taken = 0, coll = 0, nchannels = 0;
+  bool left = false;
+  df_sqe e;
+  while (df_sq_peek(from_host ? a->sq_host : a->sq, *seq, &coll, &nchannels)) {
+    if (!df_goes_last(a, blk, sh, coll, nchannels) ||
+        !(from_host ? df_sq_forward(a->sq_host, a->sq, seq, &e) : df_sq_read(a->sq, seq, &e))) {
+      left = true;
+      break;
+    }
+    if (!df_sqe_starts_run(a, blk, sh, &e)) continue;
+    if (taken == 0) length = df_task_queue_length(sh);
+    sh->tasks[sh->ntasks++] = (uint16_t)e.coll;
+    df_count_taken(a, blk, e.coll, ++length);
+    taken++;
+  }
+  if (from_host && *seq != first) {
+    df_sq_acknowledge(a->sq_host, &bs->sq_acknowledged, bs->sq_forwarded);
+    bs->sq_frontier = bs->sq_forwarded;
+  }
+  sh->sqe_fetched += taken;
+  return left;
+}
+
+#endif /* DFCCL_KERNEL_TASK_QUEUE_H */
