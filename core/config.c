@@ -180,8 +180,9 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
    * eight moved more at 128 MiB but slowed 4-32 KiB runs (docs/performance.md, twenty-first
    * session).  One on the host target, whose daemon threads need the cores the proxies would spin on. */
   cfg->net_lanes = gpu ? 4 : 1;
-  /* A wait takes SQEs that join the task queue at its end instead of leaving for the next round to
-   * take them (docs/design.md: "Entries taken in a wait"). */
+  /* A wait that has lasted its share takes SQEs that join the task queue at its end instead of
+   * leaving for the next round to take them (docs/design.md: "Entries taken in a wait"); 2: from
+   * its first look, 0: it leaves. */
   cfg->spin.take_in_wait = 1;
 
   cfg->spin_set[0] = env_given("DFCCL_SPIN_FRONT");
@@ -218,7 +219,7 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   DF_CHECK(env_u32("DFCCL_PREEMPTION", 0, 1, &preemption));
   DF_CHECK(env_u32("DFCCL_LEAVE_FOR_READY", 0, 1u << 20, &leave_share));
   DF_CHECK(env_u32("DFCCL_FOLLOW_READY", 0, 1, &follow));
-  DF_CHECK(env_u32("DFCCL_TAKE_IN_WAIT", 0, 1, &take_in_wait));
+  DF_CHECK(env_u32("DFCCL_TAKE_IN_WAIT", 0, 2, &take_in_wait));
   const char* queue_order = getenv("DFCCL_QUEUE_ORDER");
   if (queue_order && *queue_order && strcmp(queue_order, "arrival") != 0) {
     if (strcmp(queue_order, "id") != 0)

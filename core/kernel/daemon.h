@@ -216,7 +216,8 @@ typedef struct {
   uint32_t leave_share;       /* a wait looks for a queued run that can move from threshold/this on; 0: never */
   uint32_t follow;            /* 1: a run's ring positions but the first look from the floor on */
   uint32_t queue_by_id;       /* 1: equal priorities queue by id (df_coll_static.order), not arrival */
-  uint32_t take_in_wait;      /* 1: a wait takes SQEs that join the task queue at its end (df_take_in_wait) */
+  uint32_t take_in_wait;      /* a wait takes SQEs that join the task queue at its end (df_take_in_wait): 1 once
+                                * its share has passed, 2 from its first look; 0: it leaves for them */
   uint64_t timeslice_idle_ns; /* after DF_COLL_TIMESLICED_PEER work, quit after this long idle */
 } df_spin_policy;
 

@@ -164,8 +164,14 @@ DF_FN bool df_other_run_ready(const df_run* run, uint64_t polls, uint32_t* curso
   if (polls % DF_LOOK_AROUND_EVERY && !df_looks_early(run)) return false;
   uint32_t position = (*cursor)++ % (sh->ntasks + 1);
   if (position == sh->ntasks) {
-    if (!run->args->spin.take_in_wait) return polls >= run->threshold / share && df_entries_waiting(run);
-    return df_take_in_wait(run->args, run->blk, sh) && polls >= run->threshold / share;
+    /* Not before the share either, unless DFCCL_TAKE_IN_WAIT=2: a look at the SQ is a load from host
+     * memory, and a follower looks from its first poll -- at 4 MiB in a fixed order, taking from
+     * the first look made the runs 20-25 % slower than leaving after the share (docs/performance.md,
+     * twenty-first session). */
+    bool shared = polls >= run->threshold / share;
+    if (!run->args->spin.take_in_wait) return shared && df_entries_waiting(run);
+    if (!shared && run->args->spin.take_in_wait < 2) return false;
+    return df_take_in_wait(run->args, run->blk, sh) && shared;
   }
   uint32_t coll = sh->tasks[position];
   if (coll == DF_NO_TASK || (int32_t)coll == run->ctx->coll) return false;

@@ -110,7 +110,8 @@ static void test_scheduling(void) {
   refused("DFCCL_FOLLOW_READY", "2");
   if (load("DFCCL_SPIN_GROWTH=20", &cfg) && !cfg.spin.take_in_wait) FAIL("default: waits take SQEs (take_in_wait 0)");
   if (load("DFCCL_TAKE_IN_WAIT=0", &cfg) && cfg.spin.take_in_wait) FAIL("DFCCL_TAKE_IN_WAIT=0 not loaded");
-  refused("DFCCL_TAKE_IN_WAIT", "2");
+  if (load("DFCCL_TAKE_IN_WAIT=2", &cfg) && cfg.spin.take_in_wait != 2) FAIL("DFCCL_TAKE_IN_WAIT=2 not loaded");
+  refused("DFCCL_TAKE_IN_WAIT", "3");
   refused("DFCCL_TAKE_IN_WAIT", "on");
 }
 

@@ -762,7 +762,14 @@ static void test_take_in_wait(void) {
   sq_submit(&q, 3, HIGH, 2, 1);
   CHECK(LOOKS_AT_SQ(from) && sh->ntasks == 3 && bs->sq_forwarded == 3, "by id, a lower id than the last is left");
   r->f.colls[HIGH].order = 6;
-  CHECK(!LOOKS_AT_SQ(from) && sh->ntasks == 4 && sh->tasks[3] == HIGH, "a higher one is taken");
+  /* By id a wait looks around from the floor, but at the SQ only from its share (a load from host
+   * memory), unless DFCCL_TAKE_IN_WAIT=2. */
+  CHECK(!LOOKS_AT_SQ(from - 1) && sh->ntasks == 3 && bs->sq_forwarded == 3,
+        "before its share a wait takes nothing (DFCCL_TAKE_IN_WAIT=1)");
+  a->spin.take_in_wait = 2;
+  CHECK(!LOOKS_AT_SQ(from - 1) && sh->ntasks == 4 && sh->tasks[3] == HIGH,
+        "with DFCCL_TAKE_IN_WAIT=2 it takes a higher id from its first look");
+  a->spin.take_in_wait = 1;
   a->spin.queue_by_id = 0;
 
   /* The final exit, taken in a wait: noted, nothing queued. */
