@@ -180,10 +180,6 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
    * eight moved more at 128 MiB but slowed 4-32 KiB runs (docs/performance.md, twenty-first
    * session).  One on the host target, whose daemon threads need the cores the proxies would spin on. */
   cfg->net_lanes = gpu ? 4 : 1;
-  /* A proxy that sleeps as soon as nothing is outstanding is woken by the next submission (a
-   * condition signal per lane, and the thread's wake-up) -- on the path of every back-to-back small
-   * run; it keeps polling (yielding) this long first. */
-  cfg->net_linger_us = 200;
   /* A wait that has lasted its share takes SQEs that join the task queue at its end instead of
    * leaving for the next round to take them (docs/design.md: "Entries taken in a wait"); 2: from
    * its first look, 0: it leaves. */
@@ -234,7 +230,6 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   DF_CHECK(df_env_stream_order(&cfg->stream_order));
   DF_CHECK(df_config_transport(&cfg->transport));
   DF_CHECK(env_u32("DFCCL_NET_LANES", 1, DF_NET_LANES_MAX, &cfg->net_lanes));
-  DF_CHECK(env_u64("DFCCL_NET_LINGER_US", 0, 1000000, &cfg->net_linger_us));
   uint32_t check_runs = 1;
   DF_CHECK(env_u32("DFCCL_CHECK_RUNS", 0, 1, &check_runs));
   cfg->check_runs = check_runs != 0;

@@ -49,15 +49,14 @@ typedef struct {
   uint64_t yield_delay_us;     /* before relaunching a daemon that yielded the GPU      */
   uint64_t poller_spin_rounds; /* idle poller rounds that only yield, before sleeping   */
   df_spin_policy spin;
-  bool spin_set[3];       /* front, floor, ceiling came from the environment       */
-  uint32_t transport;     /* df_transport: how connectors reach peers (DFCCL_TRANSPORT)     */
-  uint32_t net_lanes;     /* UCX workers, each with its proxy thread (DFCCL_NET_LANES)        */
-  uint64_t net_linger_us; /* a proxy polls this long after its last work before it sleeps    */
-  bool show_transport;    /* say how each peer is reached (DFCCL_SHOW_TRANSPORT, DFCCL_DEBUG)  */
-  bool stream_order;      /* runs wait for the caller's default streams (DFCCL_STREAM_ORDER) */
-  bool check_runs;        /* receivers check each slot's run tag (DFCCL_CHECK_RUNS; 0 only for a twin) */
-  bool poller_set_aside;  /* a poller waiting to submit takes completions aside (DFCCL_POLLER_SET_ASIDE; 0: a twin) */
-  bool timeslice_yield;   /* yield the GPU to daemons that time-slice with ours (DFCCL_TIMESLICE_YIELD) */
+  bool spin_set[3];      /* front, floor, ceiling came from the environment       */
+  uint32_t transport;    /* df_transport: how connectors reach peers (DFCCL_TRANSPORT)     */
+  uint32_t net_lanes;    /* UCX workers, each with its proxy thread (DFCCL_NET_LANES)        */
+  bool show_transport;   /* say how each peer is reached (DFCCL_SHOW_TRANSPORT, DFCCL_DEBUG)  */
+  bool stream_order;     /* runs wait for the caller's default streams (DFCCL_STREAM_ORDER) */
+  bool check_runs;       /* receivers check each slot's run tag (DFCCL_CHECK_RUNS; 0 only for a twin) */
+  bool poller_set_aside; /* a poller waiting to submit takes completions aside (DFCCL_POLLER_SET_ASIDE; 0: a twin) */
+  bool timeslice_yield;  /* yield the GPU to daemons that time-slice with ours (DFCCL_TIMESLICE_YIELD) */
   int debug;
 } df_config;
 
