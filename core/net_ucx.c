@@ -162,7 +162,8 @@ static dfcclResult_t ucx_error(ucs_status_t s, const char* what) {
 
 /* ---- endpoints -------------------------------------------------------------------------------- */
 
-/* The transports an endpoint's lanes use, from UCX's own description ("tcp", "rc_mlx5,ud_mlx5"). */
+/* The transports an endpoint uses, from UCX's own description of its transport lanes ("lane[0]: ...";
+ * not DFCCL's lanes): "tcp", "rc_mlx5,ud_mlx5". */
 static void describe_ep(ucp_ep_h ep, char* out, size_t max) {
   snprintf(out, max, "ucx");
   char* text = NULL;
