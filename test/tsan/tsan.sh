@@ -188,7 +188,8 @@ if have HAVE_MPI; then
       '. "$top_srcdir/test/mpi/common.sh" && run_mpi 3 test/mpi/test_random_order -i 30'
     # Two lanes: two proxy threads, each with its UCX worker, moving the channels of one link.
     # shellcheck disable=SC2016
-    check random_order_ucx_lanes own env DFCCL_TRANSPORT=ucx DFCCL_NET_LANES=2 DFCCL_MAX_CHANNELS=4 sh -c \
+    check random_order_ucx_lanes own env DFCCL_TRANSPORT=ucx DFCCL_NET_LANES=2 DFCCL_MAX_CHANNELS=4 \
+      DFCCL_MIN_CHANNEL_BYTES=65536 sh -c \
       '. "$top_srcdir/test/mpi/common.sh" && run_mpi 2 test/mpi/test_random_order -i 20'
   fi
 fi
