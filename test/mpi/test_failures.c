@@ -89,7 +89,16 @@ static long skip(const harness* h, dfcclComm_t comm, int32_t* buf, int32_t* host
   wait_for(&o);
   failures += atomic_load(&o.status) != dfcclSuccess;
   /* Run 2: the last rank skips it.  Its next call is the others' run 2, which they have failed. */
-  if (skipper) MPI_Barrier(MPI_COMM_WORLD); /* after the others' run 2 has failed */
+  if (skipper) {
+    MPI_Barrier(MPI_COMM_WORLD); /* after the others' run 2 has failed */
+    /* Over the network the failure reaches this rank as a message from its predecessor's proxy,
+     * unordered with MPI's barrier; a gathered all-reduce whose every slot from the predecessor
+     * landed before that message would complete here, exact (seen once in CI over UCX on 2 busy
+     * cores).  Give the message time to land: with it lost, the run would complete and this rank
+     * would fail the test. */
+    struct timespec landing = {0, 300 * 1000 * 1000};
+    nanosleep(&landing, NULL);
+  }
   dfcclResult_t r = submit(comm, COUNT, buf, &o);
   if (r == dfcclSuccess) wait_for(&o);
   dfcclResult_t status = r == dfcclSuccess ? (dfcclResult_t)atomic_load(&o.status) : r;
