@@ -4,8 +4,8 @@
 # over 3 lanes (a lane with two channels, lanes with one), the random-order program and the
 # device-synchronization program on 2 lanes, every connection saying its lanes -- all exact; ranks
 # that run different lane counts, and a count out of range, get an error naming DFCCL_NET_LANES.
-# (A receiver posting on the wrong lane's worker gives wrong data in the matrix: seen with that
-# mutation.)  The preemption-off twin of the transport is ucx_twin.sh.
+# (A receiver posting on the wrong lane's worker fails the matrix: seen with that mutation, whose
+# runs never complete -- with DFCCL_TIMEOUT_S=20 they time out and the matrix reports wrong elements.)  The preemption-off twin of the transport is ucx_twin.sh.
 . "${top_srcdir:-.}/test/mpi/common.sh"
 . "${top_srcdir:-.}/test/mpi/ucx_common.sh"
 require_ucx
