@@ -152,10 +152,11 @@ DF_FN bool df_entries_waiting(const df_run* run) {
  * next.  Waiting on here would only delay it: with every rank in its own order (the random-order
  * program), each rank sat out a whole threshold -- milliseconds -- in a run its peer was not in,
  * while the run the peer was in had its slot waiting (docs/performance.md, eighteenth session).
- * One look of the round robin goes to the SQ: entries this block has not taken are taken into the
- * task queue here, at its end, and the looks go on over them (df_take_in_wait,
- * DFCCL_TAKE_IN_WAIT=1); an entry that cannot be taken so -- or any, with DFCCL_TAKE_IN_WAIT=0 --
- * is a reason to leave once the wait has lasted its share, for the next round to take it.  Leaving
+ * One look of the round robin goes to the SQ: once the wait has lasted its share (with
+ * DFCCL_TAKE_IN_WAIT=2 from the first look), entries this block has not taken are taken into the
+ * task queue here, at its end, and the looks go on over them (df_take_in_wait); an entry that
+ * cannot be taken so -- or any, with DFCCL_TAKE_IN_WAIT=0 -- is a reason to leave once the wait
+ * has lasted its share, for the next round to take it.  Leaving
  * is a preemption like a timed-out wait, so nothing else changes; priorities hold. */
 DF_FN bool df_other_run_ready(const df_run* run, uint64_t polls, uint32_t* cursor) {
   df_block_shared* sh = run->sh;
@@ -165,9 +166,8 @@ DF_FN bool df_other_run_ready(const df_run* run, uint64_t polls, uint32_t* curso
   uint32_t position = (*cursor)++ % (sh->ntasks + 1);
   if (position == sh->ntasks) {
     /* Not before the share either, unless DFCCL_TAKE_IN_WAIT=2: a look at the SQ is a load from host
-     * memory, and a follower looks from its first poll -- at 4 MiB in a fixed order, taking from
-     * the first look made the runs 20-25 % slower than leaving after the share (docs/performance.md,
-     * twenty-first session). */
+     * memory, and a follower looks from its first poll; taking from the first look measured no
+     * better on 2 H100s (docs/performance.md, twenty-first session). */
     bool shared = polls >= run->threshold / share;
     if (!run->args->spin.take_in_wait) return shared && df_entries_waiting(run);
     if (!shared && run->args->spin.take_in_wait < 2) return false;

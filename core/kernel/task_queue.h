@@ -132,7 +132,7 @@ DF_FN bool df_goes_last(const df_daemon_args* a, const df_block* blk, const df_b
   return df_goes_before(a, sh->tasks[i - 1], df_static_priority(a, coll), order);
 }
 
-/* Leader, at a wait's look at the SQ (df_other_run_ready, with DFCCL_TAKE_IN_WAIT=1): takes the
+/* Leader, at a wait's look at the SQ (df_other_run_ready, with DFCCL_TAKE_IN_WAIT=1 or 2): takes the
  * SQEs this block has not taken into the task queue as df_fetch_sqes would at the next round --
  * block 0 from the host's ring, forwarding each to the mirror, the others from the mirror -- without
  * the run leaving, so that the wait's looks find a taken run whose peer is on it (the random-order
