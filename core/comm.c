@@ -432,6 +432,7 @@ dfcclResult_t df_comm_check_held(struct dfcclComm* c, const dfcclSubmission_t* s
 }
 
 dfcclResult_t dfcclSubmitBatch(dfcclComm_t comm, const dfcclSubmission_t* runs, int n) {
+  df_stamp_call();
   DF_CHECK(df_comm_check(comm));
   if (n < 0 || (n > 0 && runs == NULL))
     return df_error(dfcclInvalidArgument, "dfcclSubmitBatch: %d runs at %p", n, (const void*)runs);

@@ -104,6 +104,7 @@ static dfcclResult_t alloc_tables(df_ctx* ctx) {
   a->sq.mask = ctx->cfg.sq_entries - 1;
   a->cq = ctx->cq.daemon;
   a->spin = ctx->cfg.spin;
+  DF_CHECK(df_stamps_open(ctx));
   DF_CHECK(t->alloc(ctx, sizeof *a, &p));
   ctx->dev_args = p;
   return t->copy_in(ctx, ctx->dev_args, a, sizeof *a);
@@ -112,6 +113,7 @@ static dfcclResult_t alloc_tables(df_ctx* ctx) {
 static void free_tables(df_ctx* ctx) {
   const df_target_ops* t = ctx->target;
   df_daemon_args* a = &ctx->args;
+  df_stamps_close(ctx);
   if (ctx->dev_args) t->free(ctx, ctx->dev_args);
   df_cq_host_fini(ctx, &ctx->cq);
   df_sq_host_fini(ctx, &ctx->sq);

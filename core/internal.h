@@ -554,6 +554,36 @@ dfcclResult_t df_sq_host_submit_n(df_sq_host* sq, const df_sq_run* runs, int n, 
  * (the first ones), all unless the queue stayed full.  A gated run's gate is shut before its SQE and
  * opened after the published entries are out (a failed wait fails the run through its gate). */
 dfcclResult_t df_publish_runs(df_ctx* ctx, const df_sq_run* runs, int n, int* published);
+
+/* ---- per-run stamps (a diagnostic build: ./configure --enable-stamps; stamps.c, kernel/stamps.h) ---- */
+typedef enum {
+  DF_HOST_STAMP_CALL,          /* the API call that submits the run began (this thread's df_stamp_call) */
+  DF_HOST_STAMP_PUBLISH,       /* its SQE about to be written (the buffers checked)                       */
+  DF_HOST_STAMP_PUBLISHED,     /* its SQE written                                                         */
+  DF_HOST_STAMP_GATE_OPEN,     /* its gate opened (the caller's default streams waited for)               */
+  DF_HOST_STAMP_COMPLETION,    /* its CQE taken                                                           */
+  DF_HOST_STAMP_CALLBACK_DONE, /* its callback returned                                                   */
+  DF_HOST_STAMP_POINTS
+} df_host_stamp_point;
+#ifdef DF_STAMPS
+dfcclResult_t df_stamps_open(df_ctx* ctx); /* before the daemon's arguments are copied */
+void df_stamps_close(df_ctx* ctx);         /* prints the report */
+void df_stamp_call(void);
+void df_host_stamp(df_ctx* ctx, uint32_t coll, uint32_t epoch, df_host_stamp_point point);
+#else
+static inline dfcclResult_t df_stamps_open(df_ctx* ctx) {
+  (void)ctx;
+  return dfcclSuccess;
+}
+static inline void df_stamps_close(df_ctx* ctx) { (void)ctx; }
+static inline void df_stamp_call(void) {}
+static inline void df_host_stamp(df_ctx* ctx, uint32_t coll, uint32_t epoch, df_host_stamp_point point) {
+  (void)ctx;
+  (void)coll;
+  (void)epoch;
+  (void)point;
+}
+#endif
 /* From now on every entry is read by `readers` blocks; returns the sequence number of the first
  * such entry (where blocks that have not read the queue before must start). */
 uint64_t df_sq_host_set_readers(df_sq_host* sq, uint32_t readers);
@@ -643,10 +673,13 @@ struct dfcclRankCtx {
   volatile uint64_t* gates_host;                 /* [coll]: the runs' gates (df_publish_runs), read by daemon block 0 */
   volatile df_launch_report* launch_report_host; /* of the launch that ran last */
   volatile uint64_t* progress_host;              /* [DF_MAX_COLLS]: args.progress_ns as the host sees it */
-  uint64_t timeouts_checked_us;                  /* the poller last looked for runs without progress */
-  atomic_uint grid;                              /* blocks of the next launch: the most any collective needs */
-  atomic_uint grid_launched; /* blocks of the launch running now, or of the last one (dfcclGetStats) */
-  uint32_t grid_ever;        /* blocks whose state has been initialised                 */
+#ifdef DF_STAMPS
+  struct df_host_stamps* stamps; /* the host's per-run stamps (stamps.c) */
+#endif
+  uint64_t timeouts_checked_us; /* the poller last looked for runs without progress */
+  atomic_uint grid;             /* blocks of the next launch: the most any collective needs */
+  atomic_uint grid_launched;    /* blocks of the launch running now, or of the last one (dfcclGetStats) */
+  uint32_t grid_ever;           /* blocks whose state has been initialised                 */
 
   df_sq_host sq;
   df_cq_host cq;

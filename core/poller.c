@@ -21,6 +21,7 @@
 static void on_completion(void* arg, uint64_t cqe) {
   df_ctx* ctx = arg;
   uint32_t index = df_cqe_coll(cqe), epoch = df_cqe_epoch(cqe);
+  df_host_stamp(ctx, index, epoch, DF_HOST_STAMP_COMPLETION);
   pthread_mutex_lock(&ctx->lock);
   df_coll* c = index < (uint32_t)ctx->ncolls ? &ctx->colls[index] : NULL;
   if (!c || !c->in_flight || c->epoch != epoch) {
@@ -48,6 +49,7 @@ static void on_completion(void* arg, uint64_t cqe) {
   atomic_fetch_add(&ctx->completions, 1);
   atomic_fetch_sub(&ctx->outstanding, 1);
   if (callback) callback(id, outcome, callback_arg);
+  df_host_stamp(ctx, index, epoch, DF_HOST_STAMP_CALLBACK_DONE);
 }
 
 /* ---- completions set aside ----

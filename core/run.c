@@ -95,8 +95,10 @@ void df_record_cancel(df_coll* c) {
 }
 
 dfcclResult_t df_publish_runs(df_ctx* ctx, const df_sq_run* runs, int n, int* published) {
-  for (int i = 0; i < n; i++)
+  for (int i = 0; i < n; i++) {
+    df_host_stamp(ctx, runs[i].coll, runs[i].epoch, DF_HOST_STAMP_PUBLISH);
     if (runs[i].gated) gate_close(ctx, &runs[i]);
+  }
   atomic_fetch_add(&ctx->outstanding, n);
   bool taking = ctx->cfg.poller_set_aside && df_taking_completions(ctx);
   dfcclResult_t r = df_sq_host_submit_n(&ctx->sq, runs, n, published, ctx->cfg.submit_timeout_ms,
@@ -104,10 +106,14 @@ dfcclResult_t df_publish_runs(df_ctx* ctx, const df_sq_run* runs, int n, int* pu
   atomic_fetch_sub(&ctx->outstanding, n - *published);
   if (*published == 0) return r;
   atomic_fetch_add(&ctx->submitted, *published);
+  for (int i = 0; i < *published; i++) df_host_stamp(ctx, runs[i].coll, runs[i].epoch, DF_HOST_STAMP_PUBLISHED);
   df_poller_notify(ctx);
   df_net_notify(ctx);
   for (int i = 0; i < *published; i++) /* the caller's work waited for while the entries travel */
-    if (runs[i].gated) gate_open(ctx, &runs[i]);
+    if (runs[i].gated) {
+      gate_open(ctx, &runs[i]);
+      df_host_stamp(ctx, runs[i].coll, runs[i].epoch, DF_HOST_STAMP_GATE_OPEN);
+    }
   return r;
 }
 
@@ -138,6 +144,7 @@ static int ready_collective(const df_ctx* ctx, int collId, df_coll_static* stat,
 
 static dfcclResult_t submit(df_ctx* ctx, df_coll_kind kind, const void* sendbuff, void* recvbuff, int collId,
                             dfcclCallback_t callback, void* callbackArg) {
+  df_stamp_call();
   DF_CHECK(df_ctx_check(ctx));
   dfcclResult_t fatal = (dfcclResult_t)atomic_load(&ctx->fatal);
   if (fatal != dfcclSuccess) return df_error(fatal, "the daemon failed earlier; the context is unusable");

@@ -10,6 +10,7 @@
 #include "../platform/platform.h"
 #include "../queue/cq.h"
 #include "../queue/sq.h"
+#include "stamps.h"
 
 #define DF_MAX_BLOCKS 64   /* daemon blocks (= channels) at most                        */
 #define DF_MAX_COLLS 2048  /* registered collectives per rank at most                   */
@@ -253,6 +254,9 @@ typedef struct {
                                           * launch (no copy from the host between launches, which on a GPU
                                           * that time-slices would cost a turn of its own) */
   df_spin_policy spin;
+#ifdef DF_STAMPS
+  df_stamp_record* stamps; /* [DF_STAMP_RUNS], daemon memory: block 0's per-run stamps (stamps.h) */
+#endif
 } df_daemon_args;
 
 #endif /* DFCCL_KERNEL_DAEMON_H */

@@ -76,6 +76,7 @@ DF_FN void df_complete_run(const df_daemon_args* a, const df_block* blk, df_cont
     if (i == 0) df_count(&bs->counters.cq_full_waits);
     df_spin_pause(i); /* the host's poller is behind: it takes entries whenever runs are out */
   }
+  DF_STAMP(a, blk, coll, epoch, DF_STAMP_CQE);
 }
 
 /* Leader, for a run the host published before it had waited for the caller's work (daemon.h): waits
@@ -104,7 +105,10 @@ DF_FN df_prim_result df_pass_gate(const df_run* run) {
  * daemon leaves the GPU.  All threads. */
 DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_shared* sh, uint32_t position,
                        bool* completed, bool* timesliced) {
-  if (df_is_leader(blk)) sh->current = df_context_acquire(a, blk, sh, sh->tasks[position]);
+  if (df_is_leader(blk)) {
+    sh->current = df_context_acquire(a, blk, sh, sh->tasks[position]);
+    DF_STAMP(a, blk, sh->slots[sh->current].coll, sh->slots[sh->current].dyn.epoch, DF_STAMP_CONTEXT);
+  }
   df_block_sync();
   df_run run;
   run.args = a;
@@ -125,6 +129,7 @@ DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_sh
     df_block_sync();
     r = (df_prim_result)sh->gate;
     if (df_is_leader(blk) && r != DF_PRIM_BLOCKED) {
+      DF_STAMP(a, blk, run.ctx->coll, run.ctx->dyn.epoch, DF_STAMP_GATE);
       run.ctx->dyn.gated = 0;
       run.ctx->dirty = 1;
       if (r == DF_PRIM_FAILED) run.error = DF_RUN_CALLER_FAILED;
@@ -134,6 +139,7 @@ DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_sh
   df_block_sync(); /* every thread is done with the slot before the leader changes it */
   *completed = (r != DF_PRIM_BLOCKED);
   if (df_is_leader(blk)) {
+    if (r == DF_PRIM_DONE) DF_STAMP(a, blk, run.ctx->coll, run.ctx->dyn.epoch, DF_STAMP_EXECUTED);
     if (*completed) {
       df_complete_run(a, blk, run.ctx, r == DF_PRIM_FAILED ? run.error : DF_RUN_OK);
     } else {

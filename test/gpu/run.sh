@@ -132,7 +132,7 @@ gather_ab() {
 # PART=1: data path and the deadlock programs at one rank per GPU; PART=2: oversubscribed runs,
 # the random mix and performance; unset: both (more than one 600 s device call).  PART=oversub
 # PART=explore, PART=component, PART=every, PART=a2a, PART=comm, PART=failures, PART=soak, PART=burst,
-# PART=sanitizers, PART=ucx, PART=lanes, PART=ab, PART=ooo, PART=scale (or scale-deadlock, scale-component, scale-bench,
+# PART=sanitizers, PART=ucx, PART=lanes, PART=ab, PART=stamps, PART=ooo, PART=scale (or scale-deadlock, scale-component, scale-bench,
 # scale-case) and PART=users (or users-pageable,
 # users-osu, users-cupy) are only run when named; PART may name several ("1 oversub").
 part=${PART:-all}
@@ -501,7 +501,7 @@ if named sanitizers; then
 fi
 
 # PART=ucx: the network transport (issue 14) with the GPU daemon -- every connector forced onto
-# UCX (FIFOs in pinned host memory, the proxy between): the all-reduce matrix and the random mix,
+# UCX (FIFOs in pinned host memory, the proxy between): the matrix of every collective and the random mix,
 # the random-order program x UCX_ITERS and the device-synchronization program x UCX_SYNC_ITERS at 2
 # ranks, its twin without preemption, 4 ranks with ranks 0-1 and 2-3 on two "hosts" (auto: CUDA IPC
 # within, UCX across, in one ring), UCX alone in the proxy's pattern (benchmarks/ucx_bandwidth),
@@ -514,6 +514,7 @@ if named ucx; then
   summarize "^dfccl: rank|exact"
   step ucx-sync-2ranks ${UCX_LIMIT:-200} env DFCCL_TRANSPORT=ucx $mpi 2 test/mpi/test_sync_between -i "${UCX_SYNC_ITERS:-200}"
   step ucx-collectives-2ranks ${UCX_LIMIT:-200} env DFCCL_TRANSPORT=ucx $mpi 2 test/mpi/test_collectives -k allreduce -q
+  step ucx-others-2ranks ${UCX_LIMIT:-200} env DFCCL_TRANSPORT=ucx $mpi 2 test/mpi/test_collectives -k others -q
   step ucx-random-mix-3ranks ${UCX_LIMIT:-200} env DFCCL_TRANSPORT=ucx $mpi 3 test/mpi/test_random_mix -i 100
   step ucx-twin-no-preemption 60 env DFCCL_TRANSPORT=ucx DFCCL_PREEMPTION=0 TEST_WATCHDOG_S=10 sh -c \
     'sh test/mpi/mpirun.sh 2 test/mpi/test_random_order -i 20 2>&1 | tail -n 5; exit 0'
@@ -666,6 +667,35 @@ if named ab; then
       done
     done
     cat "$out/ab-hop.txt" "$out/ab-allreduce.txt" >> "$summary"
+  fi
+fi
+
+# PART=stamps (issue 15): where a small run's time goes -- the tree built once more with
+# --enable-stamps (/tmp/dfccl-stamps; core/kernel/stamps.h, core/stamps.c) runs dfccl_bench's
+# all-reduce (-A comm -P 1, results checked) at each of STAMPS_SIZES (default "8 64K") at 1 rank, 2
+# ranks over CUDA IPC and 2 over UCX (STAMPS_RUNS, default "1 2 2-ucx"); each rank prints the
+# median time between the points of its runs when it ends.  Log: $out/stamps.txt.
+if named stamps; then
+  if [ -z "$tarball" ]; then
+    note "SKIP stamps: no make dist tarball in .dist/"
+  else
+    rm -rf /tmp/dfccl-stamps && mkdir -p /tmp/dfccl-stamps && tar xzf "$repo/$tarball" -C /tmp/dfccl-stamps
+    stamps_dir=$(echo /tmp/dfccl-stamps/dfccl-*)
+    step stamps-build 600 sh -c "cd '$stamps_dir' && ./configure --enable-stamps --disable-ompi-coll ${CONFIGURE_ARGS:-} \
+      > /dev/null && make -j16 > /dev/null && make -j16 check TESTS= > /dev/null"
+    : > "$out/stamps.txt"
+    for size in ${STAMPS_SIZES:-8 64K}; do
+      for run in ${STAMPS_RUNS:-1 2 2-ucx}; do
+        np=${run%%-*}
+        transport=p2p
+        [ "$run" = "$np-ucx" ] && transport=ucx
+        step "stamps-$size-$run" 120 env DFCCL_TRANSPORT=$transport UCX_TLS="${UCX_TLS:-tcp,self}" sh -c "cd '$stamps_dir' &&
+          sh test/mpi/mpirun.sh $np benchmarks/dfccl_bench -C allreduce -A comm -P 1 -b $size -e $size -n 3000 -w 300 -c 1"
+        [ "$ran" = 1 ] && { echo "== $size B, $np ranks, $transport"; grep -E "^ +[0-9]|^dfccl: rank [0-9]+: stamps|^  [a-z]+: " \
+          "$out/step.out"; } >> "$out/stamps.txt"
+      done
+    done
+    cat "$out/stamps.txt" >> "$summary"
   fi
 fi
 

@@ -1,0 +1,220 @@
+/*
+ * Per-run time stamps on the host, and the report (a diagnostic build: ./configure --enable-stamps;
+ * the daemon's side is kernel/stamps.h).  Without DF_STAMPS this file is empty and internal.h
+ * makes every stamp a no-op.
+ *
+ * The report gives medians, in microseconds, between consecutive points of each run: the daemon's
+ * on the daemon's clock, the host's on the host's, and the two crossings between them -- SQE
+ * written to SQE seen, CQE written to CQE taken -- whose sum needs no common clock (the host's
+ * time from publication to completion less the daemon's from seen to CQE).  Each crossing alone
+ * is printed too, but it means something only where the GPU's global timer follows the host's
+ * realtime clock (it usually does, to within a microsecond or two; the host target shares the
+ * monotonic clock outright).
+ *
+ * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifdef DF_STAMPS
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+typedef struct {
+  uint64_t key; /* df_stamp_key; 0: none */
+  uint64_t t[DF_HOST_STAMP_POINTS];
+} host_record;
+
+struct df_host_stamps {
+  host_record records[DF_STAMP_RUNS];
+};
+
+static const char* const daemon_names[DF_STAMP_DAEMON_POINTS] = {"seen", "taken",    "context",  "gate",
+                                                                 "sent", "received", "executed", "cqe"};
+static const char* const host_names[DF_HOST_STAMP_POINTS] = {"call",       "publish",    "published",
+                                                             "gate open",  "completion", "callback done"};
+
+static uint64_t monotonic_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static _Thread_local uint64_t call_ns; /* when this thread's current submitting call began */
+
+void df_stamp_call(void) { call_ns = monotonic_ns(); }
+
+void df_host_stamp(df_ctx* ctx, uint32_t coll, uint32_t epoch, df_host_stamp_point point) {
+  if (!ctx->stamps) return;
+  host_record* r = &ctx->stamps->records[df_stamp_slot(coll, epoch)];
+  uint64_t key = df_stamp_key(coll, epoch);
+  uint64_t now = monotonic_ns();
+  if (point == DF_HOST_STAMP_PUBLISH) { /* before the SQE exists: no other thread stamps the run yet */
+    __atomic_store_n(&r->key, key, __ATOMIC_RELAXED);
+    for (int p = 0; p < DF_HOST_STAMP_POINTS; p++) __atomic_store_n(&r->t[p], 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&r->t[DF_HOST_STAMP_CALL], call_ns, __ATOMIC_RELAXED);
+  } else if (__atomic_load_n(&r->key, __ATOMIC_RELAXED) != key) {
+    return;
+  }
+  __atomic_store_n(&r->t[point], now, __ATOMIC_RELAXED);
+}
+
+dfcclResult_t df_stamps_open(df_ctx* ctx) {
+  size_t bytes = DF_STAMP_RUNS * sizeof(df_stamp_record);
+  void* daemon = NULL;
+  DF_CHECK(ctx->target->alloc(ctx, bytes, &daemon));
+  void* zeros = calloc(1, bytes);
+  ctx->stamps = calloc(1, sizeof *ctx->stamps);
+  dfcclResult_t r = zeros && ctx->stamps ? ctx->target->copy_in(ctx, daemon, zeros, bytes)
+                                         : df_error(dfcclSystemError, "out of host memory for the stamps");
+  free(zeros);
+  if (r != dfcclSuccess) {
+    ctx->target->free(ctx, daemon);
+    free(ctx->stamps);
+    ctx->stamps = NULL;
+    return r;
+  }
+  ctx->args.stamps = daemon;
+  return dfcclSuccess;
+}
+
+static int by_value(const void* a, const void* b) {
+  uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
+  return (x > y) - (x < y);
+}
+
+/* A list of intervals (ns) and its median. */
+typedef struct {
+  uint64_t* v;
+  size_t n;
+} intervals;
+
+static void add(intervals* s, uint64_t from, uint64_t to) {
+  if (from != 0 && to >= from) s->v[s->n++] = to - from;
+}
+
+static double median_us(intervals* s) {
+  if (s->n == 0) return 0;
+  qsort(s->v, s->n, sizeof *s->v, by_value);
+  return (double)s->v[s->n / 2] / 1000.0;
+}
+
+/* Prints "from > to median" when at least one run has both points (n: of how many, when not all). */
+static void print_interval(FILE* f, const char* from, const char* to, intervals* s, size_t runs, bool* first) {
+  if (s->n == 0) return;
+  fprintf(f, "%s%s > %s %.2f", *first ? "" : " | ", from, to, median_us(s));
+  if (s->n != runs) fprintf(f, " (%zu runs)", s->n);
+  *first = false;
+}
+
+typedef struct {
+  const df_stamp_record* d;
+  const host_record* h;
+} run_stamps;
+
+static int by_seen(const void* a, const void* b) {
+  const run_stamps *x = a, *y = b;
+  return by_value(&x->d->t[DF_STAMP_SEEN], &y->d->t[DF_STAMP_SEEN]);
+}
+
+static void report(df_ctx* ctx, const df_stamp_record* daemon) {
+  run_stamps* runs = calloc(DF_STAMP_RUNS, sizeof *runs);
+  intervals* s = calloc(DF_STAMP_DAEMON_POINTS * DF_STAMP_DAEMON_POINTS + 16, sizeof *s);
+  uint64_t* pool = calloc((size_t)(DF_STAMP_DAEMON_POINTS * DF_STAMP_DAEMON_POINTS + 16) * DF_STAMP_RUNS, sizeof *pool);
+  if (!runs || !s || !pool) goto out;
+  for (size_t i = 0; i < DF_STAMP_DAEMON_POINTS * DF_STAMP_DAEMON_POINTS + 16; i++) s[i].v = pool + i * DF_STAMP_RUNS;
+  /* Complete runs: seen and CQE on the daemon, published and completion on the host. */
+  size_t n = 0;
+  for (uint32_t i = 0; i < DF_STAMP_RUNS; i++) {
+    const df_stamp_record* d = &daemon[i];
+    const host_record* h = &ctx->stamps->records[i];
+    if (d->key == 0 || d->key != h->key || !d->t[DF_STAMP_SEEN] || !d->t[DF_STAMP_CQE] ||
+        !h->t[DF_HOST_STAMP_PUBLISHED] || !h->t[DF_HOST_STAMP_COMPLETION])
+      continue;
+    runs[n++] = (run_stamps){d, h};
+  }
+  if (n == 0) goto out;
+  qsort(runs, n, sizeof *runs, by_seen);
+  /* The host's monotonic stamps on the daemon's clock: the GPU's global timer is realtime-like. */
+  struct timespec rt, mono;
+  clock_gettime(CLOCK_REALTIME, &rt);
+  clock_gettime(CLOCK_MONOTONIC, &mono);
+  int64_t to_daemon_clock = ctx->cfg.target == dfcclTargetCuda
+                                ? ((int64_t)rt.tv_sec - mono.tv_sec) * 1000000000ll + (rt.tv_nsec - mono.tv_nsec)
+                                : 0;
+  intervals* host = s + DF_STAMP_DAEMON_POINTS * DF_STAMP_DAEMON_POINTS;
+  enum { CALL_TO_COMPLETION, NEXT_CALL, SEEN_TO_CQE, CQE_TO_NEXT_SEEN, CROSSINGS, SQE_CROSSING, CQE_CROSSING };
+  intervals* host_steps = host + CROSSINGS + 3; /* [p]: host point p-1 > p */
+  for (size_t i = 0; i < n; i++) {
+    const df_stamp_record* d = runs[i].d;
+    const host_record* h = runs[i].h;
+    for (int p = 1, q = 0; p < DF_STAMP_DAEMON_POINTS; p++) { /* each point from the last one the run had */
+      if (!d->t[p]) continue;
+      add(&s[q * DF_STAMP_DAEMON_POINTS + p], d->t[q], d->t[p]);
+      q = p;
+    }
+    for (int p = 1; p < DF_HOST_STAMP_POINTS; p++) add(&host_steps[p], h->t[p - 1], h->t[p]);
+    add(&host[CALL_TO_COMPLETION], h->t[DF_HOST_STAMP_CALL], h->t[DF_HOST_STAMP_COMPLETION]);
+    add(&host[SEEN_TO_CQE], d->t[DF_STAMP_SEEN], d->t[DF_STAMP_CQE]);
+    uint64_t host_side = h->t[DF_HOST_STAMP_COMPLETION] - h->t[DF_HOST_STAMP_PUBLISHED];
+    uint64_t daemon_side = d->t[DF_STAMP_CQE] - d->t[DF_STAMP_SEEN];
+    if (host_side >= daemon_side) host[CROSSINGS].v[host[CROSSINGS].n++] = host_side - daemon_side;
+    add(&host[SQE_CROSSING], h->t[DF_HOST_STAMP_PUBLISHED] + (uint64_t)to_daemon_clock, d->t[DF_STAMP_SEEN]);
+    add(&host[CQE_CROSSING], d->t[DF_STAMP_CQE], h->t[DF_HOST_STAMP_COMPLETION] + (uint64_t)to_daemon_clock);
+    if (i + 1 < n) {
+      add(&host[CQE_TO_NEXT_SEEN], d->t[DF_STAMP_CQE], runs[i + 1].d->t[DF_STAMP_SEEN]);
+      add(&host[NEXT_CALL], h->t[DF_HOST_STAMP_CALLBACK_DONE], runs[i + 1].h->t[DF_HOST_STAMP_CALL]);
+    }
+  }
+  /* One write per rank: the ranks' reports would interleave line by line. */
+  char* text = NULL;
+  size_t text_bytes = 0;
+  FILE* f = open_memstream(&text, &text_bytes);
+  if (!f) goto out;
+  bool first = true;
+  fprintf(f, "dfccl: rank %d: stamps of %zu runs (block 0's), medians in us\n  daemon: ", ctx->rank, n);
+  for (int p = 1; p < DF_STAMP_DAEMON_POINTS; p++)
+    for (int q = 0; q < p; q++)
+      print_interval(f, daemon_names[q], daemon_names[p], &s[q * DF_STAMP_DAEMON_POINTS + p], n, &first);
+  first = true;
+  fprintf(f, "\n  daemon: ");
+  print_interval(f, "seen", "cqe", &host[SEEN_TO_CQE], n, &first);
+  print_interval(f, "cqe", "next seen", &host[CQE_TO_NEXT_SEEN], n - 1, &first);
+  first = true;
+  fprintf(f, "\n  host:   ");
+  for (int p = 1; p < DF_HOST_STAMP_POINTS; p++)
+    print_interval(f, host_names[p - 1], host_names[p], &host_steps[p], n, &first);
+  print_interval(f, "call", "completion", &host[CALL_TO_COMPLETION], n, &first);
+  print_interval(f, "callback done", "next call", &host[NEXT_CALL], n - 1, &first);
+  first = true;
+  fprintf(f, "\n  across: ");
+  print_interval(f, "published > seen + cqe", "completion (bus and polls, any clocks)", &host[CROSSINGS], n, &first);
+  print_interval(f, "published", "seen", &host[SQE_CROSSING], n, &first);
+  print_interval(f, "cqe", "completion", &host[CQE_CROSSING], n, &first);
+  fprintf(f, "\n");
+  fclose(f);
+  fputs(text, stdout);
+  fflush(stdout);
+  free(text);
+out:
+  free(pool);
+  free(s);
+  free(runs);
+}
+
+void df_stamps_close(df_ctx* ctx) {
+  if (!ctx->stamps) return;
+  df_stamp_record* daemon = malloc(DF_STAMP_RUNS * sizeof *daemon);
+  if (daemon && ctx->args.stamps &&
+      ctx->target->copy_out(ctx, daemon, ctx->args.stamps, DF_STAMP_RUNS * sizeof *daemon) == dfcclSuccess)
+    report(ctx, daemon);
+  free(daemon);
+  if (ctx->args.stamps) ctx->target->free(ctx, ctx->args.stamps);
+  ctx->args.stamps = NULL;
+  free(ctx->stamps);
+  ctx->stamps = NULL;
+}
+
+#endif /* DF_STAMPS */
