@@ -31,10 +31,10 @@ struct df_host_stamps {
   host_record records[DF_STAMP_RUNS];
 };
 
-static const char* const daemon_names[DF_STAMP_DAEMON_POINTS] = {"seen", "taken",    "context",  "gate",
-                                                                 "sent", "received", "executed", "cqe"};
-static const char* const host_names[DF_HOST_STAMP_POINTS] = {"call",       "publish",    "published",
-                                                             "gate open",  "completion", "callback done"};
+static const char* const daemon_names[DF_STAMP_DAEMON_POINTS] = {
+    "seen", "taken", "round", "run", "context", "gate", "sent", "received", "executed", "complete", "cqe"};
+static const char* const host_names[DF_HOST_STAMP_POINTS] = {"call",      "publish",    "published",
+                                                             "gate open", "completion", "callback done"};
 
 static uint64_t monotonic_ns(void) {
   struct timespec ts;

@@ -40,6 +40,9 @@ typedef struct {
   uint32_t reported;        /* DF_LAUNCH_* bits this block has written to launch_report */
   uint32_t timesliced_seen; /* this launch ran a DF_COLL_TIMESLICED_PEER collective     */
   uint64_t error_look_ns;   /* when a wait that gave up last looked at the error words  */
+#ifdef DF_STAMPS
+  df_stamp_state stamp; /* block 0's leader: the run it time-stamps (stamps.h) */
+#endif
 } df_block_shared;
 
 /* The run being executed: a collective on one block, from load to completion or preemption. */

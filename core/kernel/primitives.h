@@ -249,7 +249,7 @@ DF_FN void df_post(const df_run* run, unsigned flags, size_t bytes) {
   } else if (consume) {
     df_store_release_u64(&l->from_prev[c].send_ctrl->head, l->consumed[c]);
   }
-  if (send) DF_STAMP(run->args, run->blk, run->ctx->coll, run->ctx->dyn.epoch, DF_STAMP_SENT);
+  if (send) DF_STAMP(run->args, run->blk, run->sh, run->ctx->coll, run->ctx->dyn.epoch, DF_STAMP_SENT);
 }
 
 /* Leader: frees the next k received slots at once (after DF_PEEK receives of them). */
@@ -265,7 +265,7 @@ DF_FN df_prim_result df_ready(df_run* run, unsigned flags, df_step_waits* w) {
   *w = df_step_waits_of(run, flags);
   df_prim_result ready = df_wait_ready(run, w);
   if (ready == DF_PRIM_DONE && (flags & DF_RECV)) {
-    DF_STAMP(run->args, run->blk, run->ctx->coll, run->ctx->dyn.epoch, DF_STAMP_RECEIVED);
+    DF_STAMP(run->args, run->blk, run->sh, run->ctx->coll, run->ctx->dyn.epoch, DF_STAMP_RECEIVED);
     ready = df_check_tag(run, w);
   }
   return ready;

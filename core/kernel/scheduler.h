@@ -43,7 +43,8 @@ DF_FN void df_revoke_links(const df_links* l, uint32_t reason) {
 
 /* Leader: the block's part of a run is over -- complete, or failed (`error`, df_run_error).  The
  * last block to finish writes the CQE, with the run's error if any block had one. */
-DF_FN void df_complete_run(const df_daemon_args* a, const df_block* blk, df_context_slot* slot, uint32_t error) {
+DF_FN void df_complete_run(const df_daemon_args* a, const df_block* blk, df_block_shared* sh, df_context_slot* slot,
+                           uint32_t error) {
   uint32_t coll = (uint32_t)slot->coll;
   uint32_t epoch = slot->dyn.epoch;
   uint32_t nchannels = slot->stat.nchannels;
@@ -70,13 +71,14 @@ DF_FN void df_complete_run(const df_daemon_args* a, const df_block* blk, df_cont
   if (error != DF_RUN_OK) df_revoke_links(links, error);
   /* Every thread's results (the barrier before us) and the links' revocation before the CQE. */
   df_fence_system();
+  DF_STAMP(a, blk, sh, coll, epoch, DF_STAMP_COMPLETE);
   df_block_state* bs = &a->blocks[blk->bid];
   uint64_t cqe = df_cqe_pack(coll, epoch, error);
   for (uint64_t i = 0; !df_cq_try_write(a->cq, (uint32_t)blk->bid, &bs->cq_tail, &bs->cq_head_seen, cqe); i++) {
     if (i == 0) df_count(&bs->counters.cq_full_waits);
     df_spin_pause(i); /* the host's poller is behind: it takes entries whenever runs are out */
   }
-  DF_STAMP(a, blk, coll, epoch, DF_STAMP_CQE);
+  DF_STAMP(a, blk, sh, coll, epoch, DF_STAMP_CQE);
 }
 
 /* Leader, for a run the host published before it had waited for the caller's work (daemon.h): waits
@@ -106,8 +108,9 @@ DF_FN df_prim_result df_pass_gate(const df_run* run) {
 DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_shared* sh, uint32_t position,
                        bool* completed, bool* timesliced) {
   if (df_is_leader(blk)) {
+    DF_STAMP_COLL(a, blk, sh, sh->tasks[position], DF_STAMP_RUN);
     sh->current = df_context_acquire(a, blk, sh, sh->tasks[position]);
-    DF_STAMP(a, blk, sh->slots[sh->current].coll, sh->slots[sh->current].dyn.epoch, DF_STAMP_CONTEXT);
+    DF_STAMP(a, blk, sh, sh->slots[sh->current].coll, sh->slots[sh->current].dyn.epoch, DF_STAMP_CONTEXT);
   }
   df_block_sync();
   df_run run;
@@ -129,7 +132,7 @@ DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_sh
     df_block_sync();
     r = (df_prim_result)sh->gate;
     if (df_is_leader(blk) && r != DF_PRIM_BLOCKED) {
-      DF_STAMP(a, blk, run.ctx->coll, run.ctx->dyn.epoch, DF_STAMP_GATE);
+      DF_STAMP(a, blk, sh, run.ctx->coll, run.ctx->dyn.epoch, DF_STAMP_GATE);
       run.ctx->dyn.gated = 0;
       run.ctx->dirty = 1;
       if (r == DF_PRIM_FAILED) run.error = DF_RUN_CALLER_FAILED;
@@ -139,9 +142,9 @@ DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_sh
   df_block_sync(); /* every thread is done with the slot before the leader changes it */
   *completed = (r != DF_PRIM_BLOCKED);
   if (df_is_leader(blk)) {
-    if (r == DF_PRIM_DONE) DF_STAMP(a, blk, run.ctx->coll, run.ctx->dyn.epoch, DF_STAMP_EXECUTED);
+    if (r == DF_PRIM_DONE) DF_STAMP(a, blk, sh, run.ctx->coll, run.ctx->dyn.epoch, DF_STAMP_EXECUTED);
     if (*completed) {
-      df_complete_run(a, blk, run.ctx, r == DF_PRIM_FAILED ? run.error : DF_RUN_OK);
+      df_complete_run(a, blk, sh, run.ctx, r == DF_PRIM_FAILED ? run.error : DF_RUN_OK);
     } else {
       df_block_state* bs = &a->blocks[blk->bid];
       df_count(&bs->counters.preemptions);
@@ -280,6 +283,7 @@ DF_FN void df_daemon_block_main(const df_daemon_args* a, const df_block* blk, df
     if (df_is_leader(blk)) sh->sqe_fetched = df_fetch_sqes(a, blk, sh);
     df_block_sync();
     uint32_t ntasks = sh->ntasks;
+    if (df_is_leader(blk)) DF_STAMP_COLL(a, blk, sh, sh->stamp.coll, DF_STAMP_ROUND);
     df_traversal t = {.yield = ntasks > 0}; /* yield: every task waits for peers that cannot run meanwhile */
     uint32_t next = 0, jumps = 0;           /* the leader's */
     for (;;) {

@@ -48,7 +48,7 @@ DF_FN bool df_sqe_starts_run(const df_daemon_args* a, const df_block* blk, df_bl
     return false;
   }
   if ((uint32_t)blk->bid >= e->nchannels) return false; /* no channel here */
-  DF_STAMP(a, blk, e->coll, e->epoch, DF_STAMP_SEEN);
+  DF_STAMP(a, blk, sh, e->coll, e->epoch, DF_STAMP_SEEN);
   df_context_start_run(a, blk, sh, e);
   return true;
 }
@@ -70,7 +70,7 @@ DF_FN uint32_t df_take_sqe(const df_daemon_args* a, const df_block* blk, df_bloc
   if (!df_sqe_starts_run(a, blk, sh, e)) return 0;
   df_task_queue_insert(a, sh, (uint16_t)e->coll);
   df_count_taken(a, blk, e->coll, sh->ntasks);
-  DF_STAMP(a, blk, e->coll, e->epoch, DF_STAMP_TAKEN);
+  DF_STAMP(a, blk, sh, e->coll, e->epoch, DF_STAMP_TAKEN);
   return 1;
 }
 
@@ -177,7 +177,7 @@ DF_FN bool df_take_in_wait(const df_daemon_args* a, const df_block* blk, df_bloc
     if (taken == 0) length = df_task_queue_length(sh);
     sh->tasks[sh->ntasks++] = (uint16_t)e.coll;
     df_count_taken(a, blk, e.coll, ++length);
-    DF_STAMP(a, blk, e.coll, e.epoch, DF_STAMP_TAKEN);
+    DF_STAMP(a, blk, sh, e.coll, e.epoch, DF_STAMP_TAKEN);
     taken++;
   }
   if (from_host && *seq != first) {

@@ -689,11 +689,23 @@ if named stamps; then
         np=${run%%-*}
         transport=p2p
         [ "$run" = "$np-ucx" ] && transport=ucx
-        step "stamps-$size-$run" 120 env DFCCL_TRANSPORT=$transport UCX_TLS="${UCX_TLS:-tcp,self}" sh -c "cd '$stamps_dir' &&
-          sh test/mpi/mpirun.sh $np benchmarks/dfccl_bench -C allreduce -A comm -P 1 -b $size -e $size -n 3000 -w 300 -c 1"
-        [ "$ran" = 1 ] && { echo "== $size B, $np ranks, $transport"; grep -E "^ +[0-9]|^dfccl: rank [0-9]+: stamps|^  [a-z]+: " \
-          "$out/step.out"; } >> "$out/stamps.txt"
+        # The same run without stamps first: what the stamps themselves cost.
+        for build in plain stamped; do
+          dir=$PWD
+          [ $build = stamped ] && dir=$stamps_dir
+          step "stamps-$size-$run-$build" 120 env DFCCL_TRANSPORT=$transport UCX_TLS="${UCX_TLS:-tcp,self}" sh -c "cd '$dir' &&
+            sh test/mpi/mpirun.sh $np benchmarks/dfccl_bench -C allreduce -A comm -P 1 -b $size -e $size -n 3000 -w 300 -c 1"
+          [ "$ran" = 1 ] && { echo "== $size B, $np ranks, $transport, $build"; grep -E "^ +[0-9]|^dfccl: rank [0-9]+: stamps|^  [a-z]+: " \
+            "$out/step.out"; } >> "$out/stamps.txt"
+        done
       done
+    done
+    # UCX alone at the same sizes, both ranks sending to each other (a round: one message each way,
+    # as a hop of the gathering all-reduce), in the proxy's two forms: the floor under a hop over UCX.
+    for form in split iov; do
+      step "stamps-ucx-alone-$form" 120 env UCX_TLS="${UCX_TLS:-tcp,self}" $mpi 2 benchmarks/ucx_bandwidth -b 8 -e 32K -f 8 \
+        -n 3000 -w 300 -p $form
+      [ "$ran" = 1 ] && { echo "== UCX alone, $form"; grep -E "^ +[0-9]" "$out/step.out"; } >> "$out/stamps.txt"
     done
     cat "$out/stamps.txt" >> "$summary"
   fi
