@@ -53,9 +53,21 @@
 #include "clock.h"
 #include "internal.h"
 
-enum { TAG_DATA = 0, TAG_CREDIT = 1, TAG_REVOKE = 2, TAG_RUN_TAG = 3 /* a split slot's run tag */ };
-#define TAG_STEP_BITS 22 /* steps modulo 2^22: at most DF_FIFO_STEPS are ever outstanding */
+/* Message types.  A split link's slot comes as its run tag word (TAG_RUN_TAG) and then its bytes
+ * (TAG_DATA), or, up to INLINE_BYTES, as one message of both (TAG_RUN_TAG_INLINE): the receive of
+ * the word takes either (RUN_TAG_ANY, TAG_INLINE_BIT masked out) and says which came. */
+enum {
+  TAG_DATA = 0,
+  TAG_CREDIT = 1,
+  TAG_REVOKE = 2,
+  TAG_RUN_TAG = 3,
+  TAG_INLINE_BIT = 4,
+  TAG_RUN_TAG_INLINE = TAG_RUN_TAG | TAG_INLINE_BIT
+};
+#define TAG_STEP_BITS 21 /* steps modulo 2^21: at most DF_FIFO_STEPS are ever outstanding */
+#define TAG_TYPE_BITS 3  /* between the steps and the channel (bits 24-31) */
 #define TAG_EXACT (~(ucp_tag_t)0)
+#define RUN_TAG_ANY (TAG_EXACT & ~((ucp_tag_t)TAG_INLINE_BIT << TAG_STEP_BITS))
 #define TAG_ANY_STEP (~(ucp_tag_t)0 << TAG_STEP_BITS)
 #define CLOSE_TIMEOUT_MS 10000
 /* Links whose slots hold at least this many bytes send each slot as two messages, the run tag word
@@ -65,6 +77,11 @@ enum { TAG_DATA = 0, TAG_CREDIT = 1, TAG_REVOKE = 2, TAG_RUN_TAG = 3 /* a split 
  * while up to 32 KiB the one message is the quicker (9 against 13 us a round at 64 B).  Both ends of
  * a link have the same slot_bytes, so they agree on the form. */
 #define SPLIT_SLOT_BYTES (64u << 10)
+/* A split link's slot of at most this many bytes goes as one message all the same, its word inline:
+ * a small run's hop is the latency of one message, not two (UCX alone over TCP between two
+ * processes, one message each way: 9.4 us a round at 64 B as one iov message, 16.0 as two;
+ * docs/performance.md). */
+#define INLINE_BYTES (32u << 10)
 /* ucp_worker_progress calls per pass of the proxy, at most: it stops earlier once a call finds
  * nothing to do, and the bound lets tails and credits move between bursts.  Over TCP one call reads
  * each socket about once (~140 KiB, UCX 1.13 on the CI machine), so a proxy that progressed once per
@@ -73,6 +90,8 @@ enum { TAG_DATA = 0, TAG_CREDIT = 1, TAG_REVOKE = 2, TAG_RUN_TAG = 3 /* a split 
  * -P 1 -s 200 (one call, then 200 us of other work a round) moves 0.6 GB/s each way, -P 16 1.2-1.3,
  * calls until idle 1.3-1.4 (docs/design.md). */
 #define PROGRESS_CALLS 16
+
+static unsigned tag_type(ucp_tag_t tag) { return (unsigned)(tag >> TAG_STEP_BITS) & ((1u << TAG_TYPE_BITS) - 1); }
 
 static ucp_tag_t make_tag(int id, uint32_t channel, unsigned type, uint64_t step) {
   return ((ucp_tag_t)(uint32_t)id << 32) | ((ucp_tag_t)(channel & 0xff) << 24) | ((ucp_tag_t)type << TAG_STEP_BITS) |
@@ -100,6 +119,7 @@ typedef struct {
   uint64_t credited;                /* consumed count last sent back                       */
   void* recv_req[DF_FIFO_STEPS][2]; /* by slot, as send_req; NULL: landed (once posted) */
   ucp_dt_iov_t recv_iov[DF_FIFO_STEPS][2];
+  ucp_tag_recv_info_t word_info[DF_FIFO_STEPS]; /* split links: how the slot's word came (inline or not) */
   void* credit_send;
   uint64_t credit_out;
   void* revoke_recv; /* the posted receive of the sender's revocation            */
@@ -270,13 +290,18 @@ static char* slot_of(const struct df_net_link* l, uint32_t c, uint64_t step) {
 static df_recv_ctrl* tails_of(const struct df_net_link* l, uint32_t c) { return (df_recv_ctrl*)l->a.fifo_region + c; }
 static df_send_ctrl* heads_of(const struct df_net_link* l, uint32_t c) { return (df_send_ctrl*)l->a.ctrl_region + c; }
 
-/* One send or receive of `count` bytes at `buf` (iov: elements) under `tag`; *req its request,
- * NULL when it completed at once.  Returns 0, or -1 (reported). */
+/* One send or receive of `count` bytes at `buf` (iov: elements) under `tag` -- a receive under
+ * `mask`, and with `info`, what came when it completes at once; *req its request, NULL when it
+ * completed at once.  Returns 0, or -1 (reported). */
 static int transfer(const struct df_net_link* l, bool sending, void* buf, size_t count, bool iov, ucp_tag_t tag,
-                    void** req) {
+                    ucp_tag_t mask, ucp_tag_recv_info_t* info, void** req) {
   ucp_request_param_t p = iov ? iov_param() : host_memory_param();
+  if (info) {
+    p.op_attr_mask |= UCP_OP_ATTR_FIELD_RECV_INFO;
+    p.recv_info.tag_info = info;
+  }
   ucs_status_ptr_t r = sending ? ucp_tag_send_nbx(l->ep, buf, count, tag, &p)
-                               : ucp_tag_recv_nbx(l->lane->worker, buf, count, tag, TAG_EXACT, &p);
+                               : ucp_tag_recv_nbx(l->lane->worker, buf, count, tag, mask, &p);
   if (UCS_PTR_IS_ERR(r)) {
     fprintf(stderr, "dfccl: collective %d: a network %s rank %d failed: %s\n", l->a.id,
             sending ? "send to" : "receive from", l->a.peer, ucs_status_string(UCS_PTR_STATUS(r)));
@@ -287,22 +312,64 @@ static int transfer(const struct df_net_link* l, bool sending, void* buf, size_t
 }
 
 /* Sends (or posts the receive of) step `step`'s slot of channel c with its run tag, in the link's
- * form (SPLIT_SLOT_BYTES): `bytes` of it, or for a receive, room for a whole slot. */
+ * form (SPLIT_SLOT_BYTES, INLINE_BYTES): `bytes` of it, or for a receive, room for a whole slot.
+ * A split link's receive takes the word -- with the bytes, when they come inline -- and the bytes
+ * alone besides, unless the word has come inline already; slot_landed cancels the second receive
+ * when the word comes inline later (no message of the sender ever matches it then). */
 static int transfer_slot(struct df_net_link* l, uint32_t c, uint64_t step, bool sending, uint32_t bytes) {
   net_channel* ch = chan(l, c);
   uint32_t slot = (uint32_t)(step % DF_FIFO_STEPS);
   void** req = sending ? ch->send_req[slot] : ch->recv_req[slot];
   void* word = (void*)&tails_of(l, c)->tags[slot];
   size_t word_bytes = sizeof tails_of(l, c)->tags[slot];
-  req[0] = req[1] = NULL;
-  if (split_slots(l)) {
-    if (transfer(l, sending, word, word_bytes, false, make_tag(l->a.id, c, TAG_RUN_TAG, step), &req[0]) != 0) return -1;
-    return transfer(l, sending, slot_of(l, c, step), bytes, false, make_tag(l->a.id, c, TAG_DATA, step), &req[1]);
-  }
   ucp_dt_iov_t* iov = sending ? ch->send_iov[slot] : ch->recv_iov[slot];
+  req[0] = req[1] = NULL;
   iov[0] = (ucp_dt_iov_t){word, word_bytes};
-  iov[1] = (ucp_dt_iov_t){slot_of(l, c, step), bytes};
-  return transfer(l, sending, iov, 2, true, make_tag(l->a.id, c, TAG_DATA, step), &req[0]);
+  if (!split_slots(l)) {
+    iov[1] = (ucp_dt_iov_t){slot_of(l, c, step), bytes};
+    return transfer(l, sending, iov, 2, true, make_tag(l->a.id, c, TAG_DATA, step), TAG_EXACT, NULL, &req[0]);
+  }
+  ucp_tag_t data_tag = make_tag(l->a.id, c, TAG_DATA, step);
+  if (sending && bytes <= INLINE_BYTES) {
+    iov[1] = (ucp_dt_iov_t){slot_of(l, c, step), bytes};
+    return transfer(l, true, iov, 2, true, make_tag(l->a.id, c, TAG_RUN_TAG_INLINE, step), TAG_EXACT, NULL, &req[0]);
+  }
+  if (sending) {
+    if (transfer(l, true, word, word_bytes, false, make_tag(l->a.id, c, TAG_RUN_TAG, step), TAG_EXACT, NULL, &req[0]))
+      return -1;
+    return transfer(l, true, slot_of(l, c, step), bytes, false, data_tag, TAG_EXACT, NULL, &req[1]);
+  }
+  iov[1] = (ucp_dt_iov_t){slot_of(l, c, step), INLINE_BYTES};
+  ucp_tag_recv_info_t* info = &ch->word_info[slot];
+  info->sender_tag = 0;
+  if (transfer(l, false, iov, 2, true, make_tag(l->a.id, c, TAG_RUN_TAG, step), RUN_TAG_ANY, info, &req[0]) != 0)
+    return -1;
+  if (!req[0] && tag_type(info->sender_tag) == TAG_RUN_TAG_INLINE) return 0;
+  return transfer(l, false, slot_of(l, c, step), bytes, false, data_tag, TAG_EXACT, NULL, &req[1]);
+}
+
+/* Receiving channel: whether step's slot has landed -- 1, 0 not yet, -1 failed (reported).  On a
+ * split link, the word's message says whether the bytes came with it; if they did, the receive
+ * posted for them alone is cancelled (finished() counts a cancelled request as done). */
+static int slot_landed(struct df_net_link* l, uint32_t c, uint64_t step) {
+  net_channel* ch = chan(l, c);
+  uint32_t slot = (uint32_t)(step % DF_FIFO_STEPS);
+  void** req = ch->recv_req[slot];
+  if (!split_slots(l)) return slot_finished(req, "receive", l);
+  if (req[0]) {
+    ucs_status_t s = ucp_tag_recv_request_test(req[0], &ch->word_info[slot]);
+    if (s == UCS_INPROGRESS) return 0;
+    ucp_request_free(req[0]);
+    req[0] = NULL;
+    if (s != UCS_OK) {
+      fprintf(stderr, "dfccl: collective %d, rank %d: a network receive failed: %s\n", l->a.id, l->a.peer,
+              ucs_status_string(s));
+      return -1;
+    }
+    if (tag_type(ch->word_info[slot].sender_tag) == TAG_RUN_TAG_INLINE && req[1])
+      ucp_request_cancel(l->lane->worker, req[1]);
+  }
+  return finished(&req[1], "receive", l);
 }
 
 /* A credit from the receiver: the count it consumed, or its revoked head (the last it sends). */
@@ -428,7 +495,7 @@ static int poll_receiving(struct df_net_link* l, uint32_t c, bool* busy) {
     }
   }
   while (!ch->revoked_tail && ch->arrived < ch->recv_posted) {
-    int f = slot_finished(ch->recv_req[ch->arrived % DF_FIFO_STEPS], "receive", l);
+    int f = slot_landed(l, c, ch->arrived);
     if (f < 0) return -1;
     if (f == 0) break;
     ch->arrived++;

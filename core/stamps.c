@@ -32,7 +32,7 @@ struct df_host_stamps {
 };
 
 static const char* const daemon_names[DF_STAMP_DAEMON_POINTS] = {
-    "seen", "taken", "round", "run", "context", "gate", "sent", "received", "executed", "complete", "cqe"};
+    "seen", "taken", "fetched", "round", "run", "context", "gate", "sent", "received", "executed", "complete", "cqe"};
 static const char* const host_names[DF_HOST_STAMP_POINTS] = {"call",      "publish",    "published",
                                                              "gate open", "completion", "callback done"};
 

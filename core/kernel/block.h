@@ -56,6 +56,7 @@ typedef struct {
   bool timesliced;    /* its peers cannot run while it waits (DF_COLL_TIMESLICED_PEER) */
   uint32_t error;     /* df_run_error: why the run failed here (leader's)              */
   uint32_t ahead;     /* DF_PEEK: the slot read is this many past the next unconsumed one */
+  bool head_pending;  /* the run's last slots are consumed but not yet credited (df_consume_last) */
 } df_run;
 
 #endif /* DFCCL_KERNEL_BLOCK_H */

@@ -26,7 +26,7 @@ enum {
   DF_REDUCE = 1u << 2,   /* combine the received slot with the user source        */
   DF_COPY_OUT = 1u << 3, /* also store the result in the user destination         */
   DF_PEEK = 1u << 4      /* receive the slot run->ahead past the next unconsumed one, and leave it
-                          * unconsumed (df_consume frees slots later)                 */
+                          * unconsumed (df_consume_last frees slots later)            */
 };
 
 /* BLOCKED: a wait gave up (the run is preempted, and resumes at this step).  FAILED: the run cannot
@@ -252,12 +252,21 @@ DF_FN void df_post(const df_run* run, unsigned flags, size_t bytes) {
   if (send) DF_STAMP(run->args, run->blk, run->sh, run->ctx->coll, run->ctx->dyn.epoch, DF_STAMP_SENT);
 }
 
-/* Leader: frees the next k received slots at once (after DF_PEEK receives of them). */
-DF_FN void df_consume(const df_run* run, uint32_t k) {
+/* Leader: consumes the run's last k received slots (after DF_PEEK receives of them) and leaves
+ * the credit to df_credit_last, after the run's CQE: the release store of a head is a system-scope
+ * fence (about 2 us on an H100, docs/performance.md), and the completion's own fence, which comes
+ * first anyway, orders the reads of those slots before the store.  The predecessor needs the
+ * credit only once its FIFO is full -- DF_FIFO_STEPS slots later. */
+DF_FN void df_consume_last(df_run* run, uint32_t k) {
+  run->ctx->stat.links->consumed[run->blk->bid] += k;
+  run->head_pending = true;
+}
+
+/* Leader, once the run's completion has fenced its reads: the credit df_consume_last left. */
+DF_FN void df_credit_last(const df_run* run) {
   const df_links* l = run->ctx->stat.links;
   int c = run->blk->bid;
-  l->consumed[c] += k;
-  df_store_release_u64(&l->from_prev[c].send_ctrl->head, l->consumed[c]);
+  df_store_relaxed_u64(&l->from_prev[c].send_ctrl->head, l->consumed[c]);
 }
 
 /* Leader: the step's waits (*w, read once), then the received slot's tag. */

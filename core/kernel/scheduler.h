@@ -49,6 +49,7 @@ DF_FN void df_complete_run(const df_daemon_args* a, const df_block* blk, df_bloc
   uint32_t epoch = slot->dyn.epoch;
   uint32_t nchannels = slot->stat.nchannels;
   const df_links* links = slot->stat.links;
+  (void)sh; /* the stamps' (stamps.h) */
   df_context_finish_run(a, blk, slot);
   /* A run of one channel -- every small one -- has no other block to count with or to tell of its
    * error: it goes straight to its CQE, whose fence covers its results (two system-scope fences
@@ -124,6 +125,7 @@ DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_sh
   run.progressed = false;
   run.error = DF_RUN_OK;
   run.ahead = 0;
+  run.head_pending = false;
   *timesliced = run.timesliced;
 
   df_prim_result r = DF_PRIM_DONE;
@@ -145,6 +147,7 @@ DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_sh
     if (r == DF_PRIM_DONE) DF_STAMP(a, blk, sh, run.ctx->coll, run.ctx->dyn.epoch, DF_STAMP_EXECUTED);
     if (*completed) {
       df_complete_run(a, blk, sh, run.ctx, r == DF_PRIM_FAILED ? run.error : DF_RUN_OK);
+      if (r == DF_PRIM_DONE && run.head_pending) df_credit_last(&run); /* behind the completion's fence */
     } else {
       df_block_state* bs = &a->blocks[blk->bid];
       df_count(&bs->counters.preemptions);
@@ -280,7 +283,10 @@ DF_FN void df_daemon_block_main(const df_daemon_args* a, const df_block* blk, df
   }
   df_block_sync();
   while (sh->quit == DF_CONTINUE) {
-    if (df_is_leader(blk)) sh->sqe_fetched = df_fetch_sqes(a, blk, sh);
+    if (df_is_leader(blk)) {
+      sh->sqe_fetched = df_fetch_sqes(a, blk, sh);
+      DF_STAMP_COLL(a, blk, sh, sh->stamp.coll, DF_STAMP_FETCHED);
+    }
     df_block_sync();
     uint32_t ntasks = sh->ntasks;
     if (df_is_leader(blk)) DF_STAMP_COLL(a, blk, sh, sh->stamp.coll, DF_STAMP_ROUND);

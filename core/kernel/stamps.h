@@ -20,6 +20,7 @@
 typedef enum {
   DF_STAMP_SEEN,     /* block 0 read the run's SQE from host memory                               */
   DF_STAMP_TAKEN,    /* the run joined the task queue                                             */
+  DF_STAMP_FETCHED,  /* the fetch of SQEs that took it returned                                   */
   DF_STAMP_ROUND,    /* the round's traversal of the task queue began (the fetch done)             */
   DF_STAMP_RUN,      /* the traversal came to the run (df_run_task)                                */
   DF_STAMP_CONTEXT,  /* its context acquired                                                       */
