@@ -79,9 +79,10 @@ enum {
 #define SPLIT_SLOT_BYTES (64u << 10)
 /* A split link's slot of at most this many bytes goes as one message all the same, its word inline:
  * a small run's hop is the latency of one message, not two (UCX alone over TCP between two
- * processes, one message each way: 9.4 us a round at 64 B as one iov message, 16.0 as two;
- * docs/performance.md). */
-#define INLINE_BYTES (32u << 10)
+ * processes, one message each way: 9.2 us a round at 64 B as one iov message, 16.4 as two; a small
+ * all-reduce of 2 H100s over UCX took 36.8 us instead of 47.3).  Not more: at 32 KiB the all-reduce
+ * took 125 us inline against 51 split (docs/performance.md); between 4 and 32 KiB not measured. */
+#define INLINE_BYTES (4u << 10)
 /* ucp_worker_progress calls per pass of the proxy, at most: it stops earlier once a call finds
  * nothing to do, and the bound lets tails and credits move between bursts.  Over TCP one call reads
  * each socket about once (~140 KiB, UCX 1.13 on the CI machine), so a proxy that progressed once per

@@ -301,6 +301,31 @@ static void test_whole_run(void) {
             f.shared.tasks[1] == c,
         "after a busy round block 0 takes every entry; the high-priority run goes first");
   CHECK(host_ring[3].readers_done == 1 && host_ring[4].readers_done == 1, "and hands their slots back at once");
+
+  /* A ring of twice the runs that can be in flight, as the default one: the host never waits for a
+   * slot, so a burst's slots go back at the next round's start, off the runs' path. */
+  enum { BIG_RING = 2 * DF_MAX_COLLS };
+  df_sqe* big_ring = zeroed(BIG_RING, sizeof *big_ring);
+  df_sqe* big_mirror = zeroed(BIG_RING, sizeof *big_mirror);
+  for (int i = 0; i < BIG_RING; i++) big_ring[i].seq = big_mirror[i].seq = DF_SEQ_NONE;
+  a->sq_host = (df_sq){.entries = big_ring, .mask = BIG_RING - 1};
+  a->sq = (df_sq){.entries = big_mirror, .mask = BIG_RING - 1};
+  f.shared.ntasks = 0;
+  f.shared.idle_round = 0;
+  big_ring[5] = sqe_for(c, 5, send, recv);
+  big_ring[6] = sqe_for(high, 2, send, recv);
+  for (int k = 5; k <= 6; k++) {
+    big_ring[k].grid = 1;
+    big_ring[k].nchannels = 1;
+    big_ring[k].seq = (uint64_t)k;
+  }
+  CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 2 && f.shared.ntasks == 2 && f.shared.tasks[0] == high,
+        "a large ring: block 0 takes the burst, by priority");
+  CHECK(big_ring[5].readers_done == 0 && big_ring[6].readers_done == 0, "and keeps the slots for the next round");
+  CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 0 && big_ring[5].readers_done == 1 && big_ring[6].readers_done == 1,
+        "whose start hands them back");
+  free(big_ring);
+  free(big_mirror);
   free(gates);
   free(send);
   free(recv);
