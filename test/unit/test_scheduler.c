@@ -303,7 +303,7 @@ static void test_whole_run(void) {
   CHECK(host_ring[3].readers_done == 1 && host_ring[4].readers_done == 1, "and hands their slots back at once");
 
   /* A ring of twice the runs that can be in flight, as the default one: the host never waits for a
-   * slot, so a burst's slots go back at the next round's start, off the runs' path. */
+   * slot, so slots go back a quarter of the ring at a time, off the runs' path. */
   enum { BIG_RING = 2 * DF_MAX_COLLS };
   df_sqe* big_ring = zeroed(BIG_RING, sizeof *big_ring);
   df_sqe* big_mirror = zeroed(BIG_RING, sizeof *big_mirror);
@@ -321,9 +321,19 @@ static void test_whole_run(void) {
   }
   CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 2 && f.shared.ntasks == 2 && f.shared.tasks[0] == high,
         "a large ring: block 0 takes the burst, by priority");
-  CHECK(big_ring[5].readers_done == 0 && big_ring[6].readers_done == 0, "and keeps the slots for the next round");
-  CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 0 && big_ring[5].readers_done == 1 && big_ring[6].readers_done == 1,
-        "whose start hands them back");
+  CHECK(big_ring[5].readers_done == 0 && big_ring[6].readers_done == 0, "and keeps the slots");
+  CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 0 && big_ring[5].readers_done == 0, "past the next round");
+  /* Entries for other blocks only (no channel on block 0): forwarded, not taken -- a quarter of the
+   * ring out, counting the burst's two. */
+  for (uint64_t k = 7; k < 5 + BIG_RING / 4; k++) {
+    big_ring[k] = sqe_for(c, 0, send, recv);
+    big_ring[k].grid = 1;
+    big_ring[k].seq = k;
+  }
+  CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 0 && big_ring[5].readers_done == 0, "until a quarter of it is out");
+  CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 0 && big_ring[5].readers_done == 1 && big_ring[6].readers_done == 1 &&
+            big_ring[4 + BIG_RING / 4].readers_done == 1,
+        "then the next round's start hands them all back");
   free(big_ring);
   free(big_mirror);
   free(gates);
