@@ -77,7 +77,7 @@ DF_FN df_prim_result df_all_reduce_gathered_step(df_run* run, uint32_t s) {
   if (sh->go != DF_PRIM_DONE) return (df_prim_result)sh->go;
   df_reduce_gathered(run, d->sendbuff, d->recvbuff, nelem);
   df_block_sync(); /* every thread is done with the kept slots before they are freed */
-  if (df_is_leader(run->blk)) df_consume_last(run, n - 1); /* the run's last step: credited after its CQE */
+  if (df_is_leader(run->blk)) df_consume_last(run, n - 1); /* the run's last step: credited at its completion */
   run->progressed = true;
   return DF_PRIM_DONE;
 }

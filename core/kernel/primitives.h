@@ -253,19 +253,17 @@ DF_FN void df_post(const df_run* run, unsigned flags, size_t bytes) {
 }
 
 /* Leader: consumes the run's last k received slots (after DF_PEEK receives of them) and leaves
- * the credit to df_credit_last, after the run's CQE: the release store of a head is a system-scope
- * fence (about 2 us on an H100, docs/performance.md), and the completion's own fence, which comes
- * first anyway, orders the reads of those slots before the store.  The predecessor needs the
- * credit only once its FIFO is full -- DF_FIFO_STEPS slots later. */
+ * the credit to the run's completion (df_complete_run): the release store of a head is a
+ * system-scope fence (about 2 us on an H100, docs/performance.md), and the completion's own fence,
+ * which comes anyway, orders the reads of those slots before a relaxed store of the head.  The
+ * predecessor needs the credit only once its FIFO is full -- DF_FIFO_STEPS slots later. */
 DF_FN void df_consume_last(df_run* run, uint32_t k) {
   run->ctx->stat.links->consumed[run->blk->bid] += k;
   run->head_pending = true;
 }
 
-/* Leader, once the run's completion has fenced its reads: the credit df_consume_last left. */
-DF_FN void df_credit_last(const df_run* run) {
-  const df_links* l = run->ctx->stat.links;
-  int c = run->blk->bid;
+/* Leader, behind a system-scope fence after the reads of channel c's consumed slots: their credit. */
+DF_FN void df_credit_consumed(const df_links* l, int c) {
   df_store_relaxed_u64(&l->from_prev[c].send_ctrl->head, l->consumed[c]);
 }
 

@@ -42,9 +42,12 @@ DF_FN void df_revoke_links(const df_links* l, uint32_t reason) {
 }
 
 /* Leader: the block's part of a run is over -- complete, or failed (`error`, df_run_error).  The
- * last block to finish writes the CQE, with the run's error if any block had one. */
+ * last block to finish writes the CQE, with the run's error if any block had one.  `credit`: the
+ * run's last slots are consumed but not credited yet (df_consume_last) -- the head goes out behind
+ * the block's system-scope fence and before the CQE, after which the host may free the links
+ * (ThreadSanitizer saw a credit after the CQE race with the links' free). */
 DF_FN void df_complete_run(const df_daemon_args* a, const df_block* blk, df_block_shared* sh, df_context_slot* slot,
-                           uint32_t error) {
+                           uint32_t error, bool credit) {
   uint32_t coll = (uint32_t)slot->coll;
   uint32_t epoch = slot->dyn.epoch;
   uint32_t nchannels = slot->stat.nchannels;
@@ -60,6 +63,7 @@ DF_FN void df_complete_run(const df_daemon_args* a, const df_block* blk, df_bloc
     /* This block's results (written by all its threads, ordered by the barrier before us) are
      * visible before it counts itself done, so that the CQE covers every block's part. */
     df_fence_system();
+    if (credit) df_credit_consumed(links, blk->bid);
     if (df_atomic_add_u32(&a->done_blocks[coll], 1) + 1 < nchannels) return;
     /* Every block's error word, stored before its count, is seen below: the blocks are all on this
      * device, so a device-scope fence does (a system-scope one waits for this block's stores to
@@ -72,6 +76,7 @@ DF_FN void df_complete_run(const df_daemon_args* a, const df_block* blk, df_bloc
   if (error != DF_RUN_OK) df_revoke_links(links, error);
   /* Every thread's results (the barrier before us) and the links' revocation before the CQE. */
   df_fence_system();
+  if (credit && nchannels == 1) df_credit_consumed(links, blk->bid);
   DF_STAMP(a, blk, sh, coll, epoch, DF_STAMP_COMPLETE);
   df_block_state* bs = &a->blocks[blk->bid];
   uint64_t cqe = df_cqe_pack(coll, epoch, error);
@@ -146,8 +151,8 @@ DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_sh
   if (df_is_leader(blk)) {
     if (r == DF_PRIM_DONE) DF_STAMP(a, blk, sh, run.ctx->coll, run.ctx->dyn.epoch, DF_STAMP_EXECUTED);
     if (*completed) {
-      df_complete_run(a, blk, sh, run.ctx, r == DF_PRIM_FAILED ? run.error : DF_RUN_OK);
-      if (r == DF_PRIM_DONE && run.head_pending) df_credit_last(&run); /* behind the completion's fence */
+      df_complete_run(a, blk, sh, run.ctx, r == DF_PRIM_FAILED ? run.error : DF_RUN_OK,
+                      r == DF_PRIM_DONE && run.head_pending);
     } else {
       df_block_state* bs = &a->blocks[blk->bid];
       df_count(&bs->counters.preemptions);
