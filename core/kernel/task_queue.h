@@ -84,11 +84,12 @@ DF_FN uint32_t df_take_sqe(const df_daemon_args* a, const df_block* blk, df_bloc
  * runs are already queued (a burst), or the ring is small, block 0 takes every entry there is and
  * hands the slots back at once: the host may be waiting for them, and the next round may come only
  * after the runs' spins -- unless the ring holds twice the runs that can be in flight (one per
- * collective: DF_MAX_COLLS), as the default one does: the host never waits for a slot of such a
- * ring, and block 0 hands them back a quarter of the ring at a time (and when it quits).  The hand
- * back's fence cost a small run 2 us on an H100 wherever it came: at once when its SQE came in the
- * round right after a completion (how a program's next call usually comes), at the next round's
- * start before the next SQE was seen.  Returns how many it took. */
+ * collective: DF_MAX_COLLS), as the default one does: block 0 then hands slots back once a quarter
+ * of the ring is out (and when it quits), so that fewer than a quarter plus the runs in flight are
+ * ever held and the host never waits for a slot.  The hand-back's fence cost a small run 2 us on an
+ * H100 wherever it came: at once when its SQE came in the round right after a completion (how a
+ * program's next call usually comes), at the next round's start before the next SQE was seen.
+ * Returns how many it took. */
 DF_FN uint32_t df_fetch_sqes(const df_daemon_args* a, const df_block* blk, df_block_shared* sh) {
   df_block_state* bs = &a->blocks[blk->bid];
   uint32_t taken = 0;
@@ -103,7 +104,8 @@ DF_FN uint32_t df_fetch_sqes(const df_daemon_args* a, const df_block* blk, df_bl
       taken += df_take_sqe(a, blk, sh, &e);
       if (lone) break;
     }
-    if (!lone && !roomy) df_sq_acknowledge(a->sq_host, &bs->sq_acknowledged, bs->sq_forwarded);
+    if (!lone && (!roomy || bs->sq_forwarded - bs->sq_acknowledged >= ring / 4))
+      df_sq_acknowledge(a->sq_host, &bs->sq_acknowledged, bs->sq_forwarded);
     bs->sq_frontier = bs->sq_forwarded;
   } else {
     while (df_sq_read(a->sq, &bs->sq_frontier, &e)) taken += df_take_sqe(a, blk, sh, &e);

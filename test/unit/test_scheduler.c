@@ -323,17 +323,19 @@ static void test_whole_run(void) {
         "a large ring: block 0 takes the burst, by priority");
   CHECK(big_ring[5].readers_done == 0 && big_ring[6].readers_done == 0, "and keeps the slots");
   CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 0 && big_ring[5].readers_done == 0, "past the next round");
-  /* Entries for other blocks only (no channel on block 0): forwarded, not taken -- a quarter of the
-   * ring out, counting the burst's two. */
-  for (uint64_t k = 7; k < 5 + BIG_RING / 4; k++) {
+  /* Entries for other blocks only (no channel on block 0): forwarded, not taken -- one short of a
+   * quarter of the ring out, counting the burst's two, then the one that makes the quarter. */
+  const uint64_t quarter = 5 + BIG_RING / 4; /* the first entry past a quarter of the ring from entry 5 */
+  for (uint64_t k = 7; k < quarter; k++) {
     big_ring[k] = sqe_for(c, 0, send, recv);
     big_ring[k].grid = 1;
-    big_ring[k].seq = k;
+    big_ring[k].seq = k < quarter - 1 ? k : DF_SEQ_NONE;
   }
   CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 0 && big_ring[5].readers_done == 0, "until a quarter of it is out");
+  big_ring[quarter - 1].seq = quarter - 1;
   CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 0 && big_ring[5].readers_done == 1 && big_ring[6].readers_done == 1 &&
-            big_ring[4 + BIG_RING / 4].readers_done == 1,
-        "then the next round's start hands them all back");
+            big_ring[quarter - 1].readers_done == 1,
+        "then the fetch that takes it there hands them all back");
   free(big_ring);
   free(big_mirror);
   free(gates);
