@@ -1,0 +1,64 @@
+#!/bin/sh
+# The per-run stamps build (./configure --enable-stamps; core/kernel/stamps.h, core/stamps.c) on
+# the host target: the distribution configured out of tree with the option, test_gather_reduce at
+# 2 ranks by gathering, and each rank's report must name the daemon's points from the SQE seen to
+# the CQE (the hop's sent and received among them) and the host's from the call to the callback.
+# Keeps the diagnostic build compiling and its report whole; what the numbers mean is
+# docs/design.md's "Per-run stamps".  Skipped (77) without MPI.
+#
+# Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
+set -u
+: "${top_builddir:=.}"
+top_builddir=$(cd "$top_builddir" && pwd)
+work="$top_builddir/stamps-build"
+log="$work/build.log"
+rm -rf "$work"
+mkdir -p "$work"
+fail() {
+  tail -n 40 "$2"
+  echo "FAIL: $1 (whole log: $2)"
+  exit 1
+}
+# The recursive makes here are not the jobs of the make running this test.
+unset MAKEFLAGS MFLAGS MAKELEVEL
+make -C "$top_builddir" distdir distdir=stamps-build/src >"$log" 2>&1 || fail "make distdir" "$log"
+mkdir -p "$work/build"
+(cd "$work/build" && ../src/configure --quiet --without-cuda --disable-ompi-coll --enable-stamps) >>"$log" 2>&1 ||
+  fail "configure --enable-stamps" "$log"
+grep -q "^HAVE_MPI_TRUE=''" "$work/build/config.log" || {
+  echo "SKIP: no MPI (the stamps build is checked through test_gather_reduce)"
+  exit 77
+}
+make -C "$work/build" -j2 libdfccl.la test/mpi/test_gather_reduce >>"$log" 2>&1 || fail "make of the stamps build" "$log"
+
+out="$work/run.log"
+(cd "$work/build" && DFCCL_TARGET=host DFCCL_ALLREDUCE_GATHER_BYTES=65536 \
+  sh "$work/src/test/mpi/mpirun.sh" 2 test/mpi/test_gather_reduce -i 2 -g 65536) >"$out" 2>&1 ||
+  fail "test_gather_reduce on the stamps build" "$out"
+status=0
+for rank in 0 1; do
+  report=$(awk -v r="dfccl: rank $rank: stamps of" 'index($0, r) == 1 { on = 1; print; next }
+    on && /^  / { print; next } { on = 0 }' "$out")
+  runs=$(echo "$report" | sed -n 's/.*stamps of \([0-9]*\) runs.*/\1/p')
+  if [ -z "$runs" ] || [ "$runs" -eq 0 ]; then
+    echo "FAIL: rank $rank printed no stamps report (or one of no runs)"
+    status=1
+    continue
+  fi
+  for point in "seen > taken" "sent > received" "received > executed" "complete > cqe" "seen > cqe" \
+    "call > publish" "completion > callback done" "published > seen + cqe > completion"; do
+    case $report in
+    *"$point "*) ;;
+    *)
+      echo "FAIL: rank $rank's report lacks \"$point\""
+      status=1
+      ;;
+    esac
+  done
+  [ "$status" = 0 ] && echo "rank $rank: $runs runs stamped"
+done
+[ "$status" = 0 ] || {
+  cat "$out"
+  exit 1
+}
+echo "stamps: the report names every point on both ranks"
