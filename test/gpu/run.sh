@@ -549,9 +549,16 @@ if named ucx; then
   # Issue 14's comparison: DFCCL over UCX beside NCCL forced onto its network path (sockets: no
   # peer-to-peer, no shared memory, no InfiniBand), in one run, one rank per GPU (NCCL refuses two
   # ranks on one GPU, so this needs two GPUs).  The NCCL_* variables touch only NCCL.
+  # Small sizes (8 B - 4 KiB) with UCX_SMALL_ITERS (default 1000) timed runs: over TCP, 30 runs a
+  # size gave 35-56 us for the same tree at 8 B (twenty-second session); the rest with 30.
   if [ "$(nvidia-smi -L | grep -c '^GPU')" -ge 2 ]; then
+    step bench-ucx-vs-nccl-socket-small ${BENCH_LIMIT:-200} env DFCCL_TRANSPORT=ucx NCCL_P2P_DISABLE=1 \
+      NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1 NCCL_NET=Socket $mpi 2 benchmarks/dfccl_bench \
+      -C "${UCX_BENCH_COLLS:-allreduce}" -b 8 -e 4K -f 8 -n "${UCX_SMALL_ITERS:-1000}" -w 100 -c 1 -N 1
+    keep_output bench-ucx-vs-nccl-socket-small.txt
+    summarize "^ +[0-9]|Wrong"
     step bench-ucx-vs-nccl-socket ${BENCH_LIMIT:-200} env DFCCL_TRANSPORT=ucx NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 \
-      NCCL_IB_DISABLE=1 NCCL_NET=Socket $mpi 2 benchmarks/dfccl_bench -C "${UCX_BENCH_COLLS:-allreduce}" -b 8 \
+      NCCL_IB_DISABLE=1 NCCL_NET=Socket $mpi 2 benchmarks/dfccl_bench -C "${UCX_BENCH_COLLS:-allreduce}" -b 32K \
       -e "${UCX_BENCH_MAX:-256M}" -f 8 -n 30 -w 5 -c 1 -N 1
     keep_output bench-ucx-vs-nccl-socket.txt
     summarize "^ +[0-9]|Avg|Wrong"
