@@ -168,28 +168,29 @@ static void report(df_ctx* ctx, const df_stamp_record* daemon) {
       add(&host[NEXT_CALL], h->t[DF_HOST_STAMP_CALLBACK_DONE], runs[i + 1].h->t[DF_HOST_STAMP_CALL]);
     }
   }
-  /* One write per rank: the ranks' reports would interleave line by line. */
+  /* Every line names its rank: mpirun interleaves the ranks' output by lines, even of one write. */
   char* text = NULL;
   size_t text_bytes = 0;
   FILE* f = open_memstream(&text, &text_bytes);
   if (!f) goto out;
   bool first = true;
-  fprintf(f, "dfccl: rank %d: stamps of %zu runs (block 0's), medians in us\n  daemon: ", ctx->rank, n);
+  fprintf(f, "dfccl: rank %d: stamps of %zu runs (block 0's), medians in us\ndfccl: rank %d: daemon: ", ctx->rank, n,
+          ctx->rank);
   for (int p = 1; p < DF_STAMP_DAEMON_POINTS; p++)
     for (int q = 0; q < p; q++)
       print_interval(f, daemon_names[q], daemon_names[p], &s[q * DF_STAMP_DAEMON_POINTS + p], n, &first);
   first = true;
-  fprintf(f, "\n  daemon: ");
+  fprintf(f, "\ndfccl: rank %d: daemon: ", ctx->rank);
   print_interval(f, "seen", "cqe", &host[SEEN_TO_CQE], n, &first);
   print_interval(f, "cqe", "next seen", &host[CQE_TO_NEXT_SEEN], n - 1, &first);
   first = true;
-  fprintf(f, "\n  host:   ");
+  fprintf(f, "\ndfccl: rank %d: host: ", ctx->rank);
   for (int p = 1; p < DF_HOST_STAMP_POINTS; p++)
     print_interval(f, host_names[p - 1], host_names[p], &host_steps[p], n, &first);
   print_interval(f, "call", "completion", &host[CALL_TO_COMPLETION], n, &first);
   print_interval(f, "callback done", "next call", &host[NEXT_CALL], n - 1, &first);
   first = true;
-  fprintf(f, "\n  across: ");
+  fprintf(f, "\ndfccl: rank %d: across: ", ctx->rank);
   print_interval(f, "published > seen + cqe", "completion (bus and polls, any clocks)", &host[CROSSINGS], n, &first);
   print_interval(f, "published", "seen", &host[SQE_CROSSING], n, &first);
   print_interval(f, "cqe", "completion", &host[CQE_CROSSING], n, &first);
