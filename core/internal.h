@@ -673,13 +673,13 @@ struct dfcclRankCtx {
   volatile uint64_t* gates_host;                 /* [coll]: the runs' gates (df_publish_runs), read by daemon block 0 */
   volatile df_launch_report* launch_report_host; /* of the launch that ran last */
   volatile uint64_t* progress_host;              /* [DF_MAX_COLLS]: args.progress_ns as the host sees it */
+  uint64_t timeouts_checked_us;                  /* the poller last looked for runs without progress */
+  atomic_uint grid;                              /* blocks of the next launch: the most any collective needs */
+  atomic_uint grid_launched; /* blocks of the launch running now, or of the last one (dfcclGetStats) */
+  uint32_t grid_ever;        /* blocks whose state has been initialised                 */
 #ifdef DF_STAMPS
   struct df_host_stamps* stamps; /* the host's per-run stamps (stamps.c) */
 #endif
-  uint64_t timeouts_checked_us; /* the poller last looked for runs without progress */
-  atomic_uint grid;             /* blocks of the next launch: the most any collective needs */
-  atomic_uint grid_launched;    /* blocks of the launch running now, or of the last one (dfcclGetStats) */
-  uint32_t grid_ever;           /* blocks whose state has been initialised                 */
 
   df_sq_host sq;
   df_cq_host cq;

@@ -62,16 +62,11 @@ void df_host_stamp(df_ctx* ctx, uint32_t coll, uint32_t epoch, df_host_stamp_poi
 }
 
 dfcclResult_t df_stamps_open(df_ctx* ctx) {
-  size_t bytes = DF_STAMP_RUNS * sizeof(df_stamp_record);
-  void* daemon = NULL;
-  DF_CHECK(ctx->target->alloc(ctx, bytes, &daemon));
-  void* zeros = calloc(1, bytes);
   ctx->stamps = calloc(1, sizeof *ctx->stamps);
-  dfcclResult_t r = zeros && ctx->stamps ? ctx->target->copy_in(ctx, daemon, zeros, bytes)
-                                         : df_error(dfcclSystemError, "out of host memory for the stamps");
-  free(zeros);
+  if (!ctx->stamps) return df_error(dfcclSystemError, "out of host memory for the stamps");
+  void* daemon = NULL; /* zeroed, as every target's alloc leaves it */
+  dfcclResult_t r = ctx->target->alloc(ctx, DF_STAMP_RUNS * sizeof(df_stamp_record), &daemon);
   if (r != dfcclSuccess) {
-    ctx->target->free(ctx, daemon);
     free(ctx->stamps);
     ctx->stamps = NULL;
     return r;
@@ -119,12 +114,22 @@ static int by_seen(const void* a, const void* b) {
   return by_value(&x->d->t[DF_STAMP_SEEN], &y->d->t[DF_STAMP_SEEN]);
 }
 
+/* The intervals the report gives, each a list over the runs. */
+typedef struct {
+  intervals daemon[DF_STAMP_DAEMON_POINTS][DF_STAMP_DAEMON_POINTS]; /* [q][p]: point q to the run's next one, p */
+  intervals host[DF_HOST_STAMP_POINTS];                             /* [p]: host point p-1 to p */
+  intervals seen_to_cqe, cqe_to_next_seen, call_to_completion, callback_to_next_call;
+  intervals crossings, sqe_crossing, cqe_crossing; /* both (any clocks); each alone (common clock) */
+} report_intervals;
+
 static void report(df_ctx* ctx, const df_stamp_record* daemon) {
+  enum { LISTS = sizeof(report_intervals) / sizeof(intervals) };
   run_stamps* runs = calloc(DF_STAMP_RUNS, sizeof *runs);
-  intervals* s = calloc(DF_STAMP_DAEMON_POINTS * DF_STAMP_DAEMON_POINTS + 16, sizeof *s);
-  uint64_t* pool = calloc((size_t)(DF_STAMP_DAEMON_POINTS * DF_STAMP_DAEMON_POINTS + 16) * DF_STAMP_RUNS, sizeof *pool);
+  report_intervals* s = calloc(1, sizeof *s);
+  uint64_t* pool = calloc((size_t)LISTS * DF_STAMP_RUNS, sizeof *pool);
   if (!runs || !s || !pool) goto out;
-  for (size_t i = 0; i < DF_STAMP_DAEMON_POINTS * DF_STAMP_DAEMON_POINTS + 16; i++) s[i].v = pool + i * DF_STAMP_RUNS;
+  intervals* lists = (intervals*)s;
+  for (size_t i = 0; i < LISTS; i++) lists[i].v = pool + i * DF_STAMP_RUNS;
   /* Complete runs: seen and CQE on the daemon, published and completion on the host. */
   size_t n = 0;
   for (uint32_t i = 0; i < DF_STAMP_RUNS; i++) {
@@ -141,31 +146,29 @@ static void report(df_ctx* ctx, const df_stamp_record* daemon) {
   struct timespec rt, mono;
   clock_gettime(CLOCK_REALTIME, &rt);
   clock_gettime(CLOCK_MONOTONIC, &mono);
-  int64_t to_daemon_clock = ctx->cfg.target == dfcclTargetCuda
-                                ? ((int64_t)rt.tv_sec - mono.tv_sec) * 1000000000ll + (rt.tv_nsec - mono.tv_nsec)
-                                : 0;
-  intervals* host = s + DF_STAMP_DAEMON_POINTS * DF_STAMP_DAEMON_POINTS;
-  enum { CALL_TO_COMPLETION, NEXT_CALL, SEEN_TO_CQE, CQE_TO_NEXT_SEEN, CROSSINGS, SQE_CROSSING, CQE_CROSSING };
-  intervals* host_steps = host + CROSSINGS + 3; /* [p]: host point p-1 > p */
+  uint64_t to_daemon_clock =
+      ctx->cfg.target == dfcclTargetCuda
+          ? (uint64_t)(((int64_t)rt.tv_sec - mono.tv_sec) * 1000000000ll + (rt.tv_nsec - mono.tv_nsec))
+          : 0;
   for (size_t i = 0; i < n; i++) {
     const df_stamp_record* d = runs[i].d;
     const host_record* h = runs[i].h;
     for (int p = 1, q = 0; p < DF_STAMP_DAEMON_POINTS; p++) { /* each point from the last one the run had */
       if (!d->t[p]) continue;
-      add(&s[q * DF_STAMP_DAEMON_POINTS + p], d->t[q], d->t[p]);
+      add(&s->daemon[q][p], d->t[q], d->t[p]);
       q = p;
     }
-    for (int p = 1; p < DF_HOST_STAMP_POINTS; p++) add(&host_steps[p], h->t[p - 1], h->t[p]);
-    add(&host[CALL_TO_COMPLETION], h->t[DF_HOST_STAMP_CALL], h->t[DF_HOST_STAMP_COMPLETION]);
-    add(&host[SEEN_TO_CQE], d->t[DF_STAMP_SEEN], d->t[DF_STAMP_CQE]);
-    uint64_t host_side = h->t[DF_HOST_STAMP_COMPLETION] - h->t[DF_HOST_STAMP_PUBLISHED];
-    uint64_t daemon_side = d->t[DF_STAMP_CQE] - d->t[DF_STAMP_SEEN];
-    if (host_side >= daemon_side) host[CROSSINGS].v[host[CROSSINGS].n++] = host_side - daemon_side;
-    add(&host[SQE_CROSSING], h->t[DF_HOST_STAMP_PUBLISHED] + (uint64_t)to_daemon_clock, d->t[DF_STAMP_SEEN]);
-    add(&host[CQE_CROSSING], d->t[DF_STAMP_CQE], h->t[DF_HOST_STAMP_COMPLETION] + (uint64_t)to_daemon_clock);
+    for (int p = 1; p < DF_HOST_STAMP_POINTS; p++) add(&s->host[p], h->t[p - 1], h->t[p]);
+    add(&s->call_to_completion, h->t[DF_HOST_STAMP_CALL], h->t[DF_HOST_STAMP_COMPLETION]);
+    add(&s->seen_to_cqe, d->t[DF_STAMP_SEEN], d->t[DF_STAMP_CQE]);
+    /* The host's time from publication to completion less the daemon's from seen to CQE. */
+    add(&s->crossings, d->t[DF_STAMP_CQE] - d->t[DF_STAMP_SEEN],
+        h->t[DF_HOST_STAMP_COMPLETION] - h->t[DF_HOST_STAMP_PUBLISHED]);
+    add(&s->sqe_crossing, h->t[DF_HOST_STAMP_PUBLISHED] + to_daemon_clock, d->t[DF_STAMP_SEEN]);
+    add(&s->cqe_crossing, d->t[DF_STAMP_CQE], h->t[DF_HOST_STAMP_COMPLETION] + to_daemon_clock);
     if (i + 1 < n) {
-      add(&host[CQE_TO_NEXT_SEEN], d->t[DF_STAMP_CQE], runs[i + 1].d->t[DF_STAMP_SEEN]);
-      add(&host[NEXT_CALL], h->t[DF_HOST_STAMP_CALLBACK_DONE], runs[i + 1].h->t[DF_HOST_STAMP_CALL]);
+      add(&s->cqe_to_next_seen, d->t[DF_STAMP_CQE], runs[i + 1].d->t[DF_STAMP_SEEN]);
+      add(&s->callback_to_next_call, h->t[DF_HOST_STAMP_CALLBACK_DONE], runs[i + 1].h->t[DF_HOST_STAMP_CALL]);
     }
   }
   /* Every line names its rank: mpirun interleaves the ranks' output by lines, even of one write. */
@@ -177,23 +180,22 @@ static void report(df_ctx* ctx, const df_stamp_record* daemon) {
   fprintf(f, "dfccl: rank %d: stamps of %zu runs (block 0's), medians in us\ndfccl: rank %d: daemon: ", ctx->rank, n,
           ctx->rank);
   for (int p = 1; p < DF_STAMP_DAEMON_POINTS; p++)
-    for (int q = 0; q < p; q++)
-      print_interval(f, daemon_names[q], daemon_names[p], &s[q * DF_STAMP_DAEMON_POINTS + p], n, &first);
+    for (int q = 0; q < p; q++) print_interval(f, daemon_names[q], daemon_names[p], &s->daemon[q][p], n, &first);
   first = true;
   fprintf(f, "\ndfccl: rank %d: daemon: ", ctx->rank);
-  print_interval(f, "seen", "cqe", &host[SEEN_TO_CQE], n, &first);
-  print_interval(f, "cqe", "next seen", &host[CQE_TO_NEXT_SEEN], n - 1, &first);
+  print_interval(f, "seen", "cqe", &s->seen_to_cqe, n, &first);
+  print_interval(f, "cqe", "next seen", &s->cqe_to_next_seen, n - 1, &first);
   first = true;
   fprintf(f, "\ndfccl: rank %d: host: ", ctx->rank);
   for (int p = 1; p < DF_HOST_STAMP_POINTS; p++)
-    print_interval(f, host_names[p - 1], host_names[p], &host_steps[p], n, &first);
-  print_interval(f, "call", "completion", &host[CALL_TO_COMPLETION], n, &first);
-  print_interval(f, "callback done", "next call", &host[NEXT_CALL], n - 1, &first);
+    print_interval(f, host_names[p - 1], host_names[p], &s->host[p], n, &first);
+  print_interval(f, "call", "completion", &s->call_to_completion, n, &first);
+  print_interval(f, "callback done", "next call", &s->callback_to_next_call, n - 1, &first);
   first = true;
   fprintf(f, "\ndfccl: rank %d: across: ", ctx->rank);
-  print_interval(f, "published > seen + cqe", "completion (bus and polls, any clocks)", &host[CROSSINGS], n, &first);
-  print_interval(f, "published", "seen", &host[SQE_CROSSING], n, &first);
-  print_interval(f, "cqe", "completion", &host[CQE_CROSSING], n, &first);
+  print_interval(f, "published > seen + cqe", "completion (bus and polls, any clocks)", &s->crossings, n, &first);
+  print_interval(f, "published", "seen", &s->sqe_crossing, n, &first);
+  print_interval(f, "cqe", "completion", &s->cqe_crossing, n, &first);
   fprintf(f, "\n");
   fclose(f);
   fputs(text, stdout);

@@ -147,6 +147,25 @@ static df_sqe sqe_for(uint32_t coll, uint32_t epoch, const void* send, void* rec
   return e;
 }
 
+/* Gives the daemon `a` an SQ of `entries`: the host's ring and its mirror, which block 0 copies the
+ * ring into, no entry written. */
+static void give_sq(df_daemon_args* a, uint32_t entries, df_sqe** ring, df_sqe** mirror) {
+  *ring = zeroed(entries, sizeof **ring);
+  *mirror = zeroed(entries, sizeof **mirror);
+  for (uint32_t i = 0; i < entries; i++) (*ring)[i].seq = (*mirror)[i].seq = DF_SEQ_NONE;
+  a->sq_host = (df_sq){.entries = *ring, .mask = entries - 1};
+  a->sq = (df_sq){.entries = *mirror, .mask = entries - 1};
+}
+
+/* What the host's submit writes: entry e for `nchannels` blocks, its reader count (a grid of one
+ * block), then its sequence number k. */
+static void publish_sqe(df_sqe* ring, uint64_t k, df_sqe e, uint32_t nchannels) {
+  e.grid = 1;
+  e.nchannels = nchannels;
+  e.seq = k;
+  ring[k] = e;
+}
+
 static void test_contexts(void) {
   daemon_fixture f;
   fixture_init(&f);
@@ -213,13 +232,9 @@ static void test_whole_run(void) {
                                 .rank = 0,
                                 .nchannels = 1,
                                 .count = N};
-  /* The SQ: the host's ring and the daemon's mirror, which block 0 copies the ring into. */
-  enum { SQ_ENTRIES = DF_SQ_LAZY_HAND_BACK }; /* large enough for a lone run's slot to come back a round late */
-  df_sqe* host_ring = zeroed(SQ_ENTRIES, sizeof *host_ring);
-  df_sqe* mirror = zeroed(SQ_ENTRIES, sizeof *mirror);
-  for (int i = 0; i < SQ_ENTRIES; i++) host_ring[i].seq = mirror[i].seq = DF_SEQ_NONE;
-  a->sq_host = (df_sq){.entries = host_ring, .mask = SQ_ENTRIES - 1};
-  a->sq = (df_sq){.entries = mirror, .mask = SQ_ENTRIES - 1};
+  /* The SQ: large enough for a lone run's slot to come back a round late. */
+  df_sqe *host_ring, *mirror;
+  give_sq(a, DF_SQ_LAZY_HAND_BACK, &host_ring, &mirror);
   uint64_t* cq_entries = zeroed(RING, sizeof *cq_entries);
   uint64_t* cq_heads = zeroed(DF_CQ_STRIDE, sizeof *cq_heads);
   a->cq = (df_cq){.entries = cq_entries, .heads = cq_heads, .ring = RING};
@@ -227,11 +242,7 @@ static void test_whole_run(void) {
   int32_t* send = zeroed(N, sizeof *send);
   int32_t* recv = zeroed(N, sizeof *recv);
   for (int i = 0; i < N; i++) send[i] = 3 * i - 7;
-  /* What the host's submit writes: the entry, its reader count (one block), then its sequence number. */
-  host_ring[0] = sqe_for(c, 1, send, recv);
-  host_ring[0].grid = 1;
-  host_ring[0].nchannels = 1;
-  host_ring[0].seq = 0;
+  publish_sqe(host_ring, 0, sqe_for(c, 1, send, recv), 1);
   f.shared.idle_round = 1; /* an idle block 0: a new entry goes to its run at once */
   CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 1 && f.shared.ntasks == 1, "block 0 fetched the SQE");
   bool completed = false, timesliced = true;
@@ -251,12 +262,10 @@ static void test_whole_run(void) {
   f.shared.ntasks = 0; /* the daemon's loop drops a completed task */
   for (int i = 0; i < N; i++) send[i] = 5 * i + 1;
   memset(recv, 0, sizeof(int32_t) * N);
-  host_ring[1] = sqe_for(c, 2, send, recv);
-  host_ring[1].grid = 1;
-  host_ring[1].nchannels = 1;
-  host_ring[1].gated = 1;
+  df_sqe gated = sqe_for(c, 2, send, recv);
+  gated.gated = 1;
   gates[c] = 1; /* the gate as the host shut it: the run's epoch minus one */
-  host_ring[1].seq = 1;
+  publish_sqe(host_ring, 1, gated, 1);
   CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 1 && f.shared.ntasks == 1, "block 0 fetched the gated SQE");
   progressed = df_run_task(a, &f.block, &f.shared, 0, &completed, &timesliced);
   bool untouched = true;
@@ -268,12 +277,10 @@ static void test_whole_run(void) {
         "the gate open: the run completes");
   f.shared.ntasks = 0;
   memset(recv, 0, sizeof(int32_t) * N);
-  host_ring[2] = sqe_for(c, 3, send, recv);
-  host_ring[2].grid = 1;
-  host_ring[2].nchannels = 1;
-  host_ring[2].gated = 1;
+  gated = sqe_for(c, 3, send, recv);
+  gated.gated = 1;
   gates[c] = 3 | DF_GATE_FAILED;
-  host_ring[2].seq = 2;
+  publish_sqe(host_ring, 2, gated, 1);
   CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 1, "block 0 fetched the third SQE");
   df_run_task(a, &f.block, &f.shared, 0, &completed, &timesliced);
   untouched = true;
@@ -290,13 +297,8 @@ static void test_whole_run(void) {
   f.colls[c].priority = 0;
   f.shared.ntasks = 0;
   f.shared.idle_round = 0; /* the round before completed the failed run */
-  host_ring[3] = sqe_for(c, 4, send, recv);
-  host_ring[4] = sqe_for(high, 1, send, recv);
-  for (int k = 3; k <= 4; k++) {
-    host_ring[k].grid = 1;
-    host_ring[k].nchannels = 1;
-    host_ring[k].seq = (uint64_t)k;
-  }
+  publish_sqe(host_ring, 3, sqe_for(c, 4, send, recv), 1);
+  publish_sqe(host_ring, 4, sqe_for(high, 1, send, recv), 1);
   CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 2 && f.shared.ntasks == 2 && f.shared.tasks[0] == high &&
             f.shared.tasks[1] == c,
         "after a busy round block 0 takes every entry; the high-priority run goes first");
@@ -305,20 +307,12 @@ static void test_whole_run(void) {
   /* A ring of twice the runs that can be in flight, as the default one: the host never waits for a
    * slot, so slots go back a quarter of the ring at a time, off the runs' path. */
   enum { BIG_RING = 2 * DF_MAX_COLLS };
-  df_sqe* big_ring = zeroed(BIG_RING, sizeof *big_ring);
-  df_sqe* big_mirror = zeroed(BIG_RING, sizeof *big_mirror);
-  for (int i = 0; i < BIG_RING; i++) big_ring[i].seq = big_mirror[i].seq = DF_SEQ_NONE;
-  a->sq_host = (df_sq){.entries = big_ring, .mask = BIG_RING - 1};
-  a->sq = (df_sq){.entries = big_mirror, .mask = BIG_RING - 1};
+  df_sqe *big_ring, *big_mirror;
+  give_sq(a, BIG_RING, &big_ring, &big_mirror);
   f.shared.ntasks = 0;
   f.shared.idle_round = 0;
-  big_ring[5] = sqe_for(c, 5, send, recv);
-  big_ring[6] = sqe_for(high, 2, send, recv);
-  for (int k = 5; k <= 6; k++) {
-    big_ring[k].grid = 1;
-    big_ring[k].nchannels = 1;
-    big_ring[k].seq = (uint64_t)k;
-  }
+  publish_sqe(big_ring, 5, sqe_for(c, 5, send, recv), 1);
+  publish_sqe(big_ring, 6, sqe_for(high, 2, send, recv), 1);
   CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 2 && f.shared.ntasks == 2 && f.shared.tasks[0] == high,
         "a large ring: block 0 takes the burst, by priority");
   CHECK(big_ring[5].readers_done == 0 && big_ring[6].readers_done == 0, "and keeps the slots");
@@ -326,13 +320,9 @@ static void test_whole_run(void) {
   /* Entries for other blocks only (no channel on block 0): forwarded, not taken -- one short of a
    * quarter of the ring out, counting the burst's two, then the one that makes the quarter. */
   const uint64_t quarter = 5 + BIG_RING / 4; /* the first entry past a quarter of the ring from entry 5 */
-  for (uint64_t k = 7; k < quarter; k++) {
-    big_ring[k] = sqe_for(c, 0, send, recv);
-    big_ring[k].grid = 1;
-    big_ring[k].seq = k < quarter - 1 ? k : DF_SEQ_NONE;
-  }
+  for (uint64_t k = 7; k < quarter - 1; k++) publish_sqe(big_ring, k, sqe_for(c, 0, send, recv), 0);
   CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 0 && big_ring[5].readers_done == 0, "until a quarter of it is out");
-  big_ring[quarter - 1].seq = quarter - 1;
+  publish_sqe(big_ring, quarter - 1, sqe_for(c, 0, send, recv), 0);
   CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 0 && big_ring[5].readers_done == 1 && big_ring[6].readers_done == 1 &&
             big_ring[quarter - 1].readers_done == 1,
         "then the fetch that takes it there hands them all back");
