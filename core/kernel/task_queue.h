@@ -100,7 +100,7 @@ DF_FN uint32_t df_fetch_sqes(const df_daemon_args* a, const df_block* blk, df_bl
     bool lone = sh->ntasks == 0 && sh->idle_round && ring >= DF_SQ_LAZY_HAND_BACK;
     if (!roomy || bs->sq_forwarded - bs->sq_acknowledged >= ring / 4)
       df_sq_acknowledge(a->sq_host, &bs->sq_acknowledged, bs->sq_forwarded);
-    while (df_sq_forward(a->sq_host, a->sq, &bs->sq_forwarded, &e)) {
+    for (bool more = true; more && df_sq_forward(a->sq_host, a->sq, &bs->sq_forwarded, &e, &more);) {
       taken += df_take_sqe(a, blk, sh, &e);
       if (lone) break;
     }
@@ -179,7 +179,7 @@ DF_FN bool df_take_in_wait(const df_daemon_args* a, const df_block* blk, df_bloc
   df_sqe e;
   while (df_sq_peek(from_host ? a->sq_host : a->sq, *seq, &coll, &nchannels)) {
     if (!df_goes_last(a, blk, sh, coll, nchannels) ||
-        !(from_host ? df_sq_forward(a->sq_host, a->sq, seq, &e) : df_sq_read(a->sq, seq, &e))) {
+        !(from_host ? df_sq_forward(a->sq_host, a->sq, seq, &e, NULL) : df_sq_read(a->sq, seq, &e))) {
       left = true;
       break;
     }

@@ -132,7 +132,7 @@ gather_ab() {
 # PART=1: data path and the deadlock programs at one rank per GPU; PART=2: oversubscribed runs,
 # the random mix and performance; unset: both (more than one 600 s device call).  PART=oversub
 # PART=explore, PART=component, PART=every, PART=a2a, PART=comm, PART=failures, PART=soak, PART=burst,
-# PART=sanitizers, PART=ucx, PART=lanes, PART=ab, PART=stamps, PART=ooo, PART=scale (or scale-deadlock, scale-component, scale-bench,
+# PART=sanitizers, PART=ucx, PART=ucx-latency, PART=lanes, PART=ab, PART=stamps, PART=ooo, PART=scale (or scale-deadlock, scale-component, scale-bench,
 # scale-case) and PART=users (or users-pageable,
 # users-osu, users-cupy) are only run when named; PART may name several ("1 oversub").
 part=${PART:-all}
@@ -565,6 +565,26 @@ if named ucx; then
   else
     note "SKIP bench-ucx-vs-nccl-socket: NCCL needs one GPU per rank"
   fi
+fi
+
+# PART=ucx-latency (issue 14): the small all-reduce over UCX beside NCCL on sockets (as
+# bench-ucx-vs-nccl-socket-small: 8 - 512 B, 1,000 timed runs) under each setting of
+# UCX_LAT_SETTINGS (";"-separated sets of variables; "defaults" is none), for choosing defaults by
+# measurement.  Log: $out/ucx-latency.txt, one "== SETTING" block each.
+ucx_lat_default_settings="defaults;DFCCL_NET_LANES=1;UCX_PROTO_ENABLE=n;DFCCL_ALLREDUCE_GATHER_BYTES=0;defaults"
+if named ucx-latency; then
+  : > "$out/ucx-latency.txt"
+  echo "${UCX_LAT_SETTINGS:-$ucx_lat_default_settings}" | tr ';' '\n' | while read -r setting; do
+    [ -n "$setting" ] || continue
+    vars=$setting
+    [ "$vars" = defaults ] && vars=""
+    # shellcheck disable=SC2086 # vars: separate words on purpose
+    step "ucx-latency $setting" 60 env UCX_TLS="${UCX_TLS:-tcp,self}" UCX_WARN_UNUSED_ENV_VARS=n DFCCL_TRANSPORT=ucx \
+      NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1 NCCL_NET=Socket $vars $mpi 2 benchmarks/dfccl_bench \
+      -C allreduce -b 8 -e 512 -f 8 -n "${UCX_SMALL_ITERS:-1000}" -w 100 -c 1 -N 1
+    [ "$ran" = 1 ] && { echo "== $setting"; grep -E "^ +[0-9]|Wrong" "$out/step.out"; } >> "$out/ucx-latency.txt"
+  done
+  cat "$out/ucx-latency.txt" >> "$summary"
 fi
 
 # PART=lanes: the network transport over several UCX workers, each with its proxy thread

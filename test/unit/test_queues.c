@@ -58,8 +58,9 @@ static void* sq_reader_main(void* arg) {
   return NULL;
 }
 
-/* Block 0: takes the host's entries as it copies them into the mirror, one a round, and hands each
- * back to the host a round later, as df_fetch_sqes does. */
+/* Block 0: takes the host's entries as it copies them into the mirror, in rounds that go on while
+ * an entry says the next one is written (its look, df_sq_forward), and hands them back to the host a
+ * round later, as df_fetch_sqes does. */
 typedef struct {
   df_sq host, mirror;
   sq_reader* reader;
@@ -71,8 +72,10 @@ static void* sq_forwarder_main(void* arg) {
   for (bool more = true; more;) {
     df_sq_acknowledge(f->host, &acknowledged, forwarded);
     df_sqe e;
-    if (df_sq_forward(f->host, f->mirror, &forwarded, &e)) more = take_entry(f->reader, &e);
-    else sched_yield();
+    uint64_t before = forwarded;
+    for (bool next = true; more && next && df_sq_forward(f->host, f->mirror, &forwarded, &e, &next);)
+      more = take_entry(f->reader, &e);
+    if (forwarded == before) sched_yield();
   }
   df_sq_acknowledge(f->host, &acknowledged, forwarded);
   return NULL;
@@ -125,6 +128,29 @@ static void test_sq(df_ctx* ctx) {
   }
   df_sq_host_fini(ctx, &sq);
 
+  /* The look that comes with an entry: of two entries written, the first says that the next one is,
+   * the second that it is not (its slot holds an entry of the ring's previous lap, or none). */
+  df_sq_host_init(ctx, &sq, 2);
+  df_sqe one_mirror[2];
+  memset(one_mirror, 0, sizeof one_mirror);
+  df_sq host_view = {.entries = sq.daemon, .mask = 1}, one_view = {.entries = one_mirror, .mask = 1};
+  uint64_t forwarded = 0;
+  for (uint32_t lap = 0; lap < 3; lap++) {
+    if (df_sq_host_submit(&sq, 0, 2 * lap, 1, NULL, NULL, 50, NULL, NULL) != dfcclSuccess ||
+        df_sq_host_submit(&sq, 0, 2 * lap + 1, 1, NULL, NULL, 50, NULL, NULL) != dfcclSuccess)
+      FAIL("lap %u: two entries not submitted: %s", lap, dfcclGetLastErrorMessage());
+    bool next[2] = {false, true};
+    df_sqe e;
+    for (int i = 0; i < 2; i++)
+      if (!df_sq_forward(host_view, one_view, &forwarded, &e, &next[i]) || e.epoch != 2 * lap + (uint32_t)i)
+        FAIL("lap %u: entry %d not taken", lap, i);
+    if (!next[0] || next[1])
+      FAIL("lap %u: the look said %d, %d for two entries written (1, 0 expected)", lap, next[0], next[1]);
+    uint64_t acknowledged = forwarded - 2;
+    df_sq_acknowledge(host_view, &acknowledged, forwarded);
+  }
+  df_sq_host_fini(ctx, &sq);
+
   /* Back-pressure: nobody reads, the ring fills, the next submission times out. */
   df_sq_host_init(ctx, &sq, 2);
   df_sq_host_submit(&sq, 0, 1, 1, NULL, NULL, 50, NULL, NULL);
@@ -137,9 +163,9 @@ static void test_sq(df_ctx* ctx) {
   if (r != dfcclTimeout || ms < 45)
     FAIL("full queue: %s after %.1f ms, expected a timeout after 50 ms", dfcclGetErrorString(r), ms);
   df_sq_host_fini(ctx, &sq);
-  printf(
-      "sq: %d entries, grid grown from 2 to %d readers halfway, each taken once and in order; a full queue times out\n",
-      SQ_ENTRIES_TOTAL, BLOCKS);
+  printf("sq: %d entries, grid grown from 2 to %d readers halfway, each taken once and in order; the look for the next "
+         "entry right; a full queue times out\n",
+         SQ_ENTRIES_TOTAL, BLOCKS);
 }
 
 typedef struct {
