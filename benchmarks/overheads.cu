@@ -272,9 +272,10 @@ __global__ void __launch_bounds__(kThreads, 1) measure_kernel(const df_daemon_ar
        * entry taken while it is forwarded */
       df_block_state* bs = &a->blocks[blk.bid];
       df_sq_acknowledge(a->sq_host, &bs->sq_acknowledged, bs->sq_forwarded);
-      ok = df_sq_forward(a->sq_host, a->sq, &bs->sq_forwarded, &e);
+      bool next = false; /* the look for the next entry, which comes with this one's read */
+      ok = df_sq_forward(a->sq_host, a->sq, &bs->sq_forwarded, &e, &next);
       bs->sq_frontier = bs->sq_forwarded;
-      v = (uint64_t)ok ^ e.coll ^ ((uint64_t)e.epoch << 32) ^ (uint64_t)(uintptr_t)e.sendbuff ^
+      v = (uint64_t)ok ^ ((uint64_t)next << 1) ^ e.coll ^ ((uint64_t)e.epoch << 32) ^ (uint64_t)(uintptr_t)e.sendbuff ^
           (uint64_t)(uintptr_t)e.recvbuff ^ e.nreaders;
     } else if constexpr (OP == OP_CTX_LOAD || OP == OP_CTX_EVICT) {
       index = df_context_acquire(a, &blk, sh, c); /* as df_run_task */
