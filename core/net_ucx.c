@@ -662,7 +662,12 @@ static void* proxy_main(void* arg) {
       pthread_mutex_lock(&lane->lock);
     } else {
       /* Nothing outstanding here: a submission (df_net_notify) or a new link wakes us; a peer's
-       * early data waits at most a millisecond in the network. */
+       * early data waits at most a millisecond in the network.  A lane without links waits for one
+       * and is not "sleeping" for submissions: a run moves nothing there (its channels are on
+       * other lanes), and waking it on every submission put a futex call per such lane between the
+       * SQE and the run's gate, and the lane's own pass over UCX beside the one lane that works.
+       * (A one-channel 8-byte all-reduce took 34.8 us over 4 lanes where 1 lane took 31.8, 2 x H200,
+       * docs/performance.md; these wakes are what differs between the two for such a run.) */
       struct timespec until;
       clock_gettime(CLOCK_REALTIME, &until);
       until.tv_nsec += 1000000;
@@ -670,7 +675,7 @@ static void* proxy_main(void* arg) {
         until.tv_sec++;
         until.tv_nsec -= 1000000000;
       }
-      atomic_store(&lane->sleeping, true);
+      atomic_store(&lane->sleeping, lane->links != NULL);
       if (lane->links) pthread_cond_timedwait(&lane->wake, &lane->lock, &until);
       else pthread_cond_wait(&lane->wake, &lane->lock); /* no network links (yet): nothing to progress */
       atomic_store(&lane->sleeping, false);
