@@ -570,8 +570,11 @@ fi
 # PART=ucx-latency (issue 14): the small all-reduce over UCX beside NCCL on sockets (as
 # bench-ucx-vs-nccl-socket-small: 8 - 512 B, 1,000 timed runs) under each setting of
 # UCX_LAT_SETTINGS (";"-separated sets of variables; "defaults" is none), for choosing defaults by
-# measurement.  Log: $out/ucx-latency.txt, one "== SETTING" block each.
-ucx_lat_default_settings="defaults;DFCCL_NET_LANES=1;UCX_PROTO_ENABLE=n;DFCCL_ALLREDUCE_GATHER_BYTES=0;defaults"
+# measurement.  Log: $out/ucx-latency.txt, one "== SETTING" block each.  The default alternates the
+# default 4 lanes with one (1 lane was 3 us faster at 8 B on 2 x H200 before 0dd55de left lanes
+# without links asleep; UCX_PROTO_ENABLE=n and the ring instead of gathering were measured then too:
+# docs/performance.md, twenty-third session).
+ucx_lat_default_settings="defaults;DFCCL_NET_LANES=1;defaults;DFCCL_NET_LANES=1"
 if named ucx-latency; then
   : > "$out/ucx-latency.txt"
   echo "${UCX_LAT_SETTINGS:-$ucx_lat_default_settings}" | tr ';' '\n' | while read -r setting; do
