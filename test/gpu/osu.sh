@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The OSU micro-benchmarks' collective benchmarks (7.x) on CUDA device buffers through coll/dfccl,
 # as a user runs them with a CUDA-aware MPI.  The benchmarks are not part of this repository: build
-# them first (e.g. .osu/build.sh beside a tarball of their release, git-ignored) and point OSU_DIR
+# them first (test/gpu/osu_build.sh, from a tarball of their release carried in .osu/, git-ignored) and point OSU_DIR
 # at the build.
 # Usage: OSU_DIR=DIR bash test/gpu/osu.sh      from the build directory (the repository root after
 #   ./configure && make, or an extracted dist tarball's build directory).
@@ -51,7 +51,7 @@ mkdir -p "$logs" || exit 2
 for np in $nps; do
   case $np in '' | *[!0-9]*) echo "OSU_NPS: not a list of rank counts: $nps" >&2; exit 2 ;; esac
 done
-[ -d "$osu_dir" ] || echo "note: no OSU_DIR $osu_dir: every benchmark will be MISSING (build them: .osu/build.sh)"
+[ -d "$osu_dir" ] || echo "note: no OSU_DIR $osu_dir: every benchmark will be MISSING (build them: test/gpu/osu_build.sh)"
 gpus=0
 command -v nvidia-smi > /dev/null 2>&1 && gpus=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU')
 # nvidia-smi lists every GPU; the ranks see only CUDA_VISIBLE_DEVICES's (e.g. 4 ranks on 2 of 4).

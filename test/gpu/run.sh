@@ -238,11 +238,18 @@ fi
 # PART=users: DFCCL as users meet it, through a CUDA-aware MPI: test_pageable (device buffers
 # filled without synchronization, each call routed and checked, and its DFCCL_STREAM_ORDER=0 twin,
 # which must see stale inputs), the OSU micro-benchmarks' collectives on device buffers (built from
-# .osu/ in the repository root: a release tarball and its build.sh, git-ignored, carried
-# separately), and mpi4py + CuPy on 2 and 4 ranks.  On a machine of one GPU once without MPS and,
+# .osu/ in the repository root: a release tarball, git-ignored, carried separately; built by
+# test/gpu/osu_build.sh), and mpi4py + CuPy on 2 and 4 ranks.  On a machine of one GPU once without MPS and,
 # with MPS=1, once more under MPS (steps named ...-mps).  PART=users-pageable, users-osu or
 # users-cupy runs one of the three (PART=users may not fit one 10-minute slot).  PAGEABLE_NPS
 # (default 2): the rank counts of test_pageable.
+# The OSU micro-benchmarks, once per call, from the tarball carried in .osu/ (test/gpu/osu_build.sh).
+osu_build() {
+  [ "${osu_built:-0}" = 0 ] || return 0
+  osu_tarball=$(ls "$repo"/.osu/osu-micro-benchmarks-*.tar.gz 2> /dev/null | head -n 1)
+  [ -n "$osu_tarball" ] || return 0
+  step osu-build 300 sh test/gpu/osu_build.sh "$osu_tarball" /tmp/osu-build && osu_built=1
+}
 users_named() { named users || named "users-$1"; }
 users_pass() { # SUFFIX: the steps of PART=users, their names ending in SUFFIX
   if users_named pageable; then
@@ -253,16 +260,14 @@ users_pass() { # SUFFIX: the steps of PART=users, their names ending in SUFFIX
     done
   fi
   if users_named osu; then
-    if [ -x "$repo/.osu/build.sh" ] && [ "${osu_built:-0}" = 0 ]; then
-      step osu-build 300 sh "$repo/.osu/build.sh" /tmp/osu-build && osu_built=1
-    fi
+    osu_build
     if [ -d /tmp/osu-build ]; then
       step "osu$1" "${OSU_LIMIT:-560}" env LD_LIBRARY_PATH="$PWD/.libs:${LD_LIBRARY_PATH:-}" OSU_DIR=/tmp/osu-build \
         bash test/gpu/osu.sh
       keep_output "osu$1.txt"
       summarize "^(FAIL|MISSING) |^np=|^osu:"
     else
-      note "SKIP osu$1: no OSU build (carry .osu/ with the OSU tarball and build.sh into the repository root)"
+      note "SKIP osu$1: no OSU build (carry .osu/ with an OSU release tarball into the repository root: test/gpu/osu_build.sh)"
     fi
   fi
   if users_named cupy; then
@@ -365,9 +370,7 @@ if named every; then
     if [ \$rc -ne 0 ]; then echo \"PASS: without coll/dfccl the program fails (exit \$rc)\"; else
     echo 'FAIL: the twin passed without coll/dfccl'; exit 1; fi"
   summarize "PASS|FAIL" 4
-  if [ -x "$repo/.osu/build.sh" ] && [ "${osu_built:-0}" = 0 ]; then
-    step osu-build 300 sh "$repo/.osu/build.sh" /tmp/osu-build && osu_built=1
-  fi
+  osu_build
   step osu-every ${OSU_LIMIT:-560} env LD_LIBRARY_PATH="$PWD/.libs:${LD_LIBRARY_PATH:-}" OSU_DIR=/tmp/osu-build \
     OSU_NPS="${EVERY_OSU_NPS:-2 4}" OSU_TYPES=mpi_float OSU_CHAR=0 OSU_SIZES="${EVERY_OSU_SIZES:-1:4194304}" \
     OSU_BENCHMARKS="${EVERY_OSU_BENCHMARKS:-osu_alltoall osu_alltoallv osu_allgatherv osu_gather osu_gatherv \
@@ -401,9 +404,7 @@ if named a2a; then
     keep_output "bench-$coll.txt"
     summarize "^ +[0-9]|Avg|Wrong"
   done
-  if [ -x "$repo/.osu/build.sh" ] && [ "${osu_built:-0}" = 0 ]; then
-    step osu-build 300 sh "$repo/.osu/build.sh" /tmp/osu-build && osu_built=1
-  fi
+  osu_build
   step osu-a2a ${OSU_LIMIT:-400} env LD_LIBRARY_PATH="$PWD/.libs:${LD_LIBRARY_PATH:-}" OSU_DIR=/tmp/osu-build \
     OSU_NPS="${A2A_OSU_NPS:-2 4}" OSU_TYPES=mpi_float OSU_CHAR=0 OSU_SIZES="${A2A_OSU_SIZES:-1:4194304}" \
     OSU_BENCHMARKS="${A2A_OSU_BENCHMARKS:-osu_alltoall osu_ialltoall osu_allgatherv}" \
