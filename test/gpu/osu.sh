@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The OSU micro-benchmarks' collective benchmarks (7.x) on CUDA device buffers through coll/dfccl,
 # as a user runs them with a CUDA-aware MPI.  The benchmarks are not part of this repository: build
-# them first (test/gpu/osu_build.sh, from a tarball of their release carried in .osu/, git-ignored) and point OSU_DIR
-# at the build.
+# them first (test/gpu/osu_build.sh, from a tarball of their release carried in .osu/, git-ignored)
+# and point OSU_DIR at the build.
 # Usage: OSU_DIR=DIR bash test/gpu/osu.sh      from the build directory (the repository root after
 #   ./configure && make, or an extracted dist tarball's build directory).
 # For each NP of OSU_NPS (default "1 2"; ranks on GPU local_rank % device_count, so on a machine of
