@@ -501,6 +501,9 @@ if named sanitizers; then
   done
 fi
 
+# NCCL forced onto its network path (sockets: no peer-to-peer, no shared memory, no InfiniBand), for
+# issue 14's comparisons (PART=ucx, ucx-latency, lanes).  Unquoted where used: separate words.
+nccl_on_sockets="NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1 NCCL_NET=Socket"
 # PART=ucx: the network transport (issue 14) with the GPU daemon -- every connector forced onto
 # UCX (FIFOs in pinned host memory, the proxy between): the matrix of every collective and the random mix,
 # the random-order program x UCX_ITERS and the device-synchronization program x UCX_SYNC_ITERS at 2
@@ -553,13 +556,12 @@ if named ucx; then
   # Small sizes (8 B - 4 KiB) with UCX_SMALL_ITERS (default 1000) timed runs: over TCP, 30 runs a
   # size gave 35-56 us for the same tree at 8 B (twenty-second session); the rest with 30.
   if [ "$(nvidia-smi -L | grep -c '^GPU')" -ge 2 ]; then
-    step bench-ucx-vs-nccl-socket-small ${BENCH_LIMIT:-200} env DFCCL_TRANSPORT=ucx NCCL_P2P_DISABLE=1 \
-      NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1 NCCL_NET=Socket $mpi 2 benchmarks/dfccl_bench \
-      -C "${UCX_BENCH_COLLS:-allreduce}" -b 8 -e 4K -f 8 -n "${UCX_SMALL_ITERS:-1000}" -w 100 -c 1 -N 1
+    step bench-ucx-vs-nccl-socket-small ${BENCH_LIMIT:-200} env DFCCL_TRANSPORT=ucx $nccl_on_sockets $mpi 2 \
+      benchmarks/dfccl_bench -C "${UCX_BENCH_COLLS:-allreduce}" -b 8 -e 4K -f 8 -n "${UCX_SMALL_ITERS:-1000}" -w 100 -c 1 -N 1
     keep_output bench-ucx-vs-nccl-socket-small.txt
     summarize "^ +[0-9]|Wrong"
-    step bench-ucx-vs-nccl-socket ${BENCH_LIMIT:-200} env DFCCL_TRANSPORT=ucx NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 \
-      NCCL_IB_DISABLE=1 NCCL_NET=Socket $mpi 2 benchmarks/dfccl_bench -C "${UCX_BENCH_COLLS:-allreduce}" -b 32K \
+    step bench-ucx-vs-nccl-socket ${BENCH_LIMIT:-200} env DFCCL_TRANSPORT=ucx $nccl_on_sockets $mpi 2 \
+      benchmarks/dfccl_bench -C "${UCX_BENCH_COLLS:-allreduce}" -b 32K \
       -e "${UCX_BENCH_MAX:-256M}" -f 8 -n 30 -w 5 -c 1 -N 1
     keep_output bench-ucx-vs-nccl-socket.txt
     summarize "^ +[0-9]|Avg|Wrong"
@@ -584,7 +586,7 @@ if named ucx-latency; then
     [ "$vars" = defaults ] && vars=""
     # shellcheck disable=SC2086 # vars: separate words on purpose
     step "ucx-latency $setting" 60 env UCX_TLS="${UCX_TLS:-tcp,self}" UCX_WARN_UNUSED_ENV_VARS=n DFCCL_TRANSPORT=ucx \
-      NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1 NCCL_NET=Socket $vars $mpi 2 benchmarks/dfccl_bench \
+      $nccl_on_sockets $vars $mpi 2 benchmarks/dfccl_bench \
       -C allreduce -b 8 -e 512 -f 8 -n "${UCX_SMALL_ITERS:-1000}" -w 100 -c 1 -N 1
     [ "$ran" = 1 ] && { echo "== $setting"; grep -E "^ +[0-9]|Wrong" "$out/step.out"; } >> "$out/ucx-latency.txt"
   done
@@ -608,7 +610,7 @@ if named lanes; then
   twin_verdict
   for lanes in ${LANES:-1 2 4}; do
     step "bench-ucx-lanes-$lanes-vs-nccl-socket" ${BENCH_LIMIT:-200} env DFCCL_TRANSPORT=ucx DFCCL_NET_LANES=$lanes \
-      NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1 NCCL_NET=Socket $mpi 2 benchmarks/dfccl_bench \
+      $nccl_on_sockets $mpi 2 benchmarks/dfccl_bench \
       -C allreduce -b "${LANES_BENCH_MIN:-1M}" -e "${LANES_BENCH_MAX:-256M}" -f "${LANES_BENCH_FACTOR:-4}" -n 10 -w 3 -c 1 -N 1
     keep_output "bench-ucx-lanes-$lanes.txt"
     summarize "^ +[0-9]|Wrong"
