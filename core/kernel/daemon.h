@@ -34,8 +34,9 @@ typedef struct {
   /* Bytes in each slot, written before the tail when the links say so (df_links.slot_sizes): a
    * network proxy sends only what the slot holds. */
   uint32_t bytes[DF_FIFO_STEPS];
-  /* Each slot's run tag (df_run_tag), written before the tail: a receiver takes only a slot of the
-   * run it is in -- ranks that disagree on a run fail it rather than mix its data with another's. */
+  /* Each slot's tag word (df_slot_tag: the run's tag, df_run_tag, and the step), written before
+   * the tail: a receiver takes only a slot of the run it is in -- ranks that disagree on a run fail
+   * it rather than mix its data with another's. */
   volatile uint32_t tags[DF_FIFO_STEPS];
   uint64_t pad[15 - DF_FIFO_STEPS];
 } df_recv_ctrl; /* in the receiver's memory                                         */

@@ -417,13 +417,18 @@ static df_run ring_direct_run(ring_fixture* r, uint64_t threshold) {
                   .threshold = threshold};
 }
 
-/* The root's slot of run `epoch`, tagged as a run of `st` would tag it. */
-static void ring_post(ring_fixture* r, const df_coll_static* st, uint32_t epoch) {
+/* The root's slot of run `epoch` at the next step, with tag word `word`. */
+static void ring_post_word(ring_fixture* r, uint32_t epoch, uint32_t word) {
   uint64_t step = r->my_recv.tail;
   int32_t* slot = (int32_t*)(r->fifo + (step % DF_FIFO_STEPS) * 256);
   for (int i = 0; i < RING_COUNT; i++) slot[i] = (int32_t)(epoch * 1000 + i);
-  r->my_recv.tags[step % DF_FIFO_STEPS] = df_run_tag(st, epoch);
+  r->my_recv.tags[step % DF_FIFO_STEPS] = word;
   r->my_recv.tail = step + 1;
+}
+
+/* The root's slot of run `epoch`, tagged as a run of `st` would tag it. */
+static void ring_post(ring_fixture* r, const df_coll_static* st, uint32_t epoch) {
+  ring_post_word(r, epoch, df_slot_tag(df_run_tag(st, epoch), r->my_recv.tail));
 }
 
 /* What a failed run does: its CQE says why, its connectors are revoked toward both neighbours, its
@@ -450,6 +455,25 @@ static void test_failures(void) {
   CHECK(r->peer_recv.tail == DF_REVOKED(DF_RUN_MISMATCH), "the successor's tail is revoked with the reason");
   CHECK(r->f.args.run_errors[RING_COLL] == DF_RUN_OK, "the error word is clear for the next run");
   free(r);
+
+  /* A lap on (a FIFO's worth of slots came before), the slot's tag word names this run but the
+   * step a lap before -- the word a look beside the tail may load before the new one lands
+   * (df_check_tag): it never passes for this step's; the word of this step does. */
+  for (int lap_before = 1; lap_before >= 0; lap_before--) {
+    r = zeroed(1, sizeof *r);
+    ring_init(r);
+    r->consumed = r->my_recv.tail = DF_FIFO_STEPS;
+    uint64_t word_step = lap_before ? 0 : DF_FIFO_STEPS;
+    ring_post_word(r, 1, df_slot_tag(df_run_tag(&st, 1), word_step));
+    cqe = ring_run(r, 1, 4);
+    if (lap_before)
+      CHECK(cqe != 0 && df_cqe_error(cqe) == DF_RUN_MISMATCH && r->recv[7] == 0,
+            "the tag word of this run a lap before fails the run (mismatch), nothing lands");
+    else
+      CHECK(cqe != 0 && df_cqe_error(cqe) == DF_RUN_OK && r->recv[7] == 1007,
+            "the tag word of this run and step: it completes, exact");
+    free(r);
+  }
 
   /* A peer revoked its connectors (its run timed out): this run fails with its reason. */
   r = zeroed(1, sizeof *r);
@@ -868,7 +892,7 @@ static void* late_root_main(void* arg) {
   df_coll_static st = r->f.colls[RING_COLL];
   int32_t* slot = (int32_t*)r->fifo;
   for (int i = 0; i < RING_COUNT; i++) slot[i] = 1000 + i;
-  r->my_recv.tags[0] = df_run_tag(&st, 1);
+  r->my_recv.tags[0] = df_slot_tag(df_run_tag(&st, 1), 0);
   __atomic_store_n(&r->my_recv.tail, 1, __ATOMIC_RELEASE);
   return NULL;
 }
