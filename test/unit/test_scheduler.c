@@ -364,7 +364,7 @@ static void ring_init(ring_fixture* r) {
   r->from_prev = (df_connector){.recv_ctrl = &r->my_recv, .send_ctrl = &r->peer_send, .fifo = r->fifo};
   r->links = (df_links){.nchannels = 1,
                         .slot_bytes = 256,
-                        .prev_tags = 1,
+                        .prev_tags = DF_TAGS_STORED,
                         .to_next = &r->to_next,
                         .from_prev = &r->from_prev,
                         .sent = &r->sent,
@@ -892,7 +892,8 @@ static void* late_root_main(void* arg) {
   df_coll_static st = r->f.colls[RING_COLL];
   int32_t* slot = (int32_t*)r->fifo;
   for (int i = 0; i < RING_COUNT; i++) slot[i] = 1000 + i;
-  r->my_recv.tags[0] = df_slot_tag(df_run_tag(&st, 1), 0);
+  /* Whole, as a peer's daemon stores it: the wait loads it meanwhile (df_look). */
+  __atomic_store_n(&r->my_recv.tags[0], df_slot_tag(df_run_tag(&st, 1), 0), __ATOMIC_RELAXED);
   __atomic_store_n(&r->my_recv.tail, 1, __ATOMIC_RELEASE);
   return NULL;
 }
