@@ -137,6 +137,10 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
    * most SMs to the application); a host thread is slower and CI machines have two cores, so the
    * host target stays small. */
   cfg->max_channels = gpu ? 32 : 2;
+  /* Only one-channel runs (every small one) are published before the wait for the caller's streams
+   * until runs of several channels, whose other blocks wait for block 0 at the gate, are measured
+   * against waiting first (docs/design.md: "Contracts for users"). */
+  cfg->gate_channels = 1;
   cfg->min_channel_bytes = gpu ? 64 << 10 : 1 << 20;
   cfg->slot_bytes = gpu ? 512 << 10 : 128 << 10;
   cfg->sq_entries = 4096; /* > DF_MAX_COLLS: in-flight runs alone never fill it */
@@ -193,6 +197,7 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   uint32_t take_in_wait = cfg->spin.take_in_wait;
   uint32_t debug = 0;
   DF_CHECK(env_u32("DFCCL_MAX_CHANNELS", 1, DF_MAX_BLOCKS, &cfg->max_channels));
+  DF_CHECK(env_u32("DFCCL_GATE_CHANNELS", 1, DF_MAX_BLOCKS, &cfg->gate_channels));
   DF_CHECK(env_u64("DFCCL_MIN_CHANNEL_BYTES", 16, UINT64_MAX, &cfg->min_channel_bytes));
   DF_CHECK(env_u32("DFCCL_SLOT_BYTES", 256, 64u << 20, &cfg->slot_bytes));
   DF_CHECK(env_u32("DFCCL_SQ_ENTRIES", 2, 1u << 20, &cfg->sq_entries));

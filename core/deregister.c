@@ -69,8 +69,8 @@ static dfcclResult_t begin_leaving(df_ctx* ctx, const int* ids, int n, int* indi
 
 /* A released index must look unused to its next collective.  The daemon does not touch it (no run
  * is in flight), so the host resets its per-index state: every block's dynamic context (blocks
- * that never ran have none), the blocks-done count, the timed-out epoch (the next collective's
- * runs count from 1 again) and the counters of dfcclGetCollStats. */
+ * that never ran have none), the blocks-done count, the timed-out epoch and the gate block 0 last
+ * passed (the next collective's runs count from 1 again) and the counters of dfcclGetCollStats. */
 static dfcclResult_t reset_daemon_entry(df_ctx* ctx, int index) {
   const df_target_ops* t = ctx->target;
   df_daemon_args* a = &ctx->args;
@@ -85,6 +85,8 @@ static dfcclResult_t reset_daemon_entry(df_ctx* ctx, int index) {
     r = t->copy_in(ctx, &a->dynamic[(size_t)b * DF_MAX_COLLS + (size_t)index], &idle, sizeof idle);
   if (r == dfcclSuccess) r = t->copy_in(ctx, &a->done_blocks[index], &no_blocks, sizeof no_blocks);
   if (r == dfcclSuccess) r = t->copy_in(ctx, (void*)&a->timed_out[index], &no_blocks, sizeof no_blocks);
+  uint64_t shut = 0;
+  if (r == dfcclSuccess) r = t->copy_in(ctx, &a->gates_passed[index], &shut, sizeof shut);
   if (r == dfcclSuccess) r = t->copy_in(ctx, &a->coll_counters[index], &none, sizeof none);
   pthread_mutex_unlock(&ctx->tables_lock);
   return r;

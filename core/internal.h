@@ -32,6 +32,7 @@ void df_debug(const df_ctx* ctx, const char* fmt, ...) __attribute__((format(pri
 typedef struct {
   dfcclTarget_t target;
   uint32_t max_channels;      /* blocks a collective may use                        */
+  uint32_t gate_channels;     /* runs of up to this many channels are gated (DFCCL_GATE_CHANNELS) */
   uint64_t min_channel_bytes; /* a collective gets one channel per this many bytes   */
   uint32_t slot_bytes;        /* largest FIFO slot (small collectives get smaller)   */
   uint32_t sq_entries;

@@ -57,10 +57,10 @@ dfcclResult_t df_check_run_buffers(df_ctx* ctx, uint32_t kind, const void* sendb
 
 /* Waiting for the caller's default streams costs 4 us while the daemon runs (two stream queries,
  * docs/performance.md); a one-channel run -- every small one -- spends them while its SQE makes its
- * way to the daemon.  Runs of more channels wait first: only block 0 reads host memory, where the
- * gates are. */
+ * way to the daemon.  Runs of more channels wait first unless DFCCL_GATE_CHANNELS says otherwise:
+ * their other blocks then wait for block 0 at the gate (df_pass_gate). */
 bool df_gate_wanted(const df_ctx* ctx, uint32_t nchannels) {
-  return nchannels == 1 && ctx->target->wait_caller != NULL && ctx->cfg.stream_order;
+  return nchannels <= ctx->cfg.gate_channels && ctx->target->wait_caller != NULL && ctx->cfg.stream_order;
 }
 
 /* Before the run's SQE: its gate shut, whatever the collective's earlier run left there (the SQE's

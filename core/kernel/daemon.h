@@ -161,10 +161,12 @@ typedef struct {
   uint32_t pad[2];
 } df_coll_dynamic; /* 48 bytes */
 
-/* A run's gate (df_daemon_args.gates): the host publishes a one-channel run before it knows that
- * the caller's work on the run's buffers is done -- the queries of the caller's default streams
- * then overlap the SQ's latency -- and stores the run's epoch in its collective's gate once it
- * does, with DF_GATE_FAILED when the queries failed. */
+/* A run's gate (df_daemon_args.gates): the host publishes a run of up to DFCCL_GATE_CHANNELS
+ * channels before it knows that the caller's work on the run's buffers is done -- the queries of
+ * the caller's default streams then overlap the SQ's latency -- and stores the run's epoch in its
+ * collective's gate once it does, with DF_GATE_FAILED when the queries failed.  Block 0 alone reads
+ * it (host memory: with every block polling it, each PCIe read would wait behind the others); a run
+ * of several channels finds the value block 0 let through in device memory (gates_passed). */
 #define DF_GATE_FAILED (1ull << 32)
 
 /* Counters per collective, summed over blocks with atomics. */
@@ -250,6 +252,8 @@ typedef struct {
                                           * nothing behind for the next one) */
   const volatile uint64_t* gates;        /* [coll], host memory: the epoch of the collective's last run
                                           * the host let through (DF_GATE_FAILED: failed it) */
+  uint64_t* gates_passed;                /* [coll]: the gate's value block 0 last let a run of several
+                                          * channels through with, for the run's other blocks */
   volatile uint64_t* progress_ns;        /* [coll], host memory: the daemon's time when a block last
                                           * left the current run with progress (the host's timeouts;
                                           * NULL without DFCCL_TIMEOUT_S) */

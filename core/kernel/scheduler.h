@@ -91,18 +91,26 @@ DF_FN void df_complete_run(const df_daemon_args* a, const df_block* blk, df_bloc
  * for the run's gate and tells whether the run may go on (DF_PRIM_DONE), must wait more
  * (DF_PRIM_BLOCKED: preempted, like any wait) or failed.  The host opens a gate a few microseconds
  * after the run's SQE -- unless a default stream of the caller is busy, and it waits for that --
- * so a few dozen polls of host memory (a bus trip each) do: a longer wait would keep the block
- * from its other runs.  Only one-channel runs have gates: block 0, the one block that reads host
- * memory, runs them. */
+ * so a few dozen polls do: a longer wait would keep the block from its other runs.  Block 0 polls
+ * the gate in host memory (a bus trip each) and, for a run of several channels, hands what it let
+ * through on to the run's other blocks in device memory (a release at GPU scope after its
+ * system-scope acquire: what the host saw done before it opened the gate is seen by them too);
+ * they poll that.  Every run has a channel on block 0, so they wait for nothing block 0 would not
+ * come to. */
 #define DF_GATE_POLLS 32
 DF_FN df_prim_result df_pass_gate(const df_run* run) {
-  const volatile uint64_t* gate = &run->args->gates[run->ctx->coll];
-  uint32_t epoch = run->ctx->dyn.epoch;
+  const df_daemon_args* a = run->args;
+  uint32_t coll = (uint32_t)run->ctx->coll, epoch = run->ctx->dyn.epoch;
+  bool first = run->blk->bid == 0;
   uint64_t polls = run->threshold < DF_GATE_POLLS ? run->threshold : DF_GATE_POLLS;
   if (polls == 0) polls = 1;
   for (uint64_t i = 0; i < polls; i++) {
-    uint64_t v = df_load_acquire_u64(gate); /* an acquire: the buffers are read after it */
-    if ((uint32_t)v == epoch) return (v & DF_GATE_FAILED) ? DF_PRIM_FAILED : DF_PRIM_DONE;
+    /* An acquire: the buffers are read after it. */
+    uint64_t v = first ? df_load_acquire_u64(&a->gates[coll]) : df_load_acquire_gpu_u64(&a->gates_passed[coll]);
+    if ((uint32_t)v == epoch) {
+      if (first && run->ctx->stat.nchannels > 1) df_store_release_gpu_u64(&a->gates_passed[coll], v);
+      return (v & DF_GATE_FAILED) ? DF_PRIM_FAILED : DF_PRIM_DONE;
+    }
     df_spin_pause(i);
   }
   return DF_PRIM_BLOCKED;

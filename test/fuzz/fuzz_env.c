@@ -31,6 +31,7 @@
 #define GETTER(fn, expr) \
   static uint64_t fn(const df_config* c) { return (uint64_t)(expr); }
 GETTER(max_channels, c->max_channels)
+GETTER(gate_channels, c->gate_channels)
 GETTER(min_channel_bytes, c->min_channel_bytes)
 GETTER(slot_bytes, c->slot_bytes)
 GETTER(sq_entries, c->sq_entries)
@@ -71,6 +72,7 @@ typedef struct {
 
 typedef enum {
   MAX_CHANNELS,
+  GATE_CHANNELS,
   MIN_CHANNEL_BYTES,
   SLOT_BYTES,
   SQ_ENTRIES,
@@ -107,6 +109,7 @@ typedef enum {
 #define HOUR_US (3600ull * 1000000)
 static const integer_var integers[NINTEGERS] = {
     [MAX_CHANNELS] = {"DFCCL_MAX_CHANNELS", 1, DF_MAX_BLOCKS, ANY_VALUE, max_channels},
+    [GATE_CHANNELS] = {"DFCCL_GATE_CHANNELS", 1, DF_MAX_BLOCKS, ANY_VALUE, gate_channels},
     [MIN_CHANNEL_BYTES] = {"DFCCL_MIN_CHANNEL_BYTES", 16, UINT64_MAX, ANY_VALUE, min_channel_bytes},
     [SLOT_BYTES] = {"DFCCL_SLOT_BYTES", 256, 64u << 20, MULTIPLE_OF_16, slot_bytes},
     [SQ_ENTRIES] = {"DFCCL_SQ_ENTRIES", 2, 1u << 20, POWER_OF_TWO, sq_entries},

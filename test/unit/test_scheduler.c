@@ -338,6 +338,47 @@ static void test_whole_run(void) {
   fixture_fini(&f);
 }
 
+/* A gated run of two channels (DFCCL_GATE_CHANNELS above 1): block 0 passes the host's gate and
+ * hands what it let through on in device memory; block 1 reads only that -- with the host's gate
+ * open but block 0 not past it yet, block 1 waits (reading the host's word, it would go on). */
+static void test_gate_of_channels(void) {
+  daemon_fixture f;
+  fixture_init(&f);
+  df_daemon_args* a = &f.args;
+  uint64_t* gates = zeroed(DF_MAX_COLLS, sizeof *gates);
+  uint64_t* passed = zeroed(DF_MAX_COLLS, sizeof *passed);
+  a->gates = gates;
+  a->gates_passed = passed;
+  const uint32_t c = 6;
+  df_context_slot slot;
+  memset(&slot, 0, sizeof slot);
+  slot.coll = (int32_t)c;
+  slot.stat.nchannels = 2;
+  slot.dyn.epoch = 5;
+  df_block b0 = {.tid = 0, .nthreads = 1, .bid = 0, .nblocks = 2}, b1 = b0;
+  b1.bid = 1;
+  df_run r0 = {.args = a, .blk = &b0, .sh = &f.shared, .ctx = &slot, .threshold = 4}, r1 = r0;
+  r1.blk = &b1;
+  gates[c] = 5; /* the host opened it */
+  CHECK(df_pass_gate(&r1) == DF_PRIM_BLOCKED, "block 1: the host's gate is open, block 0 not past it: block 1 waits");
+  CHECK(df_pass_gate(&r0) == DF_PRIM_DONE && passed[c] == 5, "block 0 passes the host's gate and hands it on");
+  CHECK(df_pass_gate(&r1) == DF_PRIM_DONE, "block 1 passes after it");
+  slot.dyn.epoch = 6;
+  gates[c] = 6 | DF_GATE_FAILED; /* the host could not wait for the caller's work */
+  CHECK(df_pass_gate(&r1) == DF_PRIM_BLOCKED, "the next run: block 1 waits for block 0 again");
+  CHECK(df_pass_gate(&r0) == DF_PRIM_FAILED && passed[c] == (6 | DF_GATE_FAILED),
+        "a failed gate: block 0 fails the run and hands the failure on");
+  CHECK(df_pass_gate(&r1) == DF_PRIM_FAILED, "block 1 fails the run too");
+  slot.stat.nchannels = 1;
+  slot.dyn.epoch = 7;
+  gates[c] = 7;
+  CHECK(df_pass_gate(&r0) == DF_PRIM_DONE && passed[c] == (6 | DF_GATE_FAILED),
+        "a one-channel run hands nothing on (no store on a small run's path)");
+  free(gates);
+  free(passed);
+  fixture_fini(&f);
+}
+
 /* A broadcast from ring position 1 to this rank (position 0) of two, the test playing the root: a
  * one-channel ring whose peer's memory is ours to write. */
 typedef struct {
@@ -958,6 +999,7 @@ int main(void) {
   test_thresholds();
   test_contexts();
   test_whole_run();
+  test_gate_of_channels();
   test_failures();
   test_growth();
   test_leave_for_ready();
@@ -968,7 +1010,7 @@ int main(void) {
     printf("test_scheduler: %d failures\n", failures);
     return 1;
   }
-  printf("test_scheduler: task queue, thresholds, contexts, a whole run, failed runs, growth, credits, leaving for "
-         "a ready run, taking SQEs in a wait: ok\n");
+  printf("test_scheduler: task queue, thresholds, contexts, a whole run, the gate of several channels, failed runs, "
+         "growth, credits, leaving for a ready run, taking SQEs in a wait: ok\n");
   return 0;
 }
