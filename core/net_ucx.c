@@ -666,8 +666,9 @@ static void* proxy_main(void* arg) {
        * and is not "sleeping" for submissions: a run moves nothing there (its channels are on
        * other lanes), and waking it on every submission put a futex call per such lane between the
        * SQE and the run's gate, and the lane's own pass over UCX beside the one lane that works.
-       * (A one-channel 8-byte all-reduce took 34.8 us over 4 lanes where 1 lane took 31.8, 2 x H200,
-       * docs/performance.md; these wakes are what differs between the two for such a run.) */
+       * (A one-channel 8-byte all-reduce took 34.8 us over 4 lanes where 1 lane took 31.8 while
+       * they were woken; since, 4 lanes take what 1 does, 29.1-29.8 against 28.1-29.5 us: 2 x H200,
+       * docs/performance.md, twenty-third and twenty-fourth sessions.) */
       struct timespec until;
       clock_gettime(CLOCK_REALTIME, &until);
       until.tv_nsec += 1000000;
