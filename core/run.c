@@ -56,9 +56,9 @@ dfcclResult_t df_check_run_buffers(df_ctx* ctx, uint32_t kind, const void* sendb
 }
 
 /* Waiting for the caller's default streams costs 4 us while the daemon runs (two stream queries,
- * docs/performance.md); a one-channel run -- every small one -- spends them while its SQE makes its
- * way to the daemon.  Runs of more channels wait first unless DFCCL_GATE_CHANNELS says otherwise:
- * their other blocks then wait for block 0 at the gate (df_pass_gate). */
+ * docs/performance.md); a gated run spends them while its SQE makes its way to the daemon, its
+ * blocks waiting at the gate (df_pass_gate: block 0 for the host, the others for block 0).  Every
+ * run is gated unless DFCCL_GATE_CHANNELS is below its channels; then it waits first. */
 bool df_gate_wanted(const df_ctx* ctx, uint32_t nchannels) {
   return nchannels <= ctx->cfg.gate_channels && ctx->target->wait_caller != NULL && ctx->cfg.stream_order;
 }
