@@ -276,7 +276,7 @@ int main(int argc, char** argv) {
       memset(&l, 0, sizeof l);
       l.nchannels = 1;
       l.slot_bytes = bytes ? bytes : 16;
-      l.prev_tags = DF_TAGS_STORED; /* peers' daemons store the words, as over CUDA IPC */
+      l.prev_tagged = 1;
       l.to_next = g[i].connectors;
       l.from_prev = g[i].connectors + 1;
       l.sent = g[i].counters;

@@ -160,9 +160,7 @@ static dfcclResult_t build_device_view(df_ctx* ctx, df_coll_links* cl, uint32_t 
   df_links links = {.nchannels = nchannels,
                     .slot_bytes = slot_bytes,
                     .slot_sizes = cl->to_next != NULL,
-                    .prev_tags = !ctx->cfg.check_runs ? DF_TAGS_NONE
-                                 : cl->from_prev      ? DF_TAGS_PROXY
-                                                      : DF_TAGS_STORED,
+                    .prev_tagged = ctx->cfg.check_runs,
                     .to_next = (df_connector*)(base + sizeof(df_links)),
                     .from_prev = (df_connector*)(base + sizeof(df_links) + table),
                     .sent = (uint64_t*)(base + sizeof(df_links) + 2 * table),

@@ -13,10 +13,11 @@
  *             (in order) -> tail for the daemon, published with release after the data; the
  *             daemon's head -> a credit message (the count consumed) back to the sender.
  *
- * Each slot carries its run tag (kernel/daemon.h), which lands in the receiver's tags as a CUDA IPC
- * peer would have stored it: in one message with the bytes (an iov: the tag word, then the bytes)
- * on links of small slots, as a message of its own beside the bytes on links of large ones
- * (SPLIT_SLOT_BYTES says why).
+ * Each slot carries its run tag (kernel/daemon.h): in one message with the bytes (an iov: the tag
+ * word, then the bytes) on links of small slots, as a message of its own beside the bytes on links
+ * of large ones (SPLIT_SLOT_BYTES says why).  The receive lands the word in the proxy's own memory
+ * (UCX copies it a byte at a time), and the proxy stores it whole into the receiver's tags before
+ * the tail, as a CUDA IPC peer's daemon would have: the daemon loads it beside the tail (df_look).
  *
  * A failed run's revoked counters (kernel/daemon.h) are carried across as the daemons would have
  * stored them: a revoked tail goes to the receiver as a revocation message (the receiver's proxy
@@ -121,6 +122,7 @@ typedef struct {
   void* recv_req[DF_FIFO_STEPS][2]; /* by slot, as send_req; NULL: landed (once posted) */
   ucp_dt_iov_t recv_iov[DF_FIFO_STEPS][2];
   ucp_tag_recv_info_t word_info[DF_FIFO_STEPS]; /* split links: how the slot's word came (inline or not) */
+  uint32_t word_in[DF_FIFO_STEPS];              /* the slot's tag word as UCX lands it               */
   void* credit_send;
   uint64_t credit_out;
   void* revoke_recv; /* the posted receive of the sender's revocation            */
@@ -321,8 +323,8 @@ static int transfer_slot(struct df_net_link* l, uint32_t c, uint64_t step, bool 
   net_channel* ch = chan(l, c);
   uint32_t slot = (uint32_t)(step % DF_FIFO_STEPS);
   void** req = sending ? ch->send_req[slot] : ch->recv_req[slot];
-  void* word = (void*)&tails_of(l, c)->tags[slot];
-  size_t word_bytes = sizeof tails_of(l, c)->tags[slot];
+  void* word = sending ? (void*)&tails_of(l, c)->tags[slot] : (void*)&ch->word_in[slot];
+  size_t word_bytes = sizeof ch->word_in[slot];
   ucp_dt_iov_t* iov = sending ? ch->send_iov[slot] : ch->recv_iov[slot];
   req[0] = req[1] = NULL;
   iov[0] = (ucp_dt_iov_t){word, word_bytes};
@@ -499,11 +501,13 @@ static int poll_receiving(struct df_net_link* l, uint32_t c, bool* busy) {
     int f = slot_landed(l, c, ch->arrived);
     if (f < 0) return -1;
     if (f == 0) break;
+    uint32_t slot = (uint32_t)(ch->arrived % DF_FIFO_STEPS);
+    __atomic_store_n(&tails_of(l, c)->tags[slot], ch->word_in[slot], __ATOMIC_RELAXED); /* whole */
     ch->arrived++;
     moved = 1;
   }
   df_recv_ctrl* tails = tails_of(l, c);
-  if (moved && !ch->revoked_tail) /* after the data and tags (UCX wrote them) */
+  if (moved && !ch->revoked_tail) /* after the data (UCX wrote it) and the tag words */
     __atomic_store_n(&tails->tail, ch->arrived, __ATOMIC_RELEASE);
   uint64_t consumed = __atomic_load_n(&heads_of(l, c)->head, __ATOMIC_ACQUIRE);
   if (consumed & DF_REVOKED_BIT) { /* the run failed here: the revoked head is the last credit */

@@ -74,23 +74,16 @@ typedef struct {
   uint64_t credit;
 } df_connector;
 
-/* How the predecessor's tag words land (df_links.prev_tags).  A network proxy's receive copies
- * them in, perhaps a byte at a time: such a word is read only once the tail has passed its slot.
- * A peer's daemon stores each word whole: a look may load it beside the tail (df_look). */
-typedef enum {
-  DF_TAGS_NONE = 0,  /* no tags: runs are not checked (DFCCL_CHECK_RUNS=0) */
-  DF_TAGS_PROXY = 1, /* copied in by a network proxy                        */
-  DF_TAGS_STORED = 2 /* stored whole by the predecessor's daemon            */
-} df_prev_tags;
-
 /* A collective's connectors, as this rank's daemon sees them. */
 typedef struct {
   uint32_t nchannels;
   uint32_t slot_bytes;     /* bytes per FIFO slot (a multiple of 16)                   */
   uint32_t slot_sizes;     /* 1: the successor is reached through a network proxy, which
                             * needs each slot's size (df_recv_ctrl.bytes)               */
-  uint32_t prev_tags;      /* whether slots come with tag words, and how they land
-                            * (df_prev_tags)                                            */
+  uint32_t prev_tagged;    /* 1: the predecessor's slots come with tag words, each stored
+                            * whole before the tail -- by its daemon, or by the network
+                            * proxy that received it -- so that a look may load it
+                            * beside the tail (df_look); 0: DFCCL_CHECK_RUNS=0          */
   df_connector* to_next;   /* [channel]: this rank sends to its ring successor         */
   df_connector* from_prev; /* [channel]: this rank receives from its predecessor       */
   uint64_t* sent;          /* [channel]: slots this rank has posted to its successor   */

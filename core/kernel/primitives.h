@@ -47,8 +47,7 @@ typedef struct {
   uint64_t recv_step;            /* the slot to receive: there once the tail passes it      */
   df_connector* prev;            /* the predecessor's connector (the slot, its tag)         */
   const volatile uint32_t* tag;  /* DF_RECV, when the predecessor tags its slots: the slot's
-                                  * tag word                                                */
-  bool tag_beside_tail;          /* the tag word is loaded beside the tail at every look    */
+                                  * tag word, loaded beside the tail at every look          */
   uint32_t tag_seen;             /* the tag word as the last look loaded it                 */
   const volatile uint64_t* head; /* DF_SEND: the successor's head, else NULL                */
   uint64_t sent;                 /* slots posted to the successor                           */
@@ -59,13 +58,12 @@ typedef struct {
 DF_FN df_step_waits df_step_waits_of(const df_run* run, unsigned flags) {
   const df_links* l = run->ctx->stat.links;
   int c = run->blk->bid;
-  df_step_waits w = {NULL, 0, NULL, NULL, false, 0, NULL, 0, 0, NULL};
+  df_step_waits w = {NULL, 0, NULL, NULL, 0, NULL, 0, 0, NULL};
   if (flags & DF_RECV) {
     w.prev = &l->from_prev[c];
     w.tail = &w.prev->recv_ctrl->tail;
     w.recv_step = l->consumed[c] + run->ahead;
-    if (l->prev_tags != DF_TAGS_NONE) w.tag = &w.prev->recv_ctrl->tags[w.recv_step % DF_FIFO_STEPS];
-    w.tag_beside_tail = l->prev_tags == DF_TAGS_STORED;
+    if (l->prev_tagged) w.tag = &w.prev->recv_ctrl->tags[w.recv_step % DF_FIFO_STEPS];
   }
   if (flags & DF_SEND) {
     w.next = &l->to_next[c];
@@ -85,7 +83,7 @@ DF_FN df_step_waits df_step_waits_of(const df_run* run, unsigned flags) {
 DF_FN df_prim_result df_look(df_run* run, df_step_waits* w) {
   if (w->tail) {
     /* Before the tail's acquire, so that both loads travel together (df_check_tag). */
-    if (w->tag_beside_tail) w->tag_seen = DF_RELAXED_LOAD(*w->tag);
+    if (w->tag) w->tag_seen = DF_RELAXED_LOAD(*w->tag);
     uint64_t tail = df_load_acquire_u64(w->tail);
     if (tail & DF_REVOKED_BIT) return df_fail(run, DF_REVOKED_REASON(tail));
     if (tail <= w->recv_step) return DF_PRIM_BLOCKED;
@@ -228,17 +226,16 @@ DF_FN uint32_t df_slot_tag(uint32_t run_tag, uint64_t step) {
   return run_tag ^ (uint32_t)(step * 0x9e3779b97f4a7c15ull >> 32);
 }
 
-/* Leader, once the next slot is there: it must come from this very run.  From a peer's daemon,
- * which stores each tag word whole, the word was loaded beside the tail (df_look), before the
- * tail's acquire, and may be older than the tail seen -- but a word naming this step and this run
- * was written for this slot by this run: no trip of its own (0.3 us a hop on 2 x H200,
- * docs/performance.md, twenty-fourth session).  Any other word -- and every word a network proxy
- * copied in, which a load beside the tail might see half-copied -- is read now, ordered after the
- * acquire, and decides. */
+/* Leader, once the next slot is there: it must come from this very run.  The word was loaded
+ * beside the tail (df_look), before the tail's acquire, and may be older than the tail seen -- but
+ * every word is stored whole (by the predecessor's daemon, or by the proxy that received it, never
+ * by UCX's byte-wise copy), and a word naming this step and this run was written for this slot by
+ * this run: no trip of its own (0.3 us a hop on 2 x H200, docs/performance.md, twenty-fourth
+ * session).  Any other word is read now, ordered after the acquire, and decides. */
 DF_FN df_prim_result df_check_tag(df_run* run, const df_step_waits* w) {
   if (!w->tag) return DF_PRIM_DONE;
   uint32_t want = df_slot_tag(run->ctx->tag, w->recv_step);
-  if ((w->tag_beside_tail && w->tag_seen == want) || DF_RELAXED_LOAD(*w->tag) == want) return DF_PRIM_DONE;
+  if (w->tag_seen == want || DF_RELAXED_LOAD(*w->tag) == want) return DF_PRIM_DONE;
   return df_fail(run, DF_RUN_MISMATCH);
 }
 
