@@ -410,7 +410,8 @@ const char* dfcclGetLastErrorMessage(void);
 /* Counters of the daemon on this rank, summed over its blocks. */
 typedef struct {
   uint64_t sqesRead;           /* SQEs taken into a task queue                          */
-  uint64_t preemptions;        /* runs of a collective that ended before its completion */
+  uint64_t preemptions;        /* runs of a collective that ended before its completion (a run
+                                * still waiting at its gate for the caller's streams is not one) */
   uint64_t contextLoads;       /* contexts loaded into an active slot                   */
   uint64_t contextSaves;       /* dynamic contexts written back (lazily)                */
   uint64_t voluntaryQuits;     /* blocks that quit because nothing could progress       */

@@ -271,6 +271,8 @@ static void test_whole_run(void) {
   bool untouched = true;
   for (int i = 0; i < N; i++) untouched = untouched && recv[i] == 0;
   CHECK(!completed && !progressed && untouched && cq_entries[1] == 0, "a shut gate: the run waits, recvbuff untouched");
+  CHECK(a->blocks[0].counters.preemptions == 0 && a->coll_counters[c].preemptions == 0,
+        "a run still at its gate has not started: no preemption counted");
   gates[c] = 2;
   progressed = df_run_task(a, &f.block, &f.shared, 0, &completed, &timesliced);
   CHECK(completed && memcmp(send, recv, sizeof(int32_t) * N) == 0 && cq_entries[1] == df_cqe_pack(c, 2, 0),
