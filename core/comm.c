@@ -344,8 +344,8 @@ typedef struct {
   int index;                   /* its connector set                                        */
   int id;                      /* its number, as its callback's collId                     */
   bool started, install;
-  bool gated; /* published before the wait for the caller's work (df_publish_runs): a lone run of one channel
-               * whose set is free, which this thread publishes itself */
+  bool gated; /* published before the wait for the caller's work (df_publish_runs): a lone run whose set is
+               * free, which this thread publishes itself (up to DFCCL_GATE_CHANNELS channels) */
   uint32_t epoch;
 } batch_run;
 

@@ -24,7 +24,7 @@ typedef enum {
   DF_STAMP_ROUND,    /* the round's traversal of the task queue began (the fetch done)             */
   DF_STAMP_RUN,      /* the traversal came to the run (df_run_task)                                */
   DF_STAMP_CONTEXT,  /* its context acquired                                                       */
-  DF_STAMP_GATE,     /* its gate let it through (one-channel runs ordered after the caller's streams) */
+  DF_STAMP_GATE,     /* its gate let it through (gated runs: ordered after the caller's streams) */
   DF_STAMP_SENT,     /* its first slot posted to the successor                                    */
   DF_STAMP_RECEIVED, /* its first slot from the predecessor seen                                  */
   DF_STAMP_EXECUTED, /* its algorithm done on this block                                          */
