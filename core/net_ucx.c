@@ -487,13 +487,14 @@ static int post_data_recv(struct df_net_link* l, uint32_t c) {
  * daemon's head goes back as a credit. */
 static int poll_receiving(struct df_net_link* l, uint32_t c, bool* busy) {
   net_channel* ch = chan(l, c);
+  df_recv_ctrl* tails = tails_of(l, c);
   int moved = 0;
   if (!ch->revoked_tail) {
     int f = finished(&ch->revoke_recv, "revocation receive", l);
     if (f < 0) return -1;
     if (f == 1 && ch->revoke_in) { /* the sender's run failed: as its daemon would store the tail */
       ch->revoked_tail = true;
-      __atomic_store_n(&tails_of(l, c)->tail, ch->revoke_in, __ATOMIC_RELEASE);
+      __atomic_store_n(&tails->tail, ch->revoke_in, __ATOMIC_RELEASE);
       moved = 1;
     }
   }
@@ -502,11 +503,10 @@ static int poll_receiving(struct df_net_link* l, uint32_t c, bool* busy) {
     if (f < 0) return -1;
     if (f == 0) break;
     uint32_t slot = (uint32_t)(ch->arrived % DF_FIFO_STEPS);
-    __atomic_store_n(&tails_of(l, c)->tags[slot], ch->word_in[slot], __ATOMIC_RELAXED); /* whole */
+    __atomic_store_n(&tails->tags[slot], ch->word_in[slot], __ATOMIC_RELAXED); /* whole */
     ch->arrived++;
     moved = 1;
   }
-  df_recv_ctrl* tails = tails_of(l, c);
   if (moved && !ch->revoked_tail) /* after the data (UCX wrote it) and the tag words */
     __atomic_store_n(&tails->tail, ch->arrived, __ATOMIC_RELEASE);
   uint64_t consumed = __atomic_load_n(&heads_of(l, c)->head, __ATOMIC_ACQUIRE);

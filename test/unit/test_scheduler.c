@@ -340,7 +340,7 @@ static void test_whole_run(void) {
   fixture_fini(&f);
 }
 
-/* A gated run of two channels (DFCCL_GATE_CHANNELS above 1): block 0 passes the host's gate and
+/* A gated run of two channels (every run is gated by default): block 0 passes the host's gate and
  * hands what it let through on in device memory; block 1 reads only that -- with the host's gate
  * open but block 0 not past it yet, block 1 waits (reading the host's word, it would go on). */
 static void test_gate_of_channels(void) {
