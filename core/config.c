@@ -162,8 +162,13 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   cfg->relaunch_delay_us = gpu ? 50 : 0;
   cfg->relaunch_cap_us = 20000;
   /* Small all-reduces gather (n-1 hops, not 2(n-1)): 7-9 us faster than the ring at 2 ranks on
-   * H100s, 8 B - 32 KiB (docs/performance.md, gather_ab); measured no higher than 32 KiB. */
+   * H100s, 8 B - 32 KiB (docs/performance.md, gather_ab); measured no higher than 32 KiB.  At 2
+   * ranks a link carries what the ring's does (n-1 inputs against 2(n-1)/n) in one hop instead of
+   * two, each channel its share: 4-6 us faster than the ring from 64 KiB to 4 MiB, 2 at 8 MiB and 3
+   * slower at 16 MiB, where the ring's pipeline wins (2 x H200, twenty-sixth session).  Not measured
+   * on the host target, whose slots hold 128 KiB anyway. */
   cfg->gather_bytes = 32 << 10;
+  cfg->gather_bytes_pair = gpu ? 8 << 20 : 32 << 10;
   cfg->yield_delay_us = 20;
   cfg->poller_spin_rounds = gpu ? 2000 : 100;
   /* Host polls yield and then sleep (see df_spin_pause), so they are far longer than GPU polls. */
@@ -213,6 +218,7 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   DF_CHECK(env_u64("DFCCL_RELAUNCH_DELAY_US", 0, 10000000, &cfg->relaunch_delay_us));
   DF_CHECK(env_u64("DFCCL_RELAUNCH_DELAY_MAX_US", 0, 10000000, &cfg->relaunch_cap_us));
   DF_CHECK(env_u64("DFCCL_ALLREDUCE_GATHER_BYTES", 0, 64u << 20, &cfg->gather_bytes));
+  if (env_given("DFCCL_ALLREDUCE_GATHER_BYTES")) cfg->gather_bytes_pair = cfg->gather_bytes; /* one size for all */
   DF_CHECK(env_u64("DFCCL_YIELD_DELAY_US", 0, 10000000, &cfg->yield_delay_us));
   DF_CHECK(env_u64("DFCCL_POLLER_SPIN_ROUNDS", 0, UINT64_MAX, &cfg->poller_spin_rounds));
   DF_CHECK(env_u64("DFCCL_SPIN_FRONT", 1, UINT64_MAX, &cfg->spin.front));

@@ -1,16 +1,17 @@
 /*
- * Small all-reduce by gathering (DF_COLL_GATHER_REDUCE): every rank's whole input goes around the
- * ring, one FIFO slot each, and each rank reduces the n inputs itself -- n-1 hops in a chain where
- * the ring all-reduce has 2(n-1), for a collective whose time is its hops.  One iteration of n
- * steps on ring position r:
+ * All-reduce by gathering (DF_COLL_GATHER_REDUCE): every rank's whole input goes around the ring,
+ * one FIFO slot per channel, and each rank reduces the n inputs itself -- n-1 hops in a chain where
+ * the ring all-reduce has 2(n-1), for a collective whose time is its hops.  Each channel (block)
+ * does this for its share of the elements (df_channel_share), as the ring's channels split theirs.
+ * One iteration of n steps on ring position r:
  *   step 0          send the own input;
  *   step s < n-1    the input of position r-s arrives (s-1 slots past the next unconsumed one):
  *                   pass it on, keep it (DF_PEEK);
  *   step n-1        the last input (position r+1) arrives: reduce all n in position order 0, 1, ...,
  *                   n-1 into recvbuff, then free the n-1 slots at once.
  * Every rank reduces in the same order with the same operations, so every rank's result is the
- * same bits, as the ring's is.  The n-1 kept slots fit the FIFO and the input fits a slot: the host
- * sets the flag only then (df_choose_all_reduce, register.c).
+ * same bits, as the ring's is.  The n-1 kept slots fit the FIFO and a channel's share fits a slot:
+ * the host sets the flag only then (df_choose_all_reduce, register.c).
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -55,12 +56,18 @@ DF_NOINLINE void df_reduce_gathered(df_run* run, const void* own, void* dst, siz
 #undef DF_GATHERED
 }
 
+/* Step s on this block's share of the elements: gather_share of them (df_channel_share, computed
+ * by the host, so that the daemon divides nothing on the run's path). */
 DF_FN df_prim_result df_all_reduce_gathered_step(df_run* run, uint32_t s) {
   const df_coll_static* st = &run->ctx->stat;
   const df_coll_dynamic* d = &run->ctx->dyn;
   uint32_t n = st->nranks;
-  size_t nelem = st->count;
-  if (s == 0) return df_send(run, d->sendbuff, nelem);
+  uint64_t begin = (uint64_t)run->blk->bid * st->gather_share;
+  if (begin >= st->count) return DF_PRIM_DONE; /* a channel without a share: both sides compute alike */
+  size_t nelem = st->count - begin < st->gather_share ? st->count - begin : st->gather_share;
+  size_t esize = df_dtype_bytes((dfcclDataType_t)st->dtype);
+  const char* own = (const char*)d->sendbuff + begin * esize;
+  if (s == 0) return df_send(run, own, nelem);
   run->ahead = s - 1;
   if (s < n - 1) {
     df_prim_result r = df_prim(run, DF_RECV | DF_SEND | DF_PEEK, NULL, NULL, nelem);
@@ -75,7 +82,7 @@ DF_FN df_prim_result df_all_reduce_gathered_step(df_run* run, uint32_t s) {
   run->ahead = 0;
   df_block_sync();
   if (sh->go != DF_PRIM_DONE) return (df_prim_result)sh->go;
-  df_reduce_gathered(run, d->sendbuff, d->recvbuff, nelem);
+  df_reduce_gathered(run, own, (char*)d->recvbuff + begin * esize, nelem);
   df_block_sync(); /* every thread is done with the kept slots before they are freed */
   if (df_is_leader(run->blk)) df_consume_last(run, n - 1); /* the run's last step: credited at its completion */
   run->progressed = true;

@@ -113,7 +113,10 @@ typedef struct {
   uint32_t nranks;    /* participants                                        */
   uint32_t rank;      /* this rank's position in the ring of participants    */
   uint32_t nchannels; /* blocks that take part                               */
-  int32_t root;       /* broadcast and reduce: the root's ring position      */
+  union {
+    int32_t root;          /* broadcast and reduce: the root's ring position                */
+    uint32_t gather_share; /* an all-reduce that gathers: elements per channel (the host's) */
+  };
   int32_t priority;
   uint64_t count;         /* elements: all-gather and reduce-scatter, per rank; all-to-all, per pair of
                           * ranks; all-gather-v: the largest block */
@@ -136,11 +139,11 @@ typedef struct {
  * waiting only burns the time slice the participant needs.  Such a collective waits briefly and the
  * daemon yields the GPU (quits) as soon as a pass over its queue progresses nothing. */
 #define DF_COLL_TIMESLICED_PEER 1u
-/* A small all-reduce that gathers every rank's input around the ring and reduces them in rank
- * order on each rank (all_reduce_gathered.h): n-1 hops instead of the ring's 2(n-1).  The host sets
- * it alike on every rank (DFCCL_ALLREDUCE_GATHER_BYTES), only where the input fits one FIFO slot, the
- * run has one channel and the n-1 gathered slots fit the FIFO; it is part of the run's tag, so that
- * ranks configured differently fail the run instead of mixing algorithms. */
+/* An all-reduce that gathers every rank's input around the ring and reduces them in rank order on
+ * each rank (all_reduce_gathered.h): n-1 hops instead of the ring's 2(n-1).  The host sets it alike
+ * on every rank (DFCCL_ALLREDUCE_GATHER_BYTES), only where each channel's share of the input fits
+ * one FIFO slot and the n-1 gathered slots fit the FIFO; it is part of the run's tag, so that ranks
+ * configured differently fail the run instead of mixing algorithms. */
 #define DF_COLL_GATHER_REDUCE 2u
 
 typedef struct {

@@ -14,6 +14,13 @@
 DF_FN uint64_t df_div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 DF_FN uint64_t df_round_up(uint64_t a, uint64_t b) { return df_div_up(a, b) * b; }
 
+/* Elements per channel when `count` elements are split over `nchannels`: 16-byte multiples, so
+ * that every channel's range starts aligned.  The first channel's share is the largest. */
+DF_FN uint64_t df_channel_share(uint64_t count, uint32_t nchannels, uint64_t esize) {
+  uint64_t align = 16 / esize;
+  return df_round_up(df_div_up(count, nchannels), align);
+}
+
 typedef struct {
   uint64_t begin;      /* first element of this channel's range                     */
   uint64_t count;      /* elements in it                                             */
@@ -28,7 +35,7 @@ typedef struct {
 DF_FN void df_chunking_init(df_chunking* ch, const df_coll_static* st, uint32_t channel, uint32_t slot_bytes) {
   uint64_t esize = df_dtype_bytes((dfcclDataType_t)st->dtype);
   uint64_t align = 16 / esize;
-  uint64_t per_channel = df_round_up(df_div_up(st->count, st->nchannels), align);
+  uint64_t per_channel = df_channel_share(st->count, st->nchannels, esize);
   uint64_t begin = (uint64_t)channel * per_channel;
   if (begin > st->count) begin = st->count;
   uint64_t end = begin + per_channel < st->count ? begin + per_channel : st->count;
@@ -55,7 +62,7 @@ typedef struct {
 DF_FN void df_span_init(df_span* sp, uint64_t count, uint32_t nchannels, uint32_t channel, uint64_t esize,
                         uint32_t slot_bytes) {
   uint64_t align = 16 / esize;
-  uint64_t per_channel = df_round_up(df_div_up(count, nchannels), align);
+  uint64_t per_channel = df_channel_share(count, nchannels, esize);
   sp->begin = (uint64_t)channel * per_channel < count ? (uint64_t)channel * per_channel : count;
   sp->end = sp->begin + per_channel < count ? sp->begin + per_channel : count;
   sp->chunk = slot_bytes / esize ? slot_bytes / esize : align;
