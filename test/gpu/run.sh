@@ -113,15 +113,19 @@ mps_stop() {
 # MPS=1: every part under MPS (a machine of one GPU, where each test's ranks share it).
 [ "${MPS:-0}" = 1 ] && mps_start
 
-# Small all-reduces on the ring against by gathering (DFCCL_ALLREDUCE_GATHER_BYTES, 32 KiB by
-# default since this measured it 7-9 us faster at 2 ranks): NP ranks, 8 B - 64 KiB, two rounds
-# alternated in one call, every run checking its results (-c 1).  Logs: $out/gather-ab-NPranks.txt.
+# All-reduces on the ring against by gathering (DFCCL_ALLREDUCE_GATHER_BYTES: 32 KiB by default,
+# 8 MiB at 2 ranks on GPUs): NP ranks, 8 B - 16 MiB, the ring (0), what gathers by default and
+# everything up to 16 MiB gathering, two rounds alternated in one call, every run checking its
+# results (-c 1).  Logs: $out/gather-ab-NPranks.txt.
 gather_ab() {
   : > "$out/gather-ab-$1ranks.txt"
   for round in 1 2; do
-    for bytes in 0 65536; do
-      step "allreduce-$1ranks-gather-$bytes-round-$round" 120 env DFCCL_ALLREDUCE_GATHER_BYTES=$bytes $mpi "$1" \
-        benchmarks/dfccl_bench -C allreduce -A comm -P 1 -b 8 -e 64K -f 8 -n 200 -w 20 -c 1
+    for bytes in 0 default 16777216; do
+      vars="DFCCL_ALLREDUCE_GATHER_BYTES=$bytes"
+      [ "$bytes" = default ] && vars=""
+      # shellcheck disable=SC2086 # vars: empty or one word
+      step "allreduce-$1ranks-gather-$bytes-round-$round" 120 env $vars $mpi "$1" \
+        benchmarks/dfccl_bench -C allreduce -A comm -P 1 -b 8 -e 16M -f 4 -n 100 -w 10 -c 1
       [ "$ran" = 1 ] && { echo "== DFCCL_ALLREDUCE_GATHER_BYTES=$bytes, round $round"; grep -E "^ +[0-9]" "$out/step.out"; } \
         >> "$out/gather-ab-$1ranks.txt"
     done
