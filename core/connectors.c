@@ -232,7 +232,8 @@ dfcclResult_t df_links_create(df_ctx* ctx, const df_group* g, int id, const df_c
   mine->kind = st->kind;
   mine->dtype = st->dtype;
   mine->op = st->op;
-  mine->root = st->root;
+  /* An all-reduce's root word is its gathering share (daemon.h): not a root to show in a mismatch. */
+  mine->root = st->kind == DF_COLL_BROADCAST || st->kind == DF_COLL_REDUCE ? st->root : 0;
   mine->count = st->count;
   mine->layout_hash = layout_hash;
   mine->nchannels = nch;
