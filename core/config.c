@@ -165,8 +165,8 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
    * H100s, 8 B - 32 KiB (docs/performance.md, gather_ab); measured no higher than 32 KiB.  At 2
    * ranks a link carries what the ring's does (n-1 inputs against 2(n-1)/n) in one hop instead of
    * two, each channel its share: 4-6 us faster than the ring from 64 KiB to 4 MiB, 2 at 8 MiB and 3
-   * slower at 16 MiB, where the ring's pipeline wins (2 x H200, twenty-sixth session).  Not measured
-   * on the host target, whose slots hold 128 KiB anyway. */
+   * slower at 16 MiB (2 x H200, twenty-sixth session).  Not measured on the host target, whose
+   * slots hold 128 KiB anyway. */
   cfg->gather_bytes = 32 << 10;
   cfg->gather_bytes_pair = gpu ? 8 << 20 : 32 << 10;
   cfg->yield_delay_us = 20;
