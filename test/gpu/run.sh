@@ -678,7 +678,7 @@ fi
 # 2) rounds alternate between the two builds: hop_latency (one hop through the primitives) and
 # dfccl_bench's small all-reduce (8 B - 64 KiB, -A comm -P 1, results checked), with AB_ENV's
 # variables for both trees (e.g. AB_ENV=DFCCL_ALLREDUCE_GATHER_BYTES=0: the ring on both, where the
-# defaults differ).  Logs: $out/ab-hop.txt and $out/ab-allreduce.txt, each run under a
+# defaults differ); the order of the two alternates from round to round.  Logs: $out/ab-hop.txt and $out/ab-allreduce.txt, each run under a
 # "== base|this, round N" line.
 if named ab; then
   base_tarball=$(ls "$repo"/.dist-base/dfccl-*.tar.gz 2> /dev/null | head -n 1)
@@ -694,7 +694,11 @@ if named ab; then
     : > "$out/ab-hop.txt"
     : > "$out/ab-allreduce.txt"
     for round in $(seq 1 "${AB_ROUNDS:-2}"); do
-      for tree in base this; do
+      # Odd rounds run the baseline first, even rounds this tree: an effect of going first or
+      # second falls on both (every round ran the baseline first until the twenty-sixth session).
+      order="base this"
+      [ $((round % 2)) = 0 ] && order="this base"
+      for tree in $order; do
         dir=$here
         [ "$tree" = base ] && dir=$base_dir
         step "ab-hop-$tree-$round" 60 "$dir/benchmarks/hop_latency"
