@@ -52,10 +52,11 @@ uint32_t df_run_channels(const df_config* cfg, uint32_t kind, uint64_t bytes, ui
   return channels_for(cfg, traffic_bytes((df_coll_kind)kind, bytes, nranks));
 }
 
-/* The bytes of the largest channel's share of an all-reduce: what a gathering run's slot holds. */
-static uint64_t gathered_slot_bytes(uint64_t count, uint32_t nchannels, uint64_t esize) {
+/* The elements of the largest channel's share of an all-reduce (df_channel_share, at most the
+ * whole): what a gathering run's slot holds, and where each channel's share begins. */
+static uint64_t gathered_share(uint64_t count, uint32_t nchannels, uint64_t esize) {
   uint64_t share = df_channel_share(count, nchannels, esize);
-  return (share < count ? share : count) * esize;
+  return share < count ? share : count;
 }
 
 /* The largest all-reduce that gathers on `nranks` ranks. */
@@ -64,14 +65,15 @@ static uint64_t gather_limit(const df_config* cfg, uint32_t nranks) {
 }
 
 void df_choose_all_reduce(const df_config* cfg, df_coll_static* st, uint32_t slot_bytes) {
+  st->flags &= ~DF_COLL_GATHER_REDUCE; /* a communicator's run starts from its set's last one */
+  if (st->kind != DF_COLL_ALL_REDUCE) return;
   uint64_t esize = dfcclTypeSize((dfcclDataType_t)st->dtype);
   uint64_t bytes = st->count * esize;
-  bool gathers = st->kind == DF_COLL_ALL_REDUCE && st->nranks >= 2 && st->nranks - 1 <= DF_FIFO_STEPS && bytes > 0 &&
-                 bytes <= gather_limit(cfg, st->nranks) &&
-                 gathered_slot_bytes(st->count, st->nchannels, esize) <= slot_bytes;
-  st->flags = gathers ? st->flags | DF_COLL_GATHER_REDUCE : st->flags & ~DF_COLL_GATHER_REDUCE;
-  if (st->kind == DF_COLL_ALL_REDUCE) /* fits: a share fits a slot, which holds at most 64 MiB */
-    st->gather_share = gathers ? (uint32_t)df_channel_share(st->count, st->nchannels, esize) : 0;
+  uint64_t share = gathered_share(st->count, st->nchannels, esize);
+  bool gathers = st->nranks >= 2 && st->nranks - 1 <= DF_FIFO_STEPS && bytes > 0 &&
+                 bytes <= gather_limit(cfg, st->nranks) && share * esize <= slot_bytes;
+  if (gathers) st->flags |= DF_COLL_GATHER_REDUCE;
+  st->gather_share = gathers ? (uint32_t)share : 0; /* fits: a share fits a slot, which holds at most 64 MiB */
 }
 
 static dfcclResult_t check_registration(size_t count, dfcclDataType_t dtype, dfcclRedOp_t op, int collId) {
@@ -190,10 +192,10 @@ static dfcclResult_t register_collective(df_ctx* ctx, df_coll_kind kind, size_t 
   uint64_t bytes = (uint64_t)count * dfcclTypeSize(dtype);
   uint32_t slot = shape ? shape->slot_bytes : slot_for(&ctx->cfg, kind, bytes, st.nchannels, st.nranks);
   /* A gathering all-reduce carries a channel's whole share in one slot: its slot is that large. */
-  uint64_t share = gathered_slot_bytes(count, st.nchannels, dfcclTypeSize(dtype));
-  if (!shape && kind == DF_COLL_ALL_REDUCE && share > slot && bytes <= gather_limit(&ctx->cfg, st.nranks) &&
-      share <= ctx->cfg.slot_bytes) {
-    uint64_t whole = (share + 4095) / 4096 * 4096;
+  uint64_t share_bytes = gathered_share(count, st.nchannels, dfcclTypeSize(dtype)) * dfcclTypeSize(dtype);
+  if (!shape && kind == DF_COLL_ALL_REDUCE && share_bytes > slot && bytes <= gather_limit(&ctx->cfg, st.nranks) &&
+      share_bytes <= ctx->cfg.slot_bytes) {
+    uint64_t whole = (share_bytes + 4095) / 4096 * 4096;
     slot = whole < ctx->cfg.slot_bytes ? (uint32_t)whole : ctx->cfg.slot_bytes;
   }
   df_choose_all_reduce(&ctx->cfg, &st, slot);
