@@ -193,13 +193,16 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
    * leaving for the next round to take them (docs/design.md: "Entries taken in a wait"); 2: from
    * its first look, 0: it leaves. */
   cfg->spin.take_in_wait = 1;
+  /* Once a run was preempted, a wait's first pass leaves for queued runs that begin by sending
+   * (df_other_run_ready): ranks in different orders have each other's data before they wait for it. */
+  cfg->spin.send_ahead = 1;
 
   cfg->spin_set[0] = env_given("DFCCL_SPIN_FRONT");
   cfg->spin_set[1] = env_given("DFCCL_SPIN_FLOOR");
   cfg->spin_set[2] = env_given("DFCCL_SPIN_CEILING");
   uint64_t quit_us = cfg->spin.quit_period_ns / 1000;
   uint32_t preemption = cfg->spin.preemption, leave_share = cfg->spin.leave_share, follow = cfg->spin.follow;
-  uint32_t take_in_wait = cfg->spin.take_in_wait;
+  uint32_t take_in_wait = cfg->spin.take_in_wait, send_ahead = cfg->spin.send_ahead;
   uint32_t debug = 0;
   DF_CHECK(env_u32("DFCCL_MAX_CHANNELS", 1, DF_MAX_BLOCKS, &cfg->max_channels));
   DF_CHECK(env_u32("DFCCL_GATE_CHANNELS", 1, DF_MAX_BLOCKS, &cfg->gate_channels));
@@ -231,6 +234,7 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   DF_CHECK(env_u32("DFCCL_LEAVE_FOR_READY", 0, 1u << 20, &leave_share));
   DF_CHECK(env_u32("DFCCL_FOLLOW_READY", 0, 1, &follow));
   DF_CHECK(env_u32("DFCCL_TAKE_IN_WAIT", 0, 2, &take_in_wait));
+  DF_CHECK(env_u32("DFCCL_SEND_AHEAD", 0, 1, &send_ahead));
   const char* queue_order = getenv("DFCCL_QUEUE_ORDER");
   if (queue_order && *queue_order && strcmp(queue_order, "arrival") != 0) {
     if (strcmp(queue_order, "id") != 0)
@@ -260,6 +264,7 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   cfg->spin.leave_share = leave_share;
   cfg->spin.follow = follow;
   cfg->spin.take_in_wait = take_in_wait;
+  cfg->spin.send_ahead = send_ahead;
   cfg->debug = (int)debug;
   cfg->show_transport = show_transport || debug;
 

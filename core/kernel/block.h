@@ -23,8 +23,11 @@ typedef struct {
 
 typedef struct {
   df_context_slot slots[DF_CONTEXT_SLOTS];
-  uint16_t tasks[DF_MAX_COLLS]; /* the task queue: collective indices, in scheduling order */
+  uint16_t tasks[DF_MAX_COLLS];        /* the task queue: collective indices, in scheduling order */
+  uint32_t unbegun[DF_MAX_COLLS / 32]; /* bit per collective: its run was taken and has not run on
+                                        * this block yet (df_queued_run_unbegun) */
   uint32_t ntasks;
+  uint32_t disorder;    /* a run of the queue was preempted since it was last empty: waits send ahead */
   uint32_t current;     /* slot of the run being executed                          */
   uint32_t sqe_fetched; /* runs this round took: its fetch, and waits (df_take_in_wait) */
   uint32_t idle_round;  /* the last round took no SQE and ran nothing: a new SQE is likely alone */

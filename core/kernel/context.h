@@ -77,6 +77,7 @@ DF_FN void df_context_start_run(const df_daemon_args* a, const df_block* blk, df
   d.received = 0;
   d.pad[0] = d.pad[1] = 0;
   DF_STORE_SHARED(df_global_dynamic(a, blk, e->coll), d);
+  sh->unbegun[e->coll / 32] |= 1u << (e->coll % 32);
   df_context_slot* slot = &sh->slots[e->coll % DF_CONTEXT_SLOTS];
   if (slot->coll == (int32_t)e->coll) slot->coll = -1; /* a finished run's copy: stale now */
 }
@@ -96,6 +97,7 @@ DF_FN void df_context_block_start(const df_daemon_args* a, const df_block* blk, 
     sh->slots[i].dirty = 0;
   }
   sh->ntasks = bs->ntasks;
+  for (uint32_t i = 0; i < DF_MAX_COLLS / 32; i++) sh->unbegun[i] = 0; /* a relaunch sends nothing ahead */
   const uint16_t* saved = &a->saved_tasks[(size_t)blk->bid * DF_MAX_COLLS];
   for (uint32_t i = 0; i < sh->ntasks; i++) sh->tasks[i] = saved[i];
 }

@@ -227,6 +227,8 @@ typedef struct {
   uint32_t queue_by_id;       /* 1: equal priorities queue by id (df_coll_static.order), not arrival */
   uint32_t take_in_wait;      /* a wait takes SQEs that join the task queue at its end (df_take_in_wait): 1 once
                                 * its share has passed, 2 from its first look; 0: it leaves for them */
+  uint32_t send_ahead;        /* 1: once a run of the queue was preempted, a wait's first pass leaves
+                                * for queued runs that begin by sending (df_other_run_ready) */
   uint64_t timeslice_idle_ns; /* after DF_COLL_TIMESLICED_PEER work, quit after this long idle */
 } df_spin_policy;
 

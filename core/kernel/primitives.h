@@ -153,6 +153,24 @@ DF_FN bool df_entries_waiting(const df_run* run) {
                             : df_sq_written(run->args->sq, bs->sq_frontier);
 }
 
+/* Leader: whether queued run `coll` has not run on this block since it was taken (its bit in
+ * sh->unbegun), begins by sending -- an all-reduce (either algorithm), all-gather or
+ * reduce-scatter -- and runs on one channel: its own data can go to the successor now, whatever run
+ * the successor is on (sh->disorder).  A run that was scheduled once and stopped at its gate is not
+ * sent ahead again.  Runs of several channels are not: every block sending ahead made the random
+ * order of 4 MiB all-reduces (32 channels) 4-11 % slower, where one channel's 64 KiB gained 14-25 %
+ * (2 x H200, docs/performance.md; why was not measured: perhaps a block other than 0 that jumps to a run
+ * waits at its gate until block 0 has passed it).  A bit of shared memory rather than the run's
+ * dynamic context: reading that in every wait's look made the daemon kernel spill 362 bytes of
+ * registers where it spills 250 (ptxas, sm_90). */
+DF_FN bool df_queued_run_unbegun(const df_run* run, uint32_t coll) {
+  if (!(run->sh->unbegun[coll / 32] & (1u << (coll % 32)))) return false;
+  const df_coll_static* st = &run->args->colls[coll];
+  uint32_t kind = df_load_l2_u32(&st->kind);
+  bool sends_first = kind == DF_COLL_ALL_REDUCE || kind == DF_COLL_ALL_GATHER || kind == DF_COLL_REDUCE_SCATTER;
+  return sends_first && df_load_l2_u32(&st->nchannels) == 1;
+}
+
 /* Leader, in a wait longer than its share of the threshold: does one more queued run (round robin,
  * *cursor) have a slot to take?  If so its position goes to sh->ready, for the scheduler to run it
  * next.  Waiting on here would only delay it: with every rank in its own order (the random-order
@@ -163,18 +181,28 @@ DF_FN bool df_entries_waiting(const df_run* run) {
  * task queue here, at its end, and the looks go on over them (df_take_in_wait); an entry that
  * cannot be taken so -- or any, with DFCCL_TAKE_IN_WAIT=0 -- is a reason to leave once the wait
  * has lasted its share, for the next round to take it.  Leaving
- * is a preemption like a timed-out wait, so nothing else changes; priorities hold. */
+ * is a preemption like a timed-out wait, so nothing else changes; priorities hold.
+ * Sending ahead: once a run of the block's queue was preempted (sh->disorder, spin.send_ahead), the
+ * first pass of every wait over the queue, from its first poll and on every ring position, leaves
+ * instead for a queued run that has not begun and begins by sending (df_queued_run_unbegun).  With
+ * each rank in its own order, every rank's first data of every queued run then goes out before
+ * anyone waits for it, and the runs' waits find the peers' data: at 2 ranks an all-reduce that
+ * gathers is one send and one receive.  Only after a preemption: in one order on every rank the
+ * peer answers within a hop, and leaving at every wait's first poll made that order 35 % slower
+ * (2 x H200, docs/performance.md). */
 DF_FN bool df_other_run_ready(const df_run* run, uint64_t polls, uint32_t* cursor) {
   df_block_shared* sh = run->sh;
   uint32_t share = run->args->spin.leave_share;
-  if (share == 0 || polls < df_look_around_from(run)) return false;
-  if (polls % DF_LOOK_AROUND_EVERY && !df_looks_early(run)) return false;
+  if (share == 0) return false;
+  bool ahead = sh->disorder && polls <= sh->ntasks; /* the wait's first pass sends ahead */
+  if (!ahead && polls < df_look_around_from(run)) return false;
+  if (!ahead && polls % DF_LOOK_AROUND_EVERY && !df_looks_early(run)) return false;
   uint32_t position = (*cursor)++ % (sh->ntasks + 1);
   if (position == sh->ntasks) {
     /* Not before the share either, unless DFCCL_TAKE_IN_WAIT=2: a look at the SQ is a load from host
      * memory, and a follower looks from its first poll; taking from the first look measured no
      * better on 2 H100s (docs/performance.md, twenty-first session). */
-    bool shared = polls >= run->threshold / share;
+    bool shared = ahead || polls >= run->threshold / share; /* sending ahead: take the burst's runs */
     if (!run->args->spin.take_in_wait) return shared && df_entries_waiting(run);
     if (!shared && run->args->spin.take_in_wait < 2) return false;
     return df_take_in_wait(run->args, run->blk, sh) && shared;
@@ -182,8 +210,8 @@ DF_FN bool df_other_run_ready(const df_run* run, uint64_t polls, uint32_t* curso
   uint32_t coll = sh->tasks[position];
   if (coll == DF_NO_TASK || (int32_t)coll == run->ctx->coll) return false;
   /* Never for a run of lower priority: that one waits for this one (the task queue's order). */
-  if (df_static_priority(run->args, coll) < (int32_t)run->ctx->stat.priority || !df_queued_run_has_slot(run, coll))
-    return false;
+  if (df_static_priority(run->args, coll) < (int32_t)run->ctx->stat.priority) return false;
+  if (ahead ? !df_queued_run_unbegun(run, coll) : !df_queued_run_has_slot(run, coll)) return false;
   if (run->args->spin.queue_by_id && polls < run->threshold / share &&
       df_static_order(run->args, coll) <= run->ctx->stat.order)
     return false; /* early, by id: only for a higher one (df_looks_early) */

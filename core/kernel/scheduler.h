@@ -123,7 +123,9 @@ DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_sh
                        bool* completed, bool* timesliced) {
   if (df_is_leader(blk)) {
     DF_STAMP_COLL(a, blk, sh, sh->tasks[position], DF_STAMP_RUN);
-    sh->current = df_context_acquire(a, blk, sh, sh->tasks[position]);
+    uint32_t coll = sh->tasks[position];
+    sh->unbegun[coll / 32] &= ~(1u << (coll % 32));
+    sh->current = df_context_acquire(a, blk, sh, coll);
     DF_STAMP(a, blk, sh, sh->slots[sh->current].coll, sh->slots[sh->current].dyn.epoch, DF_STAMP_CONTEXT);
   }
   df_block_sync();
@@ -167,6 +169,7 @@ DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_sh
        * block 0 waits for the host, and counting those made preemptions 20-50 times what the runs
        * themselves gave up (2 x H200, random order). */
       df_block_state* bs = &a->blocks[blk->bid];
+      sh->disorder = a->spin.send_ahead; /* df_other_run_ready */
       df_count(&bs->counters.preemptions);
       df_atomic_add_u32(&a->coll_counters[run.ctx->coll].preemptions, 1);
       if (run.progressed) {
@@ -297,6 +300,7 @@ DF_FN void df_daemon_block_main(const df_daemon_args* a, const df_block* blk, df
     sh->error_look_ns = 0;
     sh->idle_round = 0; /* a launch may find entries piled up: it takes them all */
     sh->ready = DF_NO_TASK;
+    sh->disorder = 0;
   }
   df_block_sync();
   while (sh->quit == DF_CONTINUE) {
@@ -323,6 +327,7 @@ DF_FN void df_daemon_block_main(const df_daemon_args* a, const df_block* blk, df
       /* Only after a task completed: with an empty queue no barrier separates the block's read of
        * ntasks above from a store to it (compute-sanitizer's racecheck saw that hazard). */
       if (finished) df_task_queue_compact(sh);
+      if (sh->ntasks == 0) sh->disorder = 0; /* what the next runs do will tell */
       sh->idle_round = !active;
       sh->quit = df_decide(a, blk, sh, active, yield);
     }

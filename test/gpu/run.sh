@@ -820,12 +820,13 @@ fi
 # the fixed order), and the case study (161 all-reduces, one late rank).  The calibrated thresholds
 # each rank uses are printed first (DFCCL_DEBUG=1's "a poll costs" lines).  Log: $out/ooo.txt, one
 # "== SETTING" block each.
-# The defaults against the ring at both sizes (before the twenty-sixth session 64 KiB and 4 MiB ran
+# The defaults against no sending ahead (DFCCL_SEND_AHEAD=0, the rule before the twenty-seventh
+# session) and against the ring at both sizes (before the twenty-sixth session 64 KiB and 4 MiB ran
 # on the ring; at 2 ranks they gather now), waits that leave to take SQ entries instead of taking
 # them (the rule before df_take_in_wait), the nineteenth session's share (1/16), no followers, and
 # the id order with a tenth of the thresholds (the best random order measured, at a cost to the
 # fixed one).
-ooo_default_settings="defaults;DFCCL_ALLREDUCE_GATHER_BYTES=32768;DFCCL_TAKE_IN_WAIT=0;DFCCL_LEAVE_FOR_READY=16;\
+ooo_default_settings="defaults;DFCCL_SEND_AHEAD=0;DFCCL_ALLREDUCE_GATHER_BYTES=32768;DFCCL_TAKE_IN_WAIT=0;DFCCL_LEAVE_FOR_READY=16;\
 DFCCL_FOLLOW_READY=0;DFCCL_QUEUE_ORDER=id DFCCL_SPIN_FRONT=200 DFCCL_SPIN_CEILING=2000"
 if named ooo; then
   ooo_np=${OOO_NP:-2} # OOO_NP=4: the same at 4 ranks (one per GPU on a 4-GPU machine)

@@ -16,7 +16,7 @@
 static const char* const spin_names[] = {"DFCCL_SPIN_FRONT",   "DFCCL_SPIN_FLOOR",  "DFCCL_SPIN_CEILING",
                                          "DFCCL_SPIN_GROWTH",  "DFCCL_SLOT_BYTES",  "DFCCL_SUBMIT_TIMEOUT_MS",
                                          "DFCCL_MAX_CHANNELS", "DFCCL_QUEUE_ORDER", "DFCCL_FOLLOW_READY",
-                                         "DFCCL_TAKE_IN_WAIT", "DFCCL_NET_LANES"};
+                                         "DFCCL_TAKE_IN_WAIT", "DFCCL_SEND_AHEAD",  "DFCCL_NET_LANES"};
 
 static void clear(void) {
   for (size_t i = 0; i < sizeof spin_names / sizeof spin_names[0]; i++) unsetenv(spin_names[i]);
@@ -113,6 +113,10 @@ static void test_scheduling(void) {
   if (load("DFCCL_TAKE_IN_WAIT=0", &cfg) && cfg.spin.take_in_wait) FAIL("DFCCL_TAKE_IN_WAIT=0 not loaded");
   if (load("DFCCL_TAKE_IN_WAIT=2", &cfg) && cfg.spin.take_in_wait != 2) FAIL("DFCCL_TAKE_IN_WAIT=2 not loaded");
   refused("DFCCL_TAKE_IN_WAIT", "3");
+  if (load("DFCCL_SPIN_GROWTH=20", &cfg) && cfg.spin.send_ahead != 1)
+    FAIL("default: waits send ahead after a preemption");
+  if (load("DFCCL_SEND_AHEAD=0", &cfg) && cfg.spin.send_ahead) FAIL("DFCCL_SEND_AHEAD=0 not loaded");
+  refused("DFCCL_SEND_AHEAD", "2");
   if (load("DFCCL_NET_LANES=3", &cfg) && cfg.net_lanes != 3) FAIL("DFCCL_NET_LANES=3 not loaded");
   if (load("DFCCL_SPIN_GROWTH=20", &cfg) && cfg.net_lanes != 1) FAIL("the host target runs 1 lane (%u)", cfg.net_lanes);
   refused("DFCCL_NET_LANES", "0");

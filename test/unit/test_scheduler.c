@@ -709,6 +709,96 @@ static void test_leave_for_ready(void) {
   free(r);
 }
 
+/* Sending ahead (df_other_run_ready, df_queued_run_unbegun): once a run of the queue was preempted,
+ * a wait's first pass over the queue leaves for a queued one-channel run that has not begun and
+ * begins by sending; in one order (nothing preempted) no wait does, nor with DFCCL_SEND_AHEAD=0,
+ * after the first pass, for a run that began, for one that receives first, for one of several
+ * channels, or for one of lower priority.  A preemption in df_run_task is what turns it on. */
+static void test_send_ahead(void) {
+  enum { OTHER = 9 };
+  ring_fixture* r = zeroed(1, sizeof *r);
+  ring_init(r);
+  df_daemon_args* a = &r->f.args;
+  df_block_shared* sh = &r->f.shared;
+  /* OTHER: a one-channel all-reduce on connectors of its own, nothing received yet. */
+  df_recv_ctrl other_recv = {0};
+  df_connector other_from_prev = {.recv_ctrl = &other_recv};
+  uint64_t other_consumed = 0;
+  df_links other_links = {.nchannels = 1, .from_prev = &other_from_prev, .consumed = &other_consumed};
+  r->f.colls[OTHER] = r->f.colls[RING_COLL];
+  r->f.colls[OTHER].kind = DF_COLL_ALL_REDUCE;
+  r->f.colls[OTHER].links = &other_links;
+  df_run run = ring_direct_run(r, 1u << 12);
+  int32_t other_send[RING_COUNT] = {0}, other_recv_buf[RING_COUNT];
+  df_sqe e = sqe_for(OTHER, 1, other_send, other_recv_buf);
+  df_context_start_run(a, &r->f.block, sh, &e); /* taken: not begun */
+  sh->tasks[0] = RING_COLL;
+  sh->tasks[1] = OTHER;
+  sh->ntasks = 2;
+  a->spin.floor = 64;
+  a->spin.leave_share = 16;
+  a->spin.send_ahead = 1;
+  sh->disorder = 0;
+  uint64_t from = (1u << 12) / 16;
+  /* The first pass looks at position `polls` (the cursor goes with the polls there). */
+#define LOOKS(polls) df_other_run_ready(&run, (polls), &(uint32_t){(uint32_t)(polls)})
+  CHECK(!LOOKS(1) && !LOOKS(from - DF_LOOK_AROUND_EVERY + 1), "in one order a wait does not send ahead");
+  sh->disorder = 1;
+  sh->ready = DF_NO_TASK;
+  CHECK(LOOKS(1) && sh->ready == 1, "after a preemption the first pass leaves for the run not begun");
+  CHECK(!LOOKS(0), "not for the run that waits");
+  CHECK(!LOOKS(3), "nor after the first pass (the run has no slot to take)");
+  r->f.colls[OTHER].kind = DF_COLL_BROADCAST;
+  CHECK(!LOOKS(1), "nor for a run that may begin by receiving");
+  r->f.colls[OTHER].kind = DF_COLL_ALL_GATHER;
+  CHECK(LOOKS(1), "an all-gather sends first");
+  r->f.colls[OTHER].kind = DF_COLL_REDUCE_SCATTER;
+  CHECK(LOOKS(1), "and a reduce-scatter");
+  r->f.colls[OTHER].kind = DF_COLL_ALL_REDUCE;
+  r->f.colls[OTHER].nchannels = 2;
+  CHECK(!LOOKS(1), "a run of several channels is not sent ahead");
+  r->f.colls[OTHER].nchannels = 1;
+  r->f.colls[RING_COLL].priority = run.ctx->stat.priority = 1;
+  CHECK(!LOOKS(1), "nor one of lower priority");
+  r->f.colls[RING_COLL].priority = run.ctx->stat.priority = 0;
+  a->spin.leave_share = 0;
+  CHECK(!LOOKS(1), "with the leaving rule off, no wait leaves");
+  a->spin.leave_share = 16;
+  /* OTHER runs once (it stops at its gate, say): it has begun. */
+  sh->tasks[0] = OTHER;
+  sh->ntasks = 1;
+  r->f.colls[OTHER].links = NULL; /* one participant: its run completes at once */
+  r->f.colls[OTHER].nranks = 1;
+  bool completed = false, timesliced = false;
+  df_run_task(a, &r->f.block, sh, 0, &completed, &timesliced);
+  CHECK(completed, "the run of one participant completes");
+  df_cq_take(r->cq_entries, 8, &r->cq_taken);
+  r->cq_heads[0] = r->cq_taken;
+  r->f.colls[OTHER].links = &other_links;
+  r->f.colls[OTHER].nranks = 2;
+  sh->tasks[0] = RING_COLL;
+  sh->tasks[1] = OTHER;
+  sh->ntasks = 2;
+  run.ctx = &sh->slots[df_context_acquire(a, &r->f.block, sh, RING_COLL)]; /* the two share a slot */
+  CHECK(!LOOKS(1), "a run that has run on this block is not sent ahead again");
+  df_context_start_run(a, &r->f.block, sh, &e);
+  CHECK(LOOKS(1), "its next run is");
+#undef LOOKS
+  /* What turns it on: a preemption of the block's run, with DFCCL_SEND_AHEAD=1 only. */
+  a->spin.leave_share = 0; /* the wait gives up at its threshold (no SQ here to look at) */
+  for (uint32_t on = 0; on < 2; on++) {
+    a->spin.send_ahead = on;
+    sh->disorder = 0;
+    sh->tasks[0] = RING_COLL;
+    sh->ntasks = 1;
+    df_sqe ring_e = sqe_for(RING_COLL, 2, NULL, r->recv);
+    df_context_start_run(a, &r->f.block, sh, &ring_e);
+    df_run_task(a, &r->f.block, sh, 0, &completed, &timesliced); /* the root posted nothing: preempted */
+    CHECK(!completed && sh->disorder == on, "a preemption with DFCCL_SEND_AHEAD=%u: disorder %u", on, sh->disorder);
+  }
+  free(r);
+}
+
 /* Credits: a send takes a slot only once the successor has freed it, and reads the successor's head
  * only when the slots it knows to be free run out (heads only grow) -- one load a step fewer on
  * the GPU, where each acquire empties the SM's L1.  A head revoked meanwhile is seen at the next
@@ -1001,6 +1091,7 @@ int main(void) {
   test_failures();
   test_growth();
   test_leave_for_ready();
+  test_send_ahead();
   test_credits();
   test_take_in_wait();
   test_wait_not_left();
@@ -1009,6 +1100,6 @@ int main(void) {
     return 1;
   }
   printf("test_scheduler: task queue, thresholds, contexts, a whole run, the gate of several channels, failed runs, "
-         "growth, credits, leaving for a ready run, taking SQEs in a wait: ok\n");
+         "growth, credits, leaving for a ready run, sending ahead, taking SQEs in a wait: ok\n");
   return 0;
 }
