@@ -571,20 +571,38 @@ static void test_growth(void) {
  * then: not while the wait is short, not for a run with nothing to take, one on the same
  * connectors, a completed one, one of lower priority or a revoked connector, and never with the
  * rule off. */
-static void test_leave_for_ready(void) {
-  enum { OTHER = 9 };
+/* A second collective beside the ring fixture's, at index OTHER_COLL: a copy of its static context
+ * on connectors of its own (one channel), whose predecessor has posted nothing yet. */
+enum { OTHER_COLL = 9 };
+typedef struct {
+  df_recv_ctrl recv;
+  df_connector from_prev;
+  uint64_t consumed;
+  df_links links;
+} other_fixture;
+
+/* A ring fixture (freed by the caller) with the second collective *o beside its own. */
+static ring_fixture* ring_and_other(other_fixture* o) {
   ring_fixture* r = zeroed(1, sizeof *r);
   ring_init(r);
+  memset(o, 0, sizeof *o);
+  o->from_prev = (df_connector){.recv_ctrl = &o->recv};
+  o->links = (df_links){.nchannels = 1, .from_prev = &o->from_prev, .consumed = &o->consumed};
+  r->f.colls[OTHER_COLL] = r->f.colls[RING_COLL];
+  r->f.colls[OTHER_COLL].links = &o->links;
+  return r;
+}
+
+static void test_leave_for_ready(void) {
+  enum { OTHER = OTHER_COLL };
+  other_fixture o; /* a collective on connectors of its own, whose predecessor has posted one slot */
+  ring_fixture* r = ring_and_other(&o);
   df_daemon_args* a = &r->f.args;
   df_block_shared* sh = &r->f.shared;
-  /* OTHER: a collective on connectors of its own, whose predecessor has posted one slot. */
-  df_recv_ctrl other_recv = {0};
-  df_connector other_from_prev = {.recv_ctrl = &other_recv};
-  uint64_t other_consumed = 0;
-  df_links other_links = {.nchannels = 1, .from_prev = &other_from_prev, .consumed = &other_consumed};
-  r->f.colls[OTHER] = r->f.colls[RING_COLL];
-  r->f.colls[OTHER].links = &other_links;
-  other_recv.tail = 1;
+  df_recv_ctrl* other_recv = &o.recv;
+  uint64_t* other_consumed = &o.consumed;
+  df_links* other_links = &o.links;
+  other_recv->tail = 1;
 
   df_run run = ring_direct_run(r, 1u << 12);
   sh->tasks[0] = RING_COLL;
@@ -603,15 +621,15 @@ static void test_leave_for_ready(void) {
   run.threshold = 1000; /* 1000 / 16 < the floor: the floor it is */
   CHECK(!LOOKS(48) && LOOKS(64), "a short threshold looks from the floor on");
   run.threshold = 1u << 12;
-  other_consumed = 1;
+  *other_consumed = 1;
   CHECK(!LOOKS(from), "a queued run whose slots are all taken is no reason to leave");
-  other_consumed = 0;
-  other_recv.tail = DF_REVOKED(DF_RUN_TIMED_OUT);
+  *other_consumed = 0;
+  other_recv->tail = DF_REVOKED(DF_RUN_TIMED_OUT);
   CHECK(!LOOKS(from), "a revoked connector is no slot");
-  other_recv.tail = 1;
+  other_recv->tail = 1;
   r->f.colls[OTHER].links = &r->links;
   CHECK(!LOOKS(from), "a queued run on the same connectors waits for this one anyway");
-  r->f.colls[OTHER].links = &other_links;
+  r->f.colls[OTHER].links = other_links;
   sh->tasks[1] = DF_NO_TASK;
   CHECK(!LOOKS(from), "a completed task is no reason to leave");
   sh->tasks[1] = OTHER;
@@ -715,19 +733,12 @@ static void test_leave_for_ready(void) {
  * after the first pass, for a run that began, for one that receives first, for one of several
  * channels, or for one of lower priority.  A preemption in df_run_task is what turns it on. */
 static void test_send_ahead(void) {
-  enum { OTHER = 9 };
-  ring_fixture* r = zeroed(1, sizeof *r);
-  ring_init(r);
+  enum { OTHER = OTHER_COLL };
+  other_fixture o; /* a one-channel all-reduce on connectors of its own, nothing received yet */
+  ring_fixture* r = ring_and_other(&o);
+  r->f.colls[OTHER].kind = DF_COLL_ALL_REDUCE;
   df_daemon_args* a = &r->f.args;
   df_block_shared* sh = &r->f.shared;
-  /* OTHER: a one-channel all-reduce on connectors of its own, nothing received yet. */
-  df_recv_ctrl other_recv = {0};
-  df_connector other_from_prev = {.recv_ctrl = &other_recv};
-  uint64_t other_consumed = 0;
-  df_links other_links = {.nchannels = 1, .from_prev = &other_from_prev, .consumed = &other_consumed};
-  r->f.colls[OTHER] = r->f.colls[RING_COLL];
-  r->f.colls[OTHER].kind = DF_COLL_ALL_REDUCE;
-  r->f.colls[OTHER].links = &other_links;
   df_run run = ring_direct_run(r, 1u << 12);
   int32_t other_send[RING_COUNT] = {0}, other_recv_buf[RING_COUNT];
   df_sqe e = sqe_for(OTHER, 1, other_send, other_recv_buf);
@@ -774,7 +785,7 @@ static void test_send_ahead(void) {
   CHECK(completed, "the run of one participant completes");
   df_cq_take(r->cq_entries, 8, &r->cq_taken);
   r->cq_heads[0] = r->cq_taken;
-  r->f.colls[OTHER].links = &other_links;
+  r->f.colls[OTHER].links = &o.links;
   r->f.colls[OTHER].nranks = 2;
   sh->tasks[0] = RING_COLL;
   sh->tasks[1] = OTHER;
@@ -854,23 +865,16 @@ static void sq_submit(sq_fixture* q, uint64_t seq, uint32_t coll, uint32_t epoch
  * DFCCL_QUEUE_ORDER=id) stops the intake and the wait leaves; and with the knob off (the twin),
  * every entry makes it leave, as before. */
 static void test_take_in_wait(void) {
-  enum { OTHER = 9, HIGH = 10, LATER = 11, LAST = 12 };
-  ring_fixture* r = zeroed(1, sizeof *r);
-  ring_init(r);
+  enum { OTHER = OTHER_COLL, HIGH = 10, LATER = 11, LAST = 12 };
+  other_fixture o; /* OTHER, and three more on the same connectors */
+  ring_fixture* r = ring_and_other(&o);
   df_daemon_args* a = &r->f.args;
   df_block_shared* sh = &r->f.shared;
   df_block_state* bs = &a->blocks[0];
   sq_fixture q;
   sq_init(&q, a);
-  df_recv_ctrl other_recv = {0};
-  df_connector other_from_prev = {.recv_ctrl = &other_recv};
-  uint64_t other_consumed = 0;
-  df_links other_links = {.nchannels = 1, .from_prev = &other_from_prev, .consumed = &other_consumed};
-  uint32_t colls[] = {OTHER, HIGH, LATER, LAST};
-  for (int i = 0; i < 4; i++) {
-    r->f.colls[colls[i]] = r->f.colls[RING_COLL];
-    r->f.colls[colls[i]].links = &other_links;
-  }
+  df_recv_ctrl* other_recv = &o.recv;
+  for (uint32_t c = HIGH; c <= LAST; c++) r->f.colls[c] = r->f.colls[OTHER];
   r->f.colls[HIGH].priority = 1;
 
   df_run run = ring_direct_run(r, 1u << 12);
@@ -900,7 +904,7 @@ static void test_take_in_wait(void) {
   CHECK(a->dynamic[OTHER].epoch == 1 && a->dynamic[OTHER].step == 0, "the taken run starts from the beginning");
   CHECK(!LOOKS_AT_SQ(from + DF_LOOK_AROUND_EVERY), "with the SQ empty the wait does not leave");
   /* The taken run's predecessor sends: a look finds it behind the traversal's end (ntasks 1). */
-  other_recv.tail = 1;
+  other_recv->tail = 1;
   sh->ready = DF_NO_TASK;
   CHECK(df_other_run_ready(&run, from, &(uint32_t){1}) && sh->ready == 1, "a look finds the taken run ready");
   uint32_t next = 1, jumps = 0;
@@ -911,7 +915,7 @@ static void test_take_in_wait(void) {
   sh->ready = 1;
   CHECK(df_next_position(sh, 1, &next, &jumps) == 1 && jumps == 2,
         "a taken run counts among the jumps a traversal may make: a second one to it");
-  other_recv.tail = 0;
+  other_recv->tail = 0;
 
   /* A higher priority would go before the queued runs: not taken, the wait leaves. */
   sq_submit(&q, 1, HIGH, 1, 1);
