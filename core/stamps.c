@@ -11,6 +11,10 @@
  * realtime clock (it usually does, to within a microsecond or two; the host target shares the
  * monotonic clock outright).
  *
+ * With DFCCL_TRACE_FILE set, block 0's event trace (kernel/stamps.h) is kept as well and written to
+ * DFCCL_TRACE_FILE.RANK when the context is destroyed: a header line, then "t event coll epoch arg
+ * arg2" an event, t in ns on the daemon's clock.
+ *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
 #ifdef DF_STAMPS
@@ -61,12 +65,67 @@ void df_host_stamp(df_ctx* ctx, uint32_t coll, uint32_t epoch, df_host_stamp_poi
   __atomic_store_n(&r->t[point], now, __ATOMIC_RELAXED);
 }
 
+/* The event trace's buffers in daemon memory, zeroed (as every target's alloc leaves them). */
+static dfcclResult_t trace_open(df_ctx* ctx) {
+  const char* file = getenv("DFCCL_TRACE_FILE");
+  if (file == NULL || *file == '\0') return dfcclSuccess;
+  void* events = NULL;
+  void* count = NULL;
+  dfcclResult_t r = ctx->target->alloc(ctx, DF_TRACE_EVENTS * sizeof(df_trace_event), &events);
+  if (r != dfcclSuccess) return r;
+  r = ctx->target->alloc(ctx, sizeof(uint64_t), &count);
+  if (r != dfcclSuccess) {
+    ctx->target->free(ctx, events);
+    return r;
+  }
+  ctx->args.trace = events;
+  ctx->args.trace_count = count;
+  return dfcclSuccess;
+}
+
+static const char* const event_names[DF_EVENTS] = {"round",    "taken", "run",     "gate-shut", "gate", "sent",
+                                                   "received", "leave", "give-up", "executed",  "cqe"};
+
+/* Writes the ring's events, oldest first, to DFCCL_TRACE_FILE.RANK. */
+static void trace_write(df_ctx* ctx) {
+  const char* file = getenv("DFCCL_TRACE_FILE");
+  uint64_t count = 0;
+  df_trace_event* events = malloc(DF_TRACE_EVENTS * sizeof *events);
+  if (!events || ctx->target->copy_out(ctx, &count, ctx->args.trace_count, sizeof count) != dfcclSuccess ||
+      ctx->target->copy_out(ctx, events, ctx->args.trace, DF_TRACE_EVENTS * sizeof *events) != dfcclSuccess) {
+    fprintf(stderr, "dfccl: rank %d: the event trace could not be read back\n", ctx->rank);
+    free(events);
+    return;
+  }
+  char path[4096];
+  snprintf(path, sizeof path, "%s.%d", file, ctx->rank);
+  FILE* f = fopen(path, "w");
+  if (!f) {
+    fprintf(stderr, "dfccl: rank %d: cannot write the event trace to %s\n", ctx->rank, path);
+    free(events);
+    return;
+  }
+  uint64_t first = count > DF_TRACE_EVENTS ? count - DF_TRACE_EVENTS : 0;
+  fprintf(f, "# dfccl event trace: rank %d, %llu events (%llu lost to the ring); t event coll epoch arg arg2\n",
+          ctx->rank, (unsigned long long)count, (unsigned long long)first);
+  for (uint64_t i = first; i < count; i++) {
+    const df_trace_event* e = &events[i % DF_TRACE_EVENTS];
+    const char* name = e->event < DF_EVENTS ? event_names[e->event] : "?";
+    fprintf(f, "%llu %s %u %u %u %llu\n", (unsigned long long)e->t, name, e->coll, e->epoch, e->arg,
+            (unsigned long long)e->arg2);
+  }
+  if (fclose(f) != 0) fprintf(stderr, "dfccl: rank %d: writing the event trace to %s failed\n", ctx->rank, path);
+  free(events);
+}
+
 dfcclResult_t df_stamps_open(df_ctx* ctx) {
   ctx->stamps = calloc(1, sizeof *ctx->stamps);
   if (!ctx->stamps) return df_error(dfcclSystemError, "out of host memory for the stamps");
   void* daemon = NULL; /* zeroed, as every target's alloc leaves it */
   dfcclResult_t r = ctx->target->alloc(ctx, DF_STAMP_RUNS * sizeof(df_stamp_record), &daemon);
+  if (r == dfcclSuccess) r = trace_open(ctx);
   if (r != dfcclSuccess) {
+    if (daemon) ctx->target->free(ctx, daemon);
     free(ctx->stamps);
     ctx->stamps = NULL;
     return r;
@@ -214,6 +273,13 @@ void df_stamps_close(df_ctx* ctx) {
       ctx->target->copy_out(ctx, daemon, ctx->args.stamps, DF_STAMP_RUNS * sizeof *daemon) == dfcclSuccess)
     report(ctx, daemon);
   free(daemon);
+  if (ctx->args.trace) {
+    trace_write(ctx);
+    ctx->target->free(ctx, ctx->args.trace);
+    ctx->target->free(ctx, ctx->args.trace_count);
+    ctx->args.trace = NULL;
+    ctx->args.trace_count = NULL;
+  }
   if (ctx->args.stamps) ctx->target->free(ctx, ctx->args.stamps);
   ctx->args.stamps = NULL;
   free(ctx->stamps);

@@ -2,7 +2,8 @@
 # The per-run stamps build (./configure --enable-stamps; core/kernel/stamps.h, core/stamps.c) on
 # the host target: the distribution configured out of tree with the option, test_gather_reduce at
 # 2 ranks by gathering, and each rank's report must name the daemon's points from the SQE seen to
-# the CQE (the hop's sent and received among them) and the host's from the call to the callback.
+# the CQE (the hop's sent and received among them) and the host's from the call to the callback;
+# with DFCCL_TRACE_FILE each rank writes block 0's event trace, which benchmarks/trace_report.py reads.
 # Keeps the diagnostic build compiling and its report whole; what the numbers mean is
 # docs/design.md's "Per-run stamps".  Skipped (77) without MPI.
 #
@@ -32,7 +33,7 @@ grep -q "^HAVE_MPI_TRUE=''" "$work/build/config.log" || {
 make -C "$work/build" -j2 libdfccl.la test/mpi/test_gather_reduce >>"$log" 2>&1 || fail "make of the stamps build" "$log"
 
 out="$work/run.log"
-(cd "$work/build" && DFCCL_TARGET=host DFCCL_ALLREDUCE_GATHER_BYTES=65536 \
+(cd "$work/build" && DFCCL_TARGET=host DFCCL_ALLREDUCE_GATHER_BYTES=65536 DFCCL_TRACE_FILE="$work/trace" \
   sh "$work/src/test/mpi/mpirun.sh" 2 test/mpi/test_gather_reduce -i 2 -g 65536) >"$out" 2>&1 ||
   fail "test_gather_reduce on the stamps build" "$out"
 status=0
@@ -56,8 +57,25 @@ for rank in 0 1; do
   done
   [ "$status" = 0 ] && echo "rank $rank: $runs runs stamped"
 done
+# The event trace (DFCCL_TRACE_FILE): each rank's file holds every run's way from taken to CQE.
+for rank in 0 1; do
+  for event in taken run sent received executed cqe; do
+    grep -q "^[0-9]* $event " "$work/trace.$rank" 2>/dev/null || {
+      echo "FAIL: rank $rank's event trace ($work/trace.$rank) has no \"$event\" event"
+      status=1
+    }
+  done
+done
+if [ "$status" = 0 ] && command -v python3 >/dev/null; then
+  python3 "$work/src/benchmarks/trace_report.py" "$work/trace" --timeline 0 >"$work/trace.txt" 2>&1 &&
+    grep -q "iterations in one order" "$work/trace.txt" || {
+    cat "$work/trace.txt"
+    echo "FAIL: benchmarks/trace_report.py did not read the traces"
+    status=1
+  }
+fi
 [ "$status" = 0 ] || {
   cat "$out"
   exit 1
 }
-echo "stamps: the report names every point on both ranks"
+echo "stamps: the report names every point on both ranks; the event traces hold every run's events"

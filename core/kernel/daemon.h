@@ -268,6 +268,8 @@ typedef struct {
   df_spin_policy spin;
 #ifdef DF_STAMPS
   df_stamp_record* stamps; /* [DF_STAMP_RUNS], daemon memory: block 0's per-run stamps (stamps.h) */
+  df_trace_event* trace;   /* [DF_TRACE_EVENTS], daemon memory: block 0's events; NULL: no trace */
+  uint64_t* trace_count;   /* daemon memory: events appended so far                                */
 #endif
 } df_daemon_args;
 

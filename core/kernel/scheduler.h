@@ -85,6 +85,7 @@ DF_FN void df_complete_run(const df_daemon_args* a, const df_block* blk, df_bloc
     df_spin_pause(i); /* the host's poller is behind: it takes entries whenever runs are out */
   }
   DF_STAMP(a, blk, sh, coll, epoch, DF_STAMP_CQE);
+  DF_TRACE(a, blk, DF_EVENT_CQE, coll, epoch, 0, 0);
 }
 
 /* Leader, for a run the host published before it had waited for the caller's work (daemon.h): waits
@@ -142,12 +143,16 @@ DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_sh
   run.ahead = 0;
   run.head_pending = false;
   *timesliced = run.timesliced;
+  if (df_is_leader(blk)) DF_TRACE(a, blk, DF_EVENT_RUN, run.ctx->coll, run.ctx->dyn.epoch, position, run.threshold);
 
   df_prim_result r = DF_PRIM_DONE;
   if (run.ctx->dyn.gated) { /* every thread reads the flag before the barrier, the leader clears it after */
     if (df_is_leader(blk)) sh->gate = df_pass_gate(&run);
     df_block_sync();
     r = (df_prim_result)sh->gate;
+    if (df_is_leader(blk))
+      DF_TRACE(a, blk, r == DF_PRIM_BLOCKED ? DF_EVENT_GATE_SHUT : DF_EVENT_GATE, run.ctx->coll, run.ctx->dyn.epoch, 0,
+               0);
     if (df_is_leader(blk) && r != DF_PRIM_BLOCKED) {
       DF_STAMP(a, blk, sh, run.ctx->coll, run.ctx->dyn.epoch, DF_STAMP_GATE);
       run.ctx->dyn.gated = 0;
@@ -160,6 +165,7 @@ DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_sh
   *completed = (r != DF_PRIM_BLOCKED);
   if (df_is_leader(blk)) {
     if (r == DF_PRIM_DONE) DF_STAMP(a, blk, sh, run.ctx->coll, run.ctx->dyn.epoch, DF_STAMP_EXECUTED);
+    if (r == DF_PRIM_DONE) DF_TRACE(a, blk, DF_EVENT_EXECUTED, run.ctx->coll, run.ctx->dyn.epoch, 0, 0);
     if (*completed) {
       df_complete_run(a, blk, sh, run.ctx, r == DF_PRIM_FAILED ? run.error : DF_RUN_OK,
                       r == DF_PRIM_DONE && run.head_pending);
@@ -310,7 +316,10 @@ DF_FN void df_daemon_block_main(const df_daemon_args* a, const df_block* blk, df
     }
     df_block_sync();
     uint32_t ntasks = sh->ntasks;
-    if (df_is_leader(blk)) DF_STAMP_COLL(a, blk, sh, sh->stamp.coll, DF_STAMP_ROUND);
+    if (df_is_leader(blk)) {
+      DF_STAMP_COLL(a, blk, sh, sh->stamp.coll, DF_STAMP_ROUND);
+      if (ntasks > 0) DF_TRACE(a, blk, DF_EVENT_ROUND, 0, 0, ntasks, sh->sqe_fetched); /* not the idle ones */
+    }
     df_traversal t = {.yield = ntasks > 0}; /* yield: every task waits for peers that cannot run meanwhile */
     uint32_t next = 0, jumps = 0;           /* the leader's */
     for (;;) {

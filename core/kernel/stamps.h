@@ -79,4 +79,60 @@ DF_FN void df_stamp(df_stamp_record* records, df_stamp_state* s, uint32_t coll, 
 #define DF_STAMP_COLL(a, blk, sh, coll, point) ((void)0)
 #endif
 
+/* ---- the event trace (the same build; on when DFCCL_TRACE_FILE names where to write it) ----
+ * The stamps follow one run at a time; a burst of runs in disorder (the random-order program) needs
+ * every run's story: block 0's leader appends an event at each of the points below, for every run,
+ * to a ring of DF_TRACE_EVENTS in daemon memory (the oldest overwritten), and the context's
+ * destruction writes it to DFCCL_TRACE_FILE.RANK, one line an event (core/stamps.c);
+ * benchmarks/trace_report.py reads the ranks' files.  Block 0 is the one block of every
+ * one-channel run: the trace covers those whole. */
+typedef enum {
+  DF_EVENT_ROUND,     /* a traversal of a queue of tasks begins: arg = its tasks, arg2 = SQEs fetched */
+  DF_EVENT_TAKEN,     /* the run joined the task queue: arg = the queue's length              */
+  DF_EVENT_RUN,       /* the traversal came to the run: arg = its queue position, arg2 = the threshold */
+  DF_EVENT_GATE_SHUT, /* its gate did not open within the gate's polls                        */
+  DF_EVENT_GATE,      /* its gate let it through                                              */
+  DF_EVENT_SENT,      /* a slot posted to the successor: arg = slots sent by the run's links   */
+  DF_EVENT_RECEIVED,  /* a slot from the predecessor seen: arg = its step                       */
+  DF_EVENT_LEAVE,     /* a wait left for another run: arg = its collective (0xffff: the SQ), arg2 =
+                       * polls, bit 63 set when it sent ahead (df_other_run_ready)             */
+  DF_EVENT_GIVE_UP,   /* a wait reached its threshold: arg2 = polls                             */
+  DF_EVENT_EXECUTED,  /* its algorithm done on this block                                       */
+  DF_EVENT_CQE,       /* its CQE written                                                        */
+  DF_EVENTS
+} df_event;
+
+#define DF_TRACE_EVENTS (1u << 18)
+#define DF_TRACE_SQ 0xffffu         /* DF_EVENT_LEAVE's arg: left for entries of the SQ          */
+#define DF_TRACE_AHEAD (1ull << 63) /* DF_EVENT_LEAVE's arg2: sent ahead                       */
+
+typedef struct {
+  uint64_t t; /* df_time_ns */
+  uint32_t event, coll, epoch, arg;
+  uint64_t arg2;
+} df_trace_event;
+
+#ifdef DF_STAMPS
+/* Leader of block 0.  The count is block 0's alone: a plain increment. */
+DF_FN void df_trace(df_trace_event* trace, uint64_t* count, uint32_t event, uint32_t coll, uint32_t epoch, uint32_t arg,
+                    uint64_t arg2) {
+  if (trace == NULL) return; /* DFCCL_TRACE_FILE unset */
+  df_trace_event* e = &trace[(*count)++ % DF_TRACE_EVENTS];
+  e->t = df_time_ns();
+  e->event = event;
+  e->coll = coll;
+  e->epoch = epoch;
+  e->arg = arg;
+  e->arg2 = arg2;
+}
+#define DF_TRACE(a, blk, event, coll, epoch, arg, arg2)                                                     \
+  do {                                                                                                      \
+    if ((blk)->bid == 0)                                                                                    \
+      df_trace((a)->trace, (a)->trace_count, (event), (uint32_t)(coll), (uint32_t)(epoch), (uint32_t)(arg), \
+               (uint64_t)(arg2));                                                                           \
+  } while (0)
+#else
+#define DF_TRACE(a, blk, event, coll, epoch, arg, arg2) ((void)0)
+#endif
+
 #endif /* DFCCL_KERNEL_STAMPS_H */

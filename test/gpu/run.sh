@@ -136,7 +136,7 @@ gather_ab() {
 # PART=1: data path and the deadlock programs at one rank per GPU; PART=2: oversubscribed runs,
 # the random mix and performance; unset: both (more than one 600 s device call).  PART=oversub
 # PART=explore, PART=component, PART=every, PART=a2a, PART=comm, PART=failures, PART=soak, PART=burst,
-# PART=sanitizers, PART=ucx, PART=ucx-latency, PART=lanes, PART=ab, PART=stamps, PART=ooo, PART=scale (or scale-deadlock, scale-component, scale-bench,
+# PART=sanitizers, PART=ucx, PART=ucx-latency, PART=lanes, PART=ab, PART=stamps, PART=trace, PART=ooo, PART=scale (or scale-deadlock, scale-component, scale-bench,
 # scale-case) and PART=users (or users-pageable,
 # users-osu, users-cupy) are only run when named; PART may name several ("1 oversub").
 part=${PART:-all}
@@ -718,14 +718,20 @@ fi
 # all-reduce (-A comm -P 1, results checked) at each of STAMPS_SIZES (default "8 64K") at 1 rank, 2
 # ranks over CUDA IPC and 2 over UCX (STAMPS_RUNS, default "1 2 2-ucx"); each rank prints the
 # median time between the points of its runs when it ends.  Log: $out/stamps.txt.
+# The tarball built once more with --enable-stamps, in /tmp/dfccl-stamps (once per call): sets
+# stamps_dir, or returns 1 without a tarball.
+build_stamps() {
+  [ -n "$tarball" ] || return 1
+  [ -n "${stamps_dir:-}" ] && return 0
+  rm -rf /tmp/dfccl-stamps && mkdir -p /tmp/dfccl-stamps && tar xzf "$repo/$tarball" -C /tmp/dfccl-stamps
+  stamps_dir=$(echo /tmp/dfccl-stamps/dfccl-*)
+  step stamps-build 600 sh -c "cd '$stamps_dir' && ./configure --enable-stamps --disable-ompi-coll ${CONFIGURE_ARGS:-} \
+    > /dev/null && make -j16 > /dev/null && make -j16 check TESTS= > /dev/null"
+}
 if named stamps; then
-  if [ -z "$tarball" ]; then
+  if ! build_stamps; then
     note "SKIP stamps: no make dist tarball in .dist/"
   else
-    rm -rf /tmp/dfccl-stamps && mkdir -p /tmp/dfccl-stamps && tar xzf "$repo/$tarball" -C /tmp/dfccl-stamps
-    stamps_dir=$(echo /tmp/dfccl-stamps/dfccl-*)
-    step stamps-build 600 sh -c "cd '$stamps_dir' && ./configure --enable-stamps --disable-ompi-coll ${CONFIGURE_ARGS:-} \
-      > /dev/null && make -j16 > /dev/null && make -j16 check TESTS= > /dev/null"
     : > "$out/stamps.txt"
     for size in ${STAMPS_SIZES:-8 64K}; do
       for run in ${STAMPS_RUNS:-1 2 2-ucx}; do
@@ -751,6 +757,29 @@ if named stamps; then
       [ "$ran" = 1 ] && { echo "== UCX alone, $form"; grep -E "^ +[0-9]" "$out/step.out"; } >> "$out/stamps.txt"
     done
     cat "$out/stamps.txt" >> "$summary"
+  fi
+fi
+
+# PART=trace (issue 15): where the random order's time goes -- the stamps build (above) runs
+# out_of_order_bench at each of TRACE_SIZES (default "64K 4M"; -n TRACE_ITERS, default 30, one
+# round) with DFCCL_TRACE_FILE, each rank writing daemon block 0's events ($out/trace-SIZE.RANK),
+# and benchmarks/trace_report.py splits each iteration's time by what ended each stretch of it,
+# fixed order against random ($out/trace-SIZE.txt).  The plain build runs the same first: what the
+# trace costs.
+if named trace; then
+  if ! build_stamps; then
+    note "SKIP trace: no make dist tarball in .dist/"
+  else
+    for size in ${TRACE_SIZES:-64K 4M}; do
+      ooo_args="-s $size -n ${TRACE_ITERS:-30} -w 5 -r 1"
+      step "trace-$size-plain" 120 $mpi 2 benchmarks/out_of_order_bench $ooo_args
+      summarize "^ +[0-9]"
+      step "trace-$size" 120 env DFCCL_TRACE_FILE="$out/trace-$size" sh -c "cd '$stamps_dir' &&
+        sh test/mpi/mpirun.sh 2 benchmarks/out_of_order_bench $ooo_args"
+      summarize "^ +[0-9]"
+      [ "$ran" = 1 ] && python3 benchmarks/trace_report.py "$out/trace-$size" --timeline 1 > "$out/trace-$size.txt" 2>&1
+      [ "$ran" = 1 ] && grep -vE "^ +[0-9.]+  [a-z]" "$out/trace-$size.txt" >> "$summary"
+    done
   fi
 fi
 
