@@ -143,6 +143,32 @@ DF_FN uint64_t df_look_around_from(const df_run* run) {
   return from < spin->floor ? spin->floor : from;
 }
 
+/* What a wait's looks around (df_other_run_ready) need, worked out once when the wait begins: a
+ * poll's system-scope acquire leaves the block's L1 without the daemon's arguments, so reading the
+ * spin policy at every poll -- and dividing the threshold by the share, a 64-bit division -- made
+ * each poll of a wait cost about 1 us on an H200 where the calibration's bare loop of acquires
+ * costs 154 ns (the event trace, docs/performance.md): every wait in polls lasted 6.5 times the
+ * time the thresholds were calibrated for, and data that had arrived was seen up to a microsecond
+ * late. */
+typedef struct {
+  uint64_t from;      /* df_look_around_from                                                  */
+  uint64_t shared;    /* polls after which the wait has lasted its share: threshold / leave_share */
+  uint64_t pass_ends; /* a pass over the queue after an intake: every poll before this one looks */
+  bool on;            /* spin.leave_share != 0: waits look around at all                      */
+  bool early;         /* df_looks_early                                                       */
+} df_look_plan;
+
+DF_FN df_look_plan df_look_plan_of(const df_run* run) {
+  df_look_plan p = {0, 0, 0, false, false};
+  uint32_t share = run->args->spin.leave_share;
+  if (share == 0) return p;
+  p.on = true;
+  p.early = df_looks_early(run);
+  p.from = df_look_around_from(run);
+  p.shared = run->threshold / share;
+  return p;
+}
+
 /* Leader: whether SQEs wait that this block has not taken yet.  A block takes entries between runs,
  * and an idle block 0 takes a lone entry and runs it at once (df_fetch_sqes): a burst's other runs
  * -- among them, perhaps, the one the peers are on -- wait in the SQ until a wait takes them
@@ -190,30 +216,38 @@ DF_FN bool df_queued_run_unbegun(const df_run* run, uint32_t coll) {
  * gathers is one send and one receive.  Only after a preemption: in one order on every rank the
  * peer answers within a hop, and leaving at every wait's first poll made that order 35 % slower
  * (2 x H200, docs/performance.md). */
-DF_FN bool df_other_run_ready(const df_run* run, uint64_t polls, uint32_t* cursor) {
+DF_FN bool df_other_run_ready(const df_run* run, df_look_plan* plan, uint64_t polls, uint32_t* cursor) {
   df_block_shared* sh = run->sh;
-  uint32_t share = run->args->spin.leave_share;
-  if (share == 0) return false;
-  bool ahead = sh->disorder && polls <= sh->ntasks; /* the wait's first pass sends ahead */
-  if (!ahead && polls < df_look_around_from(run)) return false;
-  if (!ahead && polls % DF_LOOK_AROUND_EVERY && !df_looks_early(run)) return false;
+  if (!plan->on) return false;
+  bool intake_pass = polls < plan->pass_ends;
+  bool ahead = sh->disorder && (polls <= sh->ntasks || intake_pass); /* the first pass sends ahead */
+  if (!ahead && !intake_pass && polls < plan->from) return false;
+  if (!ahead && !intake_pass && polls % DF_LOOK_AROUND_EVERY && !plan->early) return false;
   uint32_t position = (*cursor)++ % (sh->ntasks + 1);
   if (position == sh->ntasks) {
     /* Not before the share either, unless DFCCL_TAKE_IN_WAIT=2: a look at the SQ is a load from host
      * memory, and a follower looks from its first poll; taking from the first look measured no
      * better on 2 H100s (docs/performance.md, twenty-first session). */
-    bool shared = ahead || polls >= run->threshold / share; /* sending ahead: take the burst's runs */
+    bool shared = ahead || polls >= plan->shared; /* sending ahead: take the burst's runs */
     if (!run->args->spin.take_in_wait) return shared && df_entries_waiting(run);
     if (!shared && run->args->spin.take_in_wait < 2) return false;
-    return df_take_in_wait(run->args, run->blk, sh) && shared;
+    uint32_t queued = sh->ntasks;
+    bool left = df_take_in_wait(run->args, run->blk, sh);
+    /* Runs taken: one pass over the queue, from the runs taken, a look at every poll, for the run
+     * the peers are on -- at one look every DF_LOOK_AROUND_EVERY polls, a queue of nine took 144
+     * polls to go round, tens of microseconds after the intake (2 x H200, the event trace). */
+    if (sh->ntasks > queued) {
+      *cursor = queued;
+      plan->pass_ends = polls + 1 + sh->ntasks + 1;
+    }
+    return left && shared;
   }
   uint32_t coll = sh->tasks[position];
   if (coll == DF_NO_TASK || (int32_t)coll == run->ctx->coll) return false;
   /* Never for a run of lower priority: that one waits for this one (the task queue's order). */
   if (df_static_priority(run->args, coll) < (int32_t)run->ctx->stat.priority) return false;
   if (ahead ? !df_queued_run_unbegun(run, coll) : !df_queued_run_has_slot(run, coll)) return false;
-  if (run->args->spin.queue_by_id && polls < run->threshold / share &&
-      df_static_order(run->args, coll) <= run->ctx->stat.order)
+  if (run->args->spin.queue_by_id && polls < plan->shared && df_static_order(run->args, coll) <= run->ctx->stat.order)
     return false; /* early, by id: only for a higher one (df_looks_early) */
   sh->ready = position;
   return true;
@@ -225,18 +259,29 @@ DF_FN bool df_other_run_ready(const df_run* run, uint64_t polls, uint32_t* curso
  * host timed it out (without preemption, the test twins' mode, it looks every 64 Ki polls and goes
  * on waiting). */
 DF_FN df_prim_result df_wait_ready(df_run* run, df_step_waits* w) {
+  df_prim_result r = df_look(run, w);
+  if (r != DF_PRIM_BLOCKED) return r;
+  /* The plan after the first look, not before: a small run's peer has often sent already, and
+   * working the plan out first made every small all-reduce 0.4 us slower (2 x H200). */
   bool unlimited = !run->args->spin.preemption;
+  const uint64_t threshold = run->threshold; /* a register, not a load at every poll (df_look_plan) */
+  df_look_plan plan = df_look_plan_of(run);
   uint32_t cursor = 0;
-  for (uint64_t polls = 0;; polls++) {
-    df_prim_result r = df_look(run, w);
-    if (r != DF_PRIM_BLOCKED) return r;
-    if (!unlimited && df_other_run_ready(run, polls, &cursor)) return DF_PRIM_BLOCKED;
-    if (polls >= run->threshold && !unlimited) {
+  for (uint64_t polls = 0;;) {
+    if (!unlimited && df_other_run_ready(run, &plan, polls, &cursor)) {
+      DF_TRACE(
+          run->args, run->blk, DF_EVENT_LEAVE, run->ctx->coll, run->ctx->dyn.epoch,
+          run->sh->ready == DF_NO_TASK ? DF_TRACE_SQ : run->sh->tasks[run->sh->ready],
+          polls | (run->sh->disorder && (polls <= run->sh->ntasks || polls < plan.pass_ends) ? DF_TRACE_AHEAD : 0));
+      return DF_PRIM_BLOCKED;
+    }
+    if (polls >= threshold && !unlimited) {
+      DF_TRACE(run->args, run->blk, DF_EVENT_GIVE_UP, run->ctx->coll, run->ctx->dyn.epoch, 0, polls);
       uint64_t now = df_time_ns();
       if (now - run->sh->error_look_ns < DF_ERROR_LOOK_NS) return DF_PRIM_BLOCKED;
       run->sh->error_look_ns = now;
     }
-    if (polls >= run->threshold && (!unlimited || (polls & 0xffff) == 0)) {
+    if (polls >= threshold && (!unlimited || (polls & 0xffff) == 0)) {
       uint32_t error = df_load_acquire_u32(&run->args->run_errors[run->ctx->coll]);
       if (error == DF_RUN_OK && df_load_acquire_u32(&run->args->timed_out[run->ctx->coll]) == run->ctx->dyn.epoch)
         error = DF_RUN_TIMED_OUT;
@@ -244,6 +289,9 @@ DF_FN df_prim_result df_wait_ready(df_run* run, df_step_waits* w) {
       if (!unlimited) return DF_PRIM_BLOCKED;
     }
     df_spin_pause(polls);
+    r = df_look(run, w);
+    if (r != DF_PRIM_BLOCKED) return r;
+    polls++;
   }
 }
 
@@ -298,6 +346,7 @@ DF_FN void df_post(const df_run* run, unsigned flags, size_t bytes) {
     df_store_release_u64(&l->from_prev[c].send_ctrl->head, l->consumed[c]);
   }
   if (send) DF_STAMP(run->args, run->blk, run->sh, run->ctx->coll, run->ctx->dyn.epoch, DF_STAMP_SENT);
+  if (send) DF_TRACE(run->args, run->blk, DF_EVENT_SENT, run->ctx->coll, run->ctx->dyn.epoch, l->sent[c], 0);
 }
 
 /* Leader: consumes the run's last k received slots (after DF_PEEK receives of them) and leaves
@@ -321,6 +370,7 @@ DF_FN df_prim_result df_ready(df_run* run, unsigned flags, df_step_waits* w) {
   df_prim_result ready = df_wait_ready(run, w);
   if (ready == DF_PRIM_DONE && (flags & DF_RECV)) {
     DF_STAMP(run->args, run->blk, run->sh, run->ctx->coll, run->ctx->dyn.epoch, DF_STAMP_RECEIVED);
+    DF_TRACE(run->args, run->blk, DF_EVENT_RECEIVED, run->ctx->coll, run->ctx->dyn.epoch, w->recv_step, 0);
     ready = df_check_tag(run, w);
   }
   return ready;

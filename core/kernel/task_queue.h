@@ -71,6 +71,7 @@ DF_FN uint32_t df_take_sqe(const df_daemon_args* a, const df_block* blk, df_bloc
   df_task_queue_insert(a, sh, (uint16_t)e->coll);
   df_count_taken(a, blk, e->coll, sh->ntasks);
   DF_STAMP(a, blk, sh, e->coll, e->epoch, DF_STAMP_TAKEN);
+  DF_TRACE(a, blk, DF_EVENT_TAKEN, e->coll, e->epoch, sh->ntasks, 0);
   return 1;
 }
 
@@ -177,9 +178,11 @@ DF_FN bool df_take_in_wait(const df_daemon_args* a, const df_block* blk, df_bloc
   uint32_t length = 0, taken = 0, coll = 0, nchannels = 0;
   bool left = false;
   df_sqe e;
+  /* The peek's acquire of the seq covers the forward's reads: three trips over the bus an entry for
+   * block 0, where a forward of its own made four (8 us an entry on 2 x H200, the event trace). */
   while (df_sq_peek(from_host ? a->sq_host : a->sq, *seq, &coll, &nchannels)) {
     if (!df_goes_last(a, blk, sh, coll, nchannels) ||
-        !(from_host ? df_sq_forward(a->sq_host, a->sq, seq, &e, NULL) : df_sq_read(a->sq, seq, &e))) {
+        !(from_host ? df_sq_forward_entry(a->sq_host, a->sq, seq, &e, NULL, true) : df_sq_read(a->sq, seq, &e))) {
       left = true;
       break;
     }
@@ -188,6 +191,7 @@ DF_FN bool df_take_in_wait(const df_daemon_args* a, const df_block* blk, df_bloc
     sh->tasks[sh->ntasks++] = (uint16_t)e.coll;
     df_count_taken(a, blk, e.coll, ++length);
     DF_STAMP(a, blk, sh, e.coll, e.epoch, DF_STAMP_TAKEN);
+    DF_TRACE(a, blk, DF_EVENT_TAKEN, e.coll, e.epoch, length, 1); /* arg2 1: taken in a wait */
     taken++;
   }
   if (from_host && *seq != first) {

@@ -567,6 +567,13 @@ static void test_growth(void) {
   }
 }
 
+/* df_other_run_ready as a wait calls it (df_wait_ready), its plan worked out from the run and the
+ * spin policy as they are now: the tests change them between looks. */
+static bool other_run_ready(const df_run* run, uint64_t polls, uint32_t cursor) {
+  df_look_plan plan = df_look_plan_of(run);
+  return df_other_run_ready(run, &plan, polls, &cursor);
+}
+
 /* A long wait leaves for another queued run that has a slot to take (df_other_run_ready), and only
  * then: not while the wait is short, not for a run with nothing to take, one on the same
  * connectors, a completed one, one of lower priority or a revoked connector, and never with the
@@ -613,8 +620,7 @@ static void test_leave_for_ready(void) {
   uint64_t from = (1u << 12) / 16; /* 256: above the floor */
 
   /* Looks at one queued run per call, round robin: two calls cover the queue of two. */
-#define LOOKS(polls) \
-  (df_other_run_ready(&run, (polls), &(uint32_t){0}) || df_other_run_ready(&run, (polls), &(uint32_t){1}))
+#define LOOKS(polls) (other_run_ready(&run, (polls), 0) || other_run_ready(&run, (polls), 1))
   CHECK(LOOKS(from), "a wait of %llu polls leaves for a queued run with a slot", (unsigned long long)from);
   CHECK(!LOOKS(from - DF_LOOK_AROUND_EVERY), "a shorter wait does not look");
   CHECK(!LOOKS(from + 1), "between looks (every %d polls) it does not look", DF_LOOK_AROUND_EVERY);
@@ -674,7 +680,7 @@ static void test_leave_for_ready(void) {
   run.ctx->stat.order = r->f.colls[OTHER].order = 0;
 #undef LOOKS
   sh->ready = DF_NO_TASK;
-  CHECK(df_other_run_ready(&run, from, &(uint32_t){1}) && sh->ready == 1, "the ready run's position is noted");
+  CHECK(other_run_ready(&run, from, 1) && sh->ready == 1, "the ready run's position is noted");
 
   /* Entries in the SQ that the block has not taken (round robin after the queued runs: cursor 2 of
    * a queue of two) are a reason to leave, once the wait has lasted its share; not before, not for
@@ -683,7 +689,7 @@ static void test_leave_for_ready(void) {
   a->sq_host = (df_sq){.entries = sq_entries, .mask = 3};
   a->blocks[0].sq_forwarded = 2;
   sq_entries[1].seq = 1;
-#define LOOKS_AT_SQ(polls) df_other_run_ready(&run, (polls), &(uint32_t){2})
+#define LOOKS_AT_SQ(polls) other_run_ready(&run, (polls), 2)
   CHECK(!LOOKS_AT_SQ(from), "an entry already taken is no reason to leave");
   sq_entries[2].seq = 2;
   sh->ready = DF_NO_TASK;
@@ -752,7 +758,7 @@ static void test_send_ahead(void) {
   sh->disorder = 0;
   uint64_t from = (1u << 12) / 16;
   /* The first pass looks at position `polls` (the cursor goes with the polls there). */
-#define LOOKS(polls) df_other_run_ready(&run, (polls), &(uint32_t){(uint32_t)(polls)})
+#define LOOKS(polls) other_run_ready(&run, (polls), (uint32_t)(polls))
   CHECK(!LOOKS(1) && !LOOKS(from - DF_LOOK_AROUND_EVERY + 1), "in one order a wait does not send ahead");
   sh->disorder = 1;
   sh->ready = DF_NO_TASK;
@@ -886,7 +892,7 @@ static void test_take_in_wait(void) {
   a->spin.leave_share = 16;
   uint64_t from = (1u << 12) / 16;
   /* The round robin's look at the SQ: cursor ntasks. */
-#define LOOKS_AT_SQ(polls) df_other_run_ready(&run, (polls), &(uint32_t){sh->ntasks})
+#define LOOKS_AT_SQ(polls) other_run_ready(&run, (polls), sh->ntasks)
 
   /* The twin: DFCCL_TAKE_IN_WAIT=0 leaves for the entry and takes nothing. */
   sq_submit(&q, 0, OTHER, 1, 1);
@@ -906,7 +912,7 @@ static void test_take_in_wait(void) {
   /* The taken run's predecessor sends: a look finds it behind the traversal's end (ntasks 1). */
   other_recv->tail = 1;
   sh->ready = DF_NO_TASK;
-  CHECK(df_other_run_ready(&run, from, &(uint32_t){1}) && sh->ready == 1, "a look finds the taken run ready");
+  CHECK(other_run_ready(&run, from, 1) && sh->ready == 1, "a look finds the taken run ready");
   uint32_t next = 1, jumps = 0;
   CHECK(df_next_position(sh, 1, &next, &jumps) == 1, "the traversal of one task jumps to it");
   CHECK(df_next_position(sh, 1, &next, &jumps) == 0, "then comes back to the run that left");
@@ -1002,12 +1008,52 @@ static void test_take_in_wait(void) {
     q.mirror[k].readers_done = 1;
     q.mirror[k].seq = k;
   }
-  CHECK(!df_other_run_ready(&other, from, &(uint32_t){1}), "block 1 takes the mirror's entries in a wait");
+  CHECK(!other_run_ready(&other, from, 1), "block 1 takes the mirror's entries in a wait");
   CHECK(sh->ntasks == 2 && sh->tasks[1] == OTHER && two[1].sq_frontier == 2 && sh->sqe_fetched == 1,
         "the run with a channel here is queued, the other only read (%u tasks, frontier %llu)", sh->ntasks,
         (unsigned long long)two[1].sq_frontier);
   CHECK(q.mirror[0].readers_done == 2 && q.mirror[1].readers_done == 2, "both mirror slots counted as read");
   free(a->dynamic);
+  free(r);
+}
+
+/* After a wait took entries (df_take_in_wait), one pass over the queue from the runs taken looks at
+ * every poll (df_look_plan.pass_ends): a taken run whose predecessor has sent is found at the next
+ * poll, not DF_LOOK_AROUND_EVERY polls later.  The twin: the same wait without an intake does not
+ * look between its looks. */
+static void test_intake_pass(void) {
+  other_fixture o;
+  ring_fixture* r = ring_and_other(&o);
+  df_daemon_args* a = &r->f.args;
+  df_block_shared* sh = &r->f.shared;
+  sq_fixture q;
+  sq_init(&q, a);
+  df_run run = ring_direct_run(r, 1u << 12);
+  sh->tasks[0] = RING_COLL;
+  sh->ntasks = 1;
+  sh->position = 0;
+  sh->sqe_fetched = 0;
+  sh->ready = DF_NO_TASK;
+  a->spin.floor = 64;
+  a->spin.leave_share = 16;
+  a->spin.take_in_wait = 1;
+  uint64_t from = (1u << 12) / 16;
+  o.recv.tail = 1; /* OTHER's predecessor has sent */
+  sq_submit(&q, 0, OTHER_COLL, 1, 1);
+  df_look_plan plan = df_look_plan_of(&run);
+  uint32_t cursor = 1; /* the SQ's position in a queue of one */
+  CHECK(!df_other_run_ready(&run, &plan, from, &cursor) && sh->ntasks == 2 && sh->tasks[1] == OTHER_COLL,
+        "the look at the SQ takes OTHER and the wait goes on");
+  CHECK(df_other_run_ready(&run, &plan, from + 1, &cursor) && sh->ready == 1,
+        "the very next poll looks at the run taken and finds its slot");
+  /* The twin: a plan without the intake, the cursor at OTHER's position. */
+  plan = df_look_plan_of(&run);
+  cursor = 1;
+  sh->ready = DF_NO_TASK;
+  CHECK(!df_other_run_ready(&run, &plan, from + 1, &cursor) && sh->ready == DF_NO_TASK,
+        "without an intake a poll between the looks does not look");
+  CHECK(df_other_run_ready(&run, &plan, from + DF_LOOK_AROUND_EVERY, &cursor) && sh->ready == 1,
+        "only the next look (%d polls on) finds it", DF_LOOK_AROUND_EVERY);
   free(r);
 }
 
@@ -1098,12 +1144,14 @@ int main(void) {
   test_send_ahead();
   test_credits();
   test_take_in_wait();
+  test_intake_pass();
   test_wait_not_left();
   if (failures) {
     printf("test_scheduler: %d failures\n", failures);
     return 1;
   }
-  printf("test_scheduler: task queue, thresholds, contexts, a whole run, the gate of several channels, failed runs, "
-         "growth, credits, leaving for a ready run, sending ahead, taking SQEs in a wait: ok\n");
+  printf(
+      "test_scheduler: task queue, thresholds, contexts, a whole run, the gate of several channels, failed runs, "
+      "growth, credits, leaving for a ready run, sending ahead, taking SQEs in a wait, the pass after an intake: ok\n");
   return 0;
 }
