@@ -11,7 +11,8 @@
 #     waiting for the peer's data, the stretch before "leave" a wait that left, before "run" the
 #     scheduler's switch to the run, before "sent" the send's copy and fence, and so on;
 # and then one random iteration (the median one of rank 0) event by event on both ranks.
-# An iteration is an epoch: every collective of the program runs once per iteration.
+# An iteration is an epoch: every collective of the program runs once per iteration.  A run of several
+# channels (4 MiB) shows only block 0's channel, and its CQE only where block 0 finished it last.
 #
 #   python3 benchmarks/trace_report.py PREFIX [--ranks N] [--timeline N]
 #
@@ -67,8 +68,10 @@ def summarize(evs):
     """One rank's iteration: its time, counts and the time by the event that ended each stretch."""
     evs = sorted(evs)
     start = next((e[0] for e in evs if e[1] == "taken"), evs[0][0])
-    cqes = [e[0] for e in evs if e[1] == "cqe"]
-    end = max(cqes) if cqes else evs[-1][0]
+    # A run of several channels writes its CQE from whichever block finishes last: block 0's trace
+    # has its "executed" for every run, its "cqe" for some.
+    ends = [e[0] for e in evs if e[1] in ("cqe", "executed")]
+    end = max(ends) if ends else evs[-1][0]
     counts = collections.Counter(e[1] for e in evs)
     leaves = collections.Counter()
     for e in evs:
@@ -105,12 +108,12 @@ def main():
             sys.exit(f"trace_report: {err}")
     epochs = sorted(set.intersection(*(set(k) for k in ranks)))
     # The first and last epochs may be cut by the ring or hold a size's registration: only those with
-    # every run taken and completed on every rank count.
+    # every run taken and executed (block 0's part of it) on every rank count.
     kinds = {"fixed": [], "random": []}
     for ep in epochs:
         s = [summarize(ranks[r][ep]) for r in range(args.ranks)]
         n = len(s[0]["order"])
-        if n == 0 or any(len(x["order"]) != n or x["counts"]["cqe"] != n for x in s):
+        if n == 0 or any(len(x["order"]) != n or x["counts"]["executed"] != n for x in s):
             continue
         same = all(x["order"] == s[0]["order"] for x in s)
         kinds["fixed" if same else "random"].append((ep, s))

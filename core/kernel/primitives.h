@@ -143,13 +143,13 @@ DF_FN uint64_t df_look_around_from(const df_run* run) {
   return from < spin->floor ? spin->floor : from;
 }
 
-/* What a wait's looks around (df_other_run_ready) need, worked out once when the wait begins: a
- * poll's system-scope acquire leaves the block's L1 without the daemon's arguments, so reading the
- * spin policy at every poll -- and dividing the threshold by the share, a 64-bit division -- made
- * each poll of a wait cost about 1 us on an H200 where the calibration's bare loop of acquires
- * costs 154 ns (the event trace, docs/performance.md): every wait in polls lasted 6.5 times the
- * time the thresholds were calibrated for, and data that had arrived was seen up to a microsecond
- * late. */
+/* What a wait's looks around (df_other_run_ready) need, worked out once per wait (df_wait_ready):
+ * reading the spin policy from the daemon's arguments at every poll -- behind the poll's
+ * system-scope acquire -- and dividing the threshold by the share, a 64-bit division, made a poll
+ * of a wait cost about 1 us on 2 x H200 (the event trace: 32 polls in 32.5 us) where the
+ * calibration's bare loop of acquires costs 154 ns, so every wait lasted 6.5 times the time its
+ * polls were calibrated for.  With the plan a poll costs about 0.5 us (48 polls in 23 us; the
+ * rest is the look's own loads). */
 typedef struct {
   uint64_t from;      /* df_look_around_from                                                  */
   uint64_t shared;    /* polls after which the wait has lasted its share: threshold / leave_share */
