@@ -126,6 +126,7 @@ DF_FN bool df_sq_forward_entry(df_sq host, df_sq mirror, uint64_t* forwarded, df
   return true;
 }
 
+/* Block 0: df_sq_forward_entry of an entry nobody has looked at yet (df_fetch_sqes). */
 DF_FN bool df_sq_forward(df_sq host, df_sq mirror, uint64_t* forwarded, df_sqe* out, bool* next_written) {
   return df_sq_forward_entry(host, mirror, forwarded, out, next_written, false);
 }
