@@ -713,24 +713,31 @@ if named ab; then
   fi
 fi
 
+# The tarball built once more with --enable-stamps, in /tmp/dfccl-stamps, once per call (PART=stamps
+# and PART=trace): sets stamps_dir; true when that build is there, else stamps_status says why not.
+build_stamps() {
+  if [ -z "${stamps_status:-}" ]; then
+    if [ -z "$tarball" ]; then
+      stamps_status="no make dist tarball in .dist/"
+    else
+      rm -rf /tmp/dfccl-stamps && mkdir -p /tmp/dfccl-stamps && tar xzf "$repo/$tarball" -C /tmp/dfccl-stamps
+      stamps_dir=$(echo /tmp/dfccl-stamps/dfccl-*)
+      stamps_status="the stamps build failed (step stamps-build)"
+      step stamps-build 600 sh -c "cd '$stamps_dir' && ./configure --enable-stamps --disable-ompi-coll ${CONFIGURE_ARGS:-} \
+        > /dev/null && make -j16 > /dev/null && make -j16 check TESTS= > /dev/null" && stamps_status=ok
+    fi
+  fi
+  [ "$stamps_status" = ok ]
+}
+
 # PART=stamps (issue 15): where a small run's time goes -- the tree built once more with
 # --enable-stamps (/tmp/dfccl-stamps; core/kernel/stamps.h, core/stamps.c) runs dfccl_bench's
 # all-reduce (-A comm -P 1, results checked) at each of STAMPS_SIZES (default "8 64K") at 1 rank, 2
 # ranks over CUDA IPC and 2 over UCX (STAMPS_RUNS, default "1 2 2-ucx"); each rank prints the
 # median time between the points of its runs when it ends.  Log: $out/stamps.txt.
-# The tarball built once more with --enable-stamps, in /tmp/dfccl-stamps (once per call): sets
-# stamps_dir, or returns 1 without a tarball.
-build_stamps() {
-  [ -n "$tarball" ] || return 1
-  [ -n "${stamps_dir:-}" ] && return 0
-  rm -rf /tmp/dfccl-stamps && mkdir -p /tmp/dfccl-stamps && tar xzf "$repo/$tarball" -C /tmp/dfccl-stamps
-  stamps_dir=$(echo /tmp/dfccl-stamps/dfccl-*)
-  step stamps-build 600 sh -c "cd '$stamps_dir' && ./configure --enable-stamps --disable-ompi-coll ${CONFIGURE_ARGS:-} \
-    > /dev/null && make -j16 > /dev/null && make -j16 check TESTS= > /dev/null"
-}
 if named stamps; then
   if ! build_stamps; then
-    note "SKIP stamps: no make dist tarball in .dist/"
+    note "SKIP stamps: $stamps_status"
   else
     : > "$out/stamps.txt"
     for size in ${STAMPS_SIZES:-8 64K}; do
@@ -768,7 +775,7 @@ fi
 # trace costs.
 if named trace; then
   if ! build_stamps; then
-    note "SKIP trace: no make dist tarball in .dist/"
+    note "SKIP trace: $stamps_status"
   else
     for size in ${TRACE_SIZES:-64K 4M}; do
       ooo_args="-s $size -n ${TRACE_ITERS:-30} -w 5 -r 1"
