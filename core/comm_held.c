@@ -95,7 +95,7 @@ dfcclResult_t df_comm_hold(struct dfcclComm* c, const dfcclSubmission_t* runs, i
   df_held_run *line = NULL, **end = &line;
   dfcclResult_t r = dfcclSuccess;
   for (int i = 0; i < n && r == dfcclSuccess; i++) {
-    r = df_comm_check_held(c, &runs[i], first + (uint64_t)i);
+    r = df_comm_check_held(c, &runs[i], first + (uint64_t)i, i == 0); /* one wait orders the batch */
     if (r == dfcclSuccess && (*end = copy_run(c, &runs[i], first + (uint64_t)i)) == NULL)
       r = df_error(dfcclOutOfResources, "out of memory");
     if (r == dfcclSuccess) end = &(*end)->next;

@@ -423,6 +423,8 @@ typedef struct {
   uint64_t cqFullWaits;        /* completions a block held because its completion ring was full */
   uint64_t daemonBlocks;       /* blocks of a daemon launch running now: its grid (one block per SM on
                                 * a GPU), 0 once it has quit -- idle, DFCCL holds no SM */
+  uint64_t callerWaits;        /* waits for the caller's work on its buffers (its CUDA default
+                                * streams): one per submission call -- a batch waits once */
 } dfcclStats_t;
 
 typedef struct {

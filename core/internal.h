@@ -339,6 +339,9 @@ void df_run_bytes(const df_coll_static* st, size_t* send_bytes, size_t* recv_byt
  * them (else the run is gated: df_gate_wanted). */
 dfcclResult_t df_check_run_buffers(df_ctx* ctx, uint32_t kind, const void* sendbuff, size_t send_bytes,
                                    const void* recvbuff, size_t recv_bytes, int id, bool order);
+/* Waits for the caller's work on its buffers (the target's wait_caller: on a GPU its CUDA default
+ * streams), counted in dfcclStats_t.callerWaits. */
+dfcclResult_t df_wait_caller(df_ctx* ctx);
 /* Gates (kernel/daemon.h): whether a run of `nchannels` is published before the wait for the
  * caller's work, which then overlaps the SQ's latency while the daemon waits for the run's gate
  * (df_sq_run.gated; df_publish_runs shuts and opens the gates). */
@@ -481,9 +484,9 @@ void df_comm_link(struct dfcclComm* c, df_comm_stage stage);
 /* dfcclInvalidArgument, naming the caller, for a key that is not a caller's key. */
 dfcclResult_t df_comm_check_key(uint32_t key, const char* caller);
 /* Everything that can refuse a run before its communicator's sets exist: its descriptor, against
- * the communicator's ranks, and its buffers; then the wait for the caller's work on them (the run
- * is published later, maybe by another thread). */
-dfcclResult_t df_comm_check_held(struct dfcclComm* c, const dfcclSubmission_t* s, uint64_t number);
+ * the communicator's ranks, and its buffers; then, where `wait`, the wait for the caller's work on
+ * them (the run is published later, maybe by another thread; a batch waits at its first run). */
+dfcclResult_t df_comm_check_held(struct dfcclComm* c, const dfcclSubmission_t* s, uint64_t number, bool wait);
 /* dfcclSubmitBatch's work on a communicator that takes runs directly; caller_waited: the caller's
  * work on the buffers was waited for already (held runs), so nothing waits here. */
 dfcclResult_t df_comm_submit(struct dfcclComm* c, const dfcclSubmission_t* runs, int n, bool caller_waited);
@@ -700,6 +703,7 @@ struct dfcclRankCtx {
   atomic_uint_fast64_t outstanding; /* runs submitted and not completed      */
   atomic_uint_fast64_t completions;
   atomic_uint_fast64_t launches;
+  atomic_uint_fast64_t caller_waits; /* waits for the caller's work on its buffers (df_wait_caller) */
   uint64_t submitted_at_launch;
   atomic_int fatal; /* a dfcclResult_t that ended the daemon */
   pthread_mutex_t wake_lock;

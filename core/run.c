@@ -51,8 +51,13 @@ dfcclResult_t df_check_run_buffers(df_ctx* ctx, uint32_t kind, const void* sendb
     return df_error(dfcclInvalidArgument, "all-to-all %d: sendbuff and recvbuff overlap (it does not run in place)",
                     id);
   /* The daemon may read sendbuff as soon as the SQE exists: the caller's work on it comes first. */
-  if (order && ctx->target->wait_caller) DF_CHECK(ctx->target->wait_caller(ctx));
-  return dfcclSuccess;
+  return order ? df_wait_caller(ctx) : dfcclSuccess;
+}
+
+dfcclResult_t df_wait_caller(df_ctx* ctx) {
+  if (!ctx->target->wait_caller) return dfcclSuccess;
+  atomic_fetch_add_explicit(&ctx->caller_waits, 1, memory_order_relaxed);
+  return ctx->target->wait_caller(ctx);
 }
 
 /* Waiting for the caller's default streams costs 4 us while the daemon runs (two stream queries,
@@ -72,7 +77,7 @@ static void gate_close(df_ctx* ctx, const df_sq_run* run) {
 /* After its SQE: waits for the caller's work and lets the run through -- or, when that wait failed,
  * fails the run, whose callback reports dfcclCudaError (the reason is printed here). */
 static void gate_open(df_ctx* ctx, const df_sq_run* run) {
-  dfcclResult_t r = ctx->target->wait_caller(ctx);
+  dfcclResult_t r = df_wait_caller(ctx);
   __atomic_store_n(&ctx->gates_host[run->coll], (uint64_t)run->epoch | (r != dfcclSuccess ? DF_GATE_FAILED : 0),
                    __ATOMIC_RELEASE);
   if (r != dfcclSuccess)

@@ -17,6 +17,8 @@
  * so callbacks -- and the queued runs they start, through the full queues -- run on it as well as
  * on the poller; the test fails unless some did (summed over ranks).  Without -p every callback
  * must come from the poller thread.
+ * Every submission call -- one run, or a batch -- waits for the caller's work on its buffers once
+ * (dfcclStats_t.callerWaits), not once per run: a GPU's wait is two stream queries.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -148,6 +150,7 @@ int main(int argc, char** argv) {
   harness_progress();
 
   long bad = batch > 1 ? refused_batches(&h, comms, cases, runs) : 0;
+  long calls = batch > 1 ? NCOMMS : 0; /* submission calls: each waits for this rank's work once */
 
   /* This rank's interleaving: a permutation of the communicators' turns, of `batch` runs each. */
   int total = NCOMMS * runs, next[NCOMMS] = {0}, turns = (runs + batch - 1) / batch;
@@ -162,6 +165,7 @@ int main(int argc, char** argv) {
     while (n < batch && next[k] < runs) group[n++] = &cases[k * runs + next[k]++];
     if (batch == 1) submit_case_with(&h, comms[k], group[0], on_complete, &tallies[k]);
     else submit_cases_with(&h, comms[k], group, n, on_complete, &tallies[k]);
+    calls++;
     if (progress) CHECK_DFCCL(dfcclProgress(h.ctx, NULL));
   }
   free(group);
@@ -201,6 +205,14 @@ int main(int argc, char** argv) {
     if (h.rank == 0 || !progress)
       fprintf(stderr, "rank %d: %d callbacks ran on the main thread (%d on all ranks)%s\n", h.rank, mine, on_main,
               progress ? ": -p, and dfcclProgress took no completion" : " without -p: not on the poller");
+    bad++;
+  }
+  dfcclStats_t own;
+  CHECK_DFCCL(dfcclGetStats(h.ctx, &own));
+  if (own.callerWaits != (uint64_t)calls) {
+    fprintf(stderr,
+            "rank %d: %llu waits for the caller's work in %ld submission calls (%d runs): expected one a call\n",
+            h.rank, (unsigned long long)own.callerWaits, calls, total);
     bad++;
   }
   long wrong = 0;

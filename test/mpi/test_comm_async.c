@@ -256,8 +256,9 @@ static void prepare_runs(harness* h, comm_runs* c, int k, int it) {
   for (int j = 0; j < NRUNS; j++) c->ends[j] = (run_end){.done = &c->done, .expected_id = j, .id = -1, .order = -1};
 }
 
-/* Submits the three runs: while the communicator is made (held) or after. */
-static void submit_runs(harness* h, dfcclComm_t comm, comm_runs* c, int k) {
+/* Submits the three runs: while the communicator is made (held) or after.  The batch waits for the
+ * caller's work on its buffers once, held or not (dfcclStats_t.callerWaits); 1 when it did not. */
+static long submit_runs(harness* h, dfcclComm_t comm, comm_runs* c, int k) {
   dfcclCollDesc_t sum = {.kind = dfcclAllReduce, .count = run_count(0), .dtype = dfcclInt32, .op = dfcclSum};
   dfcclCollDesc_t bcast = {.kind = dfcclBroadcast, .count = run_count(1), .dtype = dfcclInt32, .root = k % h->nranks};
   size_t counts[64], displs[64]; /* overwritten after the call: DFCCL reads them during it only */
@@ -267,9 +268,17 @@ static void submit_runs(harness* h, dfcclComm_t comm, comm_runs* c, int k) {
   CHECK_DFCCL(dfcclSubmit(comm, &sum, c->sum, c->sum, on_run_end, &c->ends[0]));
   dfcclSubmission_t two[2] = {{&bcast, c->bcast, c->bcast, on_run_end, &c->ends[1]},
                               {&gather, c->gather_in, c->gather_out, on_run_end, &c->ends[2]}};
+  dfcclStats_t before, after;
+  CHECK_DFCCL(dfcclGetStats(h->ctx, &before));
   CHECK_DFCCL(dfcclSubmitBatch(comm, two, 2));
+  CHECK_DFCCL(dfcclGetStats(h->ctx, &after));
   memset(counts, 0xff, sizeof counts);
   memset(displs, 0xff, sizeof displs);
+  uint64_t waits = after.callerWaits - before.callerWaits;
+  if (waits == 1) return 0;
+  fprintf(stderr, "rank %d: a batch of 2 runs on communicator %d waited for the caller's work %llu times\n", h->rank, k,
+          (unsigned long long)waits);
+  return 1;
 }
 
 static long check_runs(harness* h, comm_runs* c, int k, int it, const char* how) {
@@ -343,8 +352,8 @@ int main(int argc, char** argv) {
       prepare_runs(&h, &runs[k], k, it);
       CHECK_DFCCL(dfcclCommCreateStart(h.ctx, ranks, h.nranks, key, &exchange, &comm[k]));
       held[k] = !blocking && (by_progress || k % 2 == 0);
-      if (held[k]) submit_runs(&h, comm[k], &runs[k], k); /* before it exists: held */
-      if (blocking) {                                     /* the twin: wait for it where it starts */
+      if (held[k]) wrong += submit_runs(&h, comm[k], &runs[k], k); /* before it exists: held */
+      if (blocking) {                                              /* the twin: wait for it where it starts */
         dfcclResult_t r;
         while ((r = dfcclCommCreateTest(comm[k])) == dfcclInProgress) continue;
         CHECK_DFCCL(r);
@@ -380,7 +389,7 @@ int main(int argc, char** argv) {
       }
     }
     for (int k = 0; k < NCOMMS; k++)
-      if (!held[k]) submit_runs(&h, comm[k], &runs[k], k);
+      if (!held[k]) wrong += submit_runs(&h, comm[k], &runs[k], k);
     for (int k = 0; k < NCOMMS; k++) {
       while (atomic_load(&runs[k].done) < NRUNS) sched_yield();
       harness_progress();
