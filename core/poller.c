@@ -190,7 +190,8 @@ typedef struct {
  * (docs/performance.md, twenty-ninth session). */
 static dfcclResult_t daemon_running(df_ctx* ctx, daemon_watch* w, bool* running) {
   uint64_t now = df_now_us();
-  if (w->was_running && ctx->launch_report_host->end_ns == 0 && now - w->asked_us < DF_DAEMON_ASK_US) {
+  bool ended = __atomic_load_n(&ctx->launch_report_host->end_ns, __ATOMIC_RELAXED) != 0;
+  if (w->was_running && !ended && now - w->asked_us < DF_DAEMON_ASK_US) {
     *running = true;
     return dfcclSuccess;
   }
