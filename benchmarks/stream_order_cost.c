@@ -54,7 +54,10 @@ static double beside_daemon(void* dev, long calls, long* waits) {
   double spent = 0;
   long n = 0;
   for (; n < calls; n++) { /* while the daemon is resident: a few ms */
-    if (n % 64 == 0 && (check(dfcclGetStats(ctx, &s)), s.daemonBlocks == 0)) break;
+    if (n % 64 == 0) {
+      check(dfcclGetStats(ctx, &s));
+      if (s.daemonBlocks == 0) break;
+    }
     double a = now_us();
     check(dfcclWaitDefaultStreams());
     spent += now_us() - a;
