@@ -75,6 +75,35 @@ DF_FN uint32_t df_take_sqe(const df_daemon_args* a, const df_block* blk, df_bloc
   return 1;
 }
 
+/* How long an idle block's leader looks at its SQ, back to back, before it goes through a round's
+ * bookkeeping -- the quit vote, the host's relaunch request, the yield requests: a load of host
+ * memory and two acquires of device memory, at every round.  With the rounds of an idle block
+ * looking once each, a look came only every few microseconds, and a program's next call waited
+ * for the bookkeeping's trips before its entry was seen; with the looks back to back it waits about
+ * one trip over the bus.  Short against what the bookkeeping decides: the quit period
+ * (milliseconds), a relaunch the host asked for.  A block that shares its GPU with time-sliced
+ * peers does not look so: it yields the GPU after DFCCL_TIMESLICE_IDLE_US, which it must notice. */
+#define DF_IDLE_LOOK_NS 10000ull
+
+/* Leader of an idle block (no task, and its last round did nothing): looks at the next entry of its
+ * SQ -- block 0 at the host's ring, the others at the mirror -- until it is written (true) or
+ * DF_IDLE_LOOK_NS has passed (false).  *seen: block 0 read that entry's seq with an acquire, so its
+ * forward need not read it again (df_sq_forward_entry). */
+DF_FN bool df_idle_look(const df_daemon_args* a, const df_block* blk, bool* seen) {
+  const df_block_state* bs = &a->blocks[blk->bid];
+  df_sq sq = blk->bid == 0 ? a->sq_host : a->sq;
+  uint64_t next = blk->bid == 0 ? bs->sq_forwarded : bs->sq_frontier; /* read once: a look is one load */
+  uint64_t until = df_time_ns() + DF_IDLE_LOOK_NS;
+  for (uint64_t i = 0;; i++) {
+    if (df_sq_written(sq, next)) {
+      *seen = blk->bid == 0;
+      return true;
+    }
+    if (df_time_ns() >= until) return false;
+    df_spin_pause(i);
+  }
+}
+
 /* Leader: takes the SQEs addressed to this block: the others every entry of the mirror, block 0
  * straight from the host's ring as it forwards them.  A lone run reaching an idle block 0 goes to
  * its run at once: no look for the next entry (a bus trip, df_sq_forward) and no handing back of
@@ -90,18 +119,24 @@ DF_FN uint32_t df_take_sqe(const df_daemon_args* a, const df_block* blk, df_bloc
  * ever held and the host never waits for a slot.  The hand-back's fence cost a small run 2 us on an
  * H100 wherever it came: at once when its SQE came in the round right after a completion (how a
  * program's next call usually comes), at the next round's start before the next SQE was seen.
+ * An idle block first looks until an entry comes or DF_IDLE_LOOK_NS has passed (df_idle_look).
  * Returns how many it took. */
 DF_FN uint32_t df_fetch_sqes(const df_daemon_args* a, const df_block* blk, df_block_shared* sh) {
   df_block_state* bs = &a->blocks[blk->bid];
   uint32_t taken = 0;
   df_sqe e;
+  bool seen = false; /* block 0 has read the next entry's seq with an acquire (df_idle_look) */
+  if (sh->ntasks == 0 && sh->idle_round && !sh->timesliced_seen) {
+    if (!df_idle_look(a, blk, &seen)) return 0;
+  }
   if (blk->bid == 0) {
     uint64_t ring = (uint64_t)a->sq_host.mask + 1;
     bool roomy = ring >= 2u * DF_MAX_COLLS;
     bool lone = sh->ntasks == 0 && sh->idle_round && ring >= DF_SQ_LAZY_HAND_BACK;
     if (!roomy || bs->sq_forwarded - bs->sq_acknowledged >= ring / 4)
       df_sq_acknowledge(a->sq_host, &bs->sq_acknowledged, bs->sq_forwarded);
-    for (bool more = true; more && df_sq_forward(a->sq_host, a->sq, &bs->sq_forwarded, &e, &more);) {
+    for (bool more = true; more && df_sq_forward_entry(a->sq_host, a->sq, &bs->sq_forwarded, &e, &more, seen);
+         seen = false) {
       taken += df_take_sqe(a, blk, sh, &e);
       if (lone) break;
     }

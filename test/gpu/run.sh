@@ -676,7 +676,9 @@ fi
 # measured against the tree before it.  The baseline is a `make dist` tarball in .dist-base/
 # (git-ignored; its commit in .dist-base/COMMIT), built in /tmp/dfccl-base; then AB_ROUNDS (default
 # 2) rounds alternate between the two builds: hop_latency (one hop through the primitives) and
-# dfccl_bench's small all-reduce (8 B - 64 KiB, -A comm -P 1, results checked), with AB_ENV's
+# dfccl_bench's small all-reduce (8 B - 64 KiB, -A comm -P 1, results checked; AB_NP ranks, default 2,
+# and AB_RUNS timed runs a size, default 200: one rank on a GPU of its own repeats to a few tenths
+# of a microsecond, where two sharing one do not), with AB_ENV's
 # variables for both trees (e.g. AB_ENV=DFCCL_ALLREDUCE_GATHER_BYTES=0: the ring on both, where the
 # defaults differ); the order of the two alternates from round to round.  Logs: $out/ab-hop.txt and $out/ab-allreduce.txt, each run under a
 # "== base|this, round N" line.
@@ -704,8 +706,8 @@ if named ab; then
         step "ab-hop-$tree-$round" 60 "$dir/benchmarks/hop_latency"
         [ "$ran" = 1 ] && { echo "== $tree, round $round"; grep -E "^ +(flag|prim)" "$out/step.out"; } >> "$out/ab-hop.txt"
         # shellcheck disable=SC2086 # AB_ENV: separate words on purpose
-        step "ab-allreduce-$tree-$round" 120 env ${AB_ENV:-} sh -c "cd '$dir' && sh test/mpi/mpirun.sh 2 \
-          benchmarks/dfccl_bench -C allreduce -A comm -P 1 -b 8 -e 64K -f 8 -n 200 -w 20 -c 1"
+        step "ab-allreduce-$tree-$round" 120 env ${AB_ENV:-} sh -c "cd '$dir' && sh test/mpi/mpirun.sh ${AB_NP:-2} \
+          benchmarks/dfccl_bench -C allreduce -A comm -P 1 -b 8 -e 64K -f 8 -n ${AB_RUNS:-200} -w 20 -c 1"
         [ "$ran" = 1 ] && { echo "== $tree, round $round"; grep -E "^ +[0-9]" "$out/step.out"; } >> "$out/ab-allreduce.txt"
       done
     done
