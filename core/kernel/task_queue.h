@@ -76,14 +76,21 @@ DF_FN uint32_t df_take_sqe(const df_daemon_args* a, const df_block* blk, df_bloc
 }
 
 /* How long an idle block's leader looks at its SQ, back to back, before it goes through a round's
- * bookkeeping -- the quit vote, the host's relaunch request, the yield requests: a load of host
- * memory and two acquires of device memory, at every round.  With the rounds of an idle block
- * looking once each, a look came only every few microseconds, and a program's next call waited
- * for the bookkeeping's trips before its entry was seen; with the looks back to back it waits about
- * one trip over the bus.  Short against what the bookkeeping decides: the quit period
- * (milliseconds), a relaunch the host asked for.  A block that shares its GPU with time-sliced
- * peers does not look so: it yields the GPU after DFCCL_TIMESLICE_IDLE_US, which it must notice. */
+ * bookkeeping (the quit vote, the host's relaunch request, the yield requests).  On the host target
+ * the looks pause as every spin does (df_spin_pause): idle rounds used to go round without ever
+ * pausing, and two ranks' daemon threads spinning on a 2-core machine made each small all-reduce
+ * between calls wait milliseconds for the scheduler (~8 ms, against ~10 us with the looks;
+ * docs/performance.md, thirtieth session).  On the GPU one look a round, as before: looks back to
+ * back for 10 us made a lone small run no faster (one H100, one rank, two rounds alternated: 8 B
+ * 13.8-14.6 us against 13.7), where one look a round measured as the tree before it (13.2-13.7
+ * against 13.2-13.5).  What the bookkeeping decides can wait 10 us: the quit period is milliseconds,
+ * a relaunch the host asked for is rare.  A block that has seen time-sliced peers looks once a
+ * round on either target: it yields the GPU DFCCL_TIMESLICE_IDLE_US after its queue ran dry. */
+#if DF_CUDA
+#define DF_IDLE_LOOK_NS 0ull
+#else
 #define DF_IDLE_LOOK_NS 10000ull
+#endif
 
 /* Leader of an idle block (no task, and its last round did nothing): looks at the next entry of its
  * SQ -- block 0 at the host's ring, the others at the mirror -- until it is written (true) or
