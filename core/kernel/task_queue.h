@@ -99,14 +99,14 @@ DF_FN uint32_t df_take_sqe(const df_daemon_args* a, const df_block* blk, df_bloc
 DF_FN bool df_idle_look(const df_daemon_args* a, const df_block* blk, bool* seen) {
   const df_block_state* bs = &a->blocks[blk->bid];
   df_sq sq = blk->bid == 0 ? a->sq_host : a->sq;
-  uint64_t next = blk->bid == 0 ? bs->sq_forwarded : bs->sq_frontier; /* read once: a look is one load */
-  uint64_t until = df_time_ns() + DF_IDLE_LOOK_NS;
+  uint64_t next = blk->bid == 0 ? bs->sq_forwarded : bs->sq_frontier;    /* read once: a look is one load */
+  uint64_t until = DF_IDLE_LOOK_NS ? df_time_ns() + DF_IDLE_LOOK_NS : 0; /* the GPU reads no timer */
   for (uint64_t i = 0;; i++) {
     if (df_sq_written(sq, next)) {
       *seen = blk->bid == 0;
       return true;
     }
-    if (df_time_ns() >= until) return false;
+    if (DF_IDLE_LOOK_NS == 0 || df_time_ns() >= until) return false;
     df_spin_pause(i);
   }
 }
@@ -132,14 +132,13 @@ DF_FN uint32_t df_fetch_sqes(const df_daemon_args* a, const df_block* blk, df_bl
   df_block_state* bs = &a->blocks[blk->bid];
   uint32_t taken = 0;
   df_sqe e;
+  bool idle = sh->ntasks == 0 && sh->idle_round;
   bool seen = false; /* block 0 has read the next entry's seq with an acquire (df_idle_look) */
-  if (sh->ntasks == 0 && sh->idle_round && !sh->timesliced_seen) {
-    if (!df_idle_look(a, blk, &seen)) return 0;
-  }
+  if (idle && !sh->timesliced_seen && !df_idle_look(a, blk, &seen)) return 0;
   if (blk->bid == 0) {
     uint64_t ring = (uint64_t)a->sq_host.mask + 1;
     bool roomy = ring >= 2u * DF_MAX_COLLS;
-    bool lone = sh->ntasks == 0 && sh->idle_round && ring >= DF_SQ_LAZY_HAND_BACK;
+    bool lone = idle && ring >= DF_SQ_LAZY_HAND_BACK;
     if (!roomy || bs->sq_forwarded - bs->sq_acknowledged >= ring / 4)
       df_sq_acknowledge(a->sq_host, &bs->sq_acknowledged, bs->sq_forwarded);
     for (bool more = true; more && df_sq_forward_entry(a->sq_host, a->sq, &bs->sq_forwarded, &e, &more, seen);
