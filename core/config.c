@@ -169,6 +169,9 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
    * slots hold 128 KiB anyway. */
   cfg->gather_bytes = 32 << 10;
   cfg->gather_bytes_pair = gpu ? 8 << 20 : 32 << 10;
+  /* Low-latency slots are off until measured on two GPUs beside the Simple slots they replace
+   * (docs/design.md, "Low-latency slots"). */
+  cfg->ll_bytes = 0;
   cfg->yield_delay_us = 20;
   cfg->poller_spin_rounds = gpu ? 2000 : 100;
   /* Host polls yield and then sleep (see df_spin_pause), so they are far longer than GPU polls. */
@@ -248,6 +251,10 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   uint32_t check_runs = 1;
   DF_CHECK(env_u32("DFCCL_CHECK_RUNS", 0, 1, &check_runs));
   cfg->check_runs = check_runs != 0;
+  DF_CHECK(env_u32("DFCCL_LL_BYTES", 0, DF_LL_BYTES_MAX, &cfg->ll_bytes));
+  uint32_t ll_check = 1;
+  DF_CHECK(env_u32("DFCCL_LL_CHECK", 0, 1, &ll_check));
+  cfg->ll_check = ll_check != 0;
   uint32_t set_aside = 1;
   DF_CHECK(env_u32("DFCCL_POLLER_SET_ASIDE", 0, 1, &set_aside));
   cfg->poller_set_aside = set_aside != 0;

@@ -27,6 +27,7 @@ typedef struct {
   uint32_t kind, dtype, op;
   int32_t root;
   uint32_t nchannels, slot_bytes, target;
+  uint32_t ll_bytes; /* DFCCL_LL_BYTES: sizes the low-latency slots that peers write */
   uint64_t count;
   uint64_t layout_hash; /* all-gather-v: its blocks table, hashed (0 for the others) */
   uint32_t failed;      /* this rank cannot register it: everyone gives up together */
@@ -66,6 +67,10 @@ static dfcclResult_t check_card(const df_ctx* ctx, const df_group* g, int i, con
                     "set DFCCL_* alike on all ranks",
                     ctx->rank, g->ranks[i], mine->nchannels, c->nchannels, mine->slot_bytes, c->slot_bytes,
                     mine->target, c->target);
+  if (c->ll_bytes != mine->ll_bytes)
+    return df_error(dfcclInvalidArgument,
+                    "rank %d has DFCCL_LL_BYTES=%u and rank %d has DFCCL_LL_BYTES=%u: set it alike", ctx->rank,
+                    mine->ll_bytes, g->ranks[i], c->ll_bytes);
   if (c->transport != mine->transport)
     return df_error(dfcclInvalidArgument,
                     "rank %d has DFCCL_TRANSPORT=%s and rank %d has DFCCL_TRANSPORT=%s: set it alike", ctx->rank,
@@ -136,8 +141,20 @@ static void region_free(df_ctx* ctx, df_region* r, size_t bytes, bool own) {
   memset(r, 0, sizeof *r);
 }
 
-/* Connector tables as this rank's daemon sees them, copied to daemon memory. */
-static dfcclResult_t build_device_view(df_ctx* ctx, df_coll_links* cl, uint32_t nchannels, uint32_t slot_bytes) {
+/* Bytes of a channel's low-latency slots (0: none).  An all-reduce that may gather small shares has
+ * them -- a communicator's connector set, which any all-reduce may use, or a registered all-reduce
+ * that df_choose_all_reduce flagged -- in the receiver's memory beside its FIFO: a region of its
+ * own, never written by the Simple protocol's slots, so that no data of theirs can pass for a
+ * line's flags. */
+static size_t ll_fifo_bytes(const df_ctx* ctx, int id, const df_coll_static* st) {
+  bool may_use = st->kind == DF_COLL_ALL_REDUCE && (id < 0 || (st->flags & DF_COLL_LL));
+  return ctx->cfg.ll_bytes > 0 && may_use ? (size_t)DF_FIFO_STEPS * DF_LL_SLOT_BYTES(ctx->cfg.ll_bytes) : 0;
+}
+
+/* Connector tables as this rank's daemon sees them, copied to daemon memory.  A network link has no
+ * low-latency slots: its proxy copies bytes, not whole words. */
+static dfcclResult_t build_device_view(df_ctx* ctx, df_coll_links* cl, uint32_t nchannels, uint32_t slot_bytes,
+                                       size_t ll_fifo) {
   size_t table = nchannels * sizeof(df_connector);
   size_t counters = nchannels * sizeof(uint64_t);
   void* mem;
@@ -148,19 +165,25 @@ static dfcclResult_t build_device_view(df_ctx* ctx, df_coll_links* cl, uint32_t 
   char* fifo_mine = (char*)cl->recv.daemon + nchannels * sizeof(df_recv_ctrl);
   char* fifo_next = (char*)cl->next_recv.daemon + nchannels * sizeof(df_recv_ctrl);
   size_t fifo_bytes = (size_t)DF_FIFO_STEPS * slot_bytes;
+  char* ll_mine = fifo_mine + nchannels * fifo_bytes;
+  char* ll_next = fifo_next + nchannels * fifo_bytes;
   for (uint32_t c = 0; c < nchannels; c++) {
     conns[c].recv_ctrl = (df_recv_ctrl*)cl->next_recv.daemon + c;
     conns[c].send_ctrl = (df_send_ctrl*)cl->send.daemon + c;
     conns[c].fifo = fifo_next + c * fifo_bytes;
+    conns[c].ll = ll_fifo && !cl->to_next ? ll_next + c * ll_fifo : NULL;
     conns[nchannels + c].recv_ctrl = (df_recv_ctrl*)cl->recv.daemon + c;
     conns[nchannels + c].send_ctrl = (df_send_ctrl*)cl->prev_send.daemon + c;
     conns[nchannels + c].fifo = fifo_mine + c * fifo_bytes;
+    conns[nchannels + c].ll = ll_fifo && !cl->from_prev ? ll_mine + c * ll_fifo : NULL;
   }
   char* base = mem;
   df_links links = {.nchannels = nchannels,
                     .slot_bytes = slot_bytes,
                     .slot_sizes = cl->to_next != NULL,
                     .prev_tagged = ctx->cfg.check_runs,
+                    .ll_slot_bytes = ll_fifo ? DF_LL_SLOT_BYTES(ctx->cfg.ll_bytes) : 0,
+                    .ll_unchecked = !ctx->cfg.ll_check,
                     .to_next = (df_connector*)(base + sizeof(df_links)),
                     .from_prev = (df_connector*)(base + sizeof(df_links) + table),
                     .sent = (uint64_t*)(base + sizeof(df_links) + 2 * table),
@@ -208,7 +231,8 @@ dfcclResult_t df_links_create(df_ctx* ctx, const df_group* g, int id, const df_c
   char prior_message[512];
   snprintf(prior_message, sizeof prior_message, "%s", dfcclGetLastErrorMessage());
   uint32_t nch = st->nchannels;
-  cl->recv_bytes = nch * (sizeof(df_recv_ctrl) + (size_t)DF_FIFO_STEPS * slot_bytes);
+  size_t ll_fifo = ll_fifo_bytes(ctx, id, st);
+  cl->recv_bytes = nch * (sizeof(df_recv_ctrl) + (size_t)DF_FIFO_STEPS * slot_bytes + ll_fifo);
   cl->send_bytes = nch * sizeof(df_send_ctrl);
 
   registration_card* mine = calloc(1, sizeof *mine);
@@ -238,6 +262,7 @@ dfcclResult_t df_links_create(df_ctx* ctx, const df_group* g, int id, const df_c
   mine->layout_hash = layout_hash;
   mine->nchannels = nch;
   mine->slot_bytes = slot_bytes;
+  mine->ll_bytes = ctx->cfg.ll_bytes;
   mine->target = (uint32_t)ctx->cfg.target;
   mine->gpu.timesliced = ctx->timesliced;
   memcpy(mine->gpu.uuid, ctx->device_uuid, sizeof mine->gpu.uuid);
@@ -299,7 +324,7 @@ dfcclResult_t df_links_create(df_ctx* ctx, const df_group* g, int id, const df_c
   }
   free(mine);
   if (r == dfcclSuccess) r = rb;
-  if (r == dfcclSuccess) r = build_device_view(ctx, cl, nch, slot_bytes);
+  if (r == dfcclSuccess) r = build_device_view(ctx, cl, nch, slot_bytes, ll_fifo);
   if (prior != dfcclSuccess) return df_error(prior, "%s", prior_message);
   return r;
 }

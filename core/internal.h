@@ -48,6 +48,9 @@ typedef struct {
   uint64_t relaunch_cap_us;    /* the backoff of those relaunches stops here          */
   uint64_t gather_bytes;       /* all-reduces up to this size gather (DF_COLL_GATHER_REDUCE) */
   uint64_t gather_bytes_pair;  /* the same for all-reduces of 2 ranks                   */
+  uint32_t ll_bytes;           /* gathering all-reduces whose channel shares are at most this
+                                * move low-latency lines (DFCCL_LL_BYTES; 0: never)      */
+  bool ll_check;               /* receivers wait for the lines' flags (DFCCL_LL_CHECK; 0 only for a twin) */
   uint64_t yield_delay_us;     /* before relaunching a daemon that yielded the GPU      */
   uint64_t poller_spin_rounds; /* idle poller rounds that only yield, before sleeping   */
   df_spin_policy spin;
@@ -331,7 +334,8 @@ dfcclResult_t df_check_signature(size_t count, dfcclDataType_t dtype, dfcclRedOp
 /* The channels a run of `bytes` per rank's block (or buffer) takes by the configuration. */
 uint32_t df_run_channels(const df_config* cfg, uint32_t kind, uint64_t bytes, uint32_t nranks);
 /* Sets DF_COLL_GATHER_REDUCE on an all-reduce of the configured size whose channels' shares each
- * fit `slot_bytes`, on at most DF_FIFO_STEPS + 1 ranks (all_reduce_gathered.h); clears it otherwise. */
+ * fit `slot_bytes`, on at most DF_FIFO_STEPS + 1 ranks (all_reduce_gathered.h), and DF_COLL_LL where
+ * the shares are at most DFCCL_LL_BYTES (low_latency.h); clears them otherwise. */
 void df_choose_all_reduce(const df_config* cfg, df_coll_static* st, uint32_t slot_bytes);
 /* The bytes a run of st reads from sendbuff and writes to recvbuff on this rank (not the v kinds). */
 void df_run_bytes(const df_coll_static* st, size_t* send_bytes, size_t* recv_bytes);

@@ -65,7 +65,7 @@ static uint64_t gather_limit(const df_config* cfg, uint32_t nranks) {
 }
 
 void df_choose_all_reduce(const df_config* cfg, df_coll_static* st, uint32_t slot_bytes) {
-  st->flags &= ~DF_COLL_GATHER_REDUCE; /* a communicator's run starts from its set's last one */
+  st->flags &= ~(DF_COLL_GATHER_REDUCE | DF_COLL_LL); /* a communicator's run starts from its set's last one */
   if (st->kind != DF_COLL_ALL_REDUCE) return;
   uint64_t esize = dfcclTypeSize((dfcclDataType_t)st->dtype);
   uint64_t bytes = st->count * esize;
@@ -73,6 +73,7 @@ void df_choose_all_reduce(const df_config* cfg, df_coll_static* st, uint32_t slo
   bool gathers = st->nranks >= 2 && st->nranks - 1 <= DF_FIFO_STEPS && bytes > 0 &&
                  bytes <= gather_limit(cfg, st->nranks) && share * esize <= slot_bytes;
   if (gathers) st->flags |= DF_COLL_GATHER_REDUCE;
+  if (gathers && share * esize <= cfg->ll_bytes) st->flags |= DF_COLL_LL;
   st->gather_share = gathers ? (uint32_t)share : 0; /* fits: a share fits a slot, which holds at most 64 MiB */
 }
 

@@ -39,6 +39,10 @@ typedef struct {
   uint32_t gate;        /* df_prim_result of the run's gate (df_pass_gate)         */
   char* in_slot;        /* FIFO slot to read                                       */
   char* out_slot;       /* FIFO slot to write                                      */
+  const char* ll_in;    /* low-latency slot to read (low_latency.h)               */
+  uint32_t ll_in_flag;  /* its lines' flag                                         */
+  uint32_t ll_out;      /* 1: out_slot is a low-latency slot                       */
+  uint32_t ll_out_flag; /* the flag of the lines written to it                     */
   uint64_t last_progress_ns;
   uint32_t reported;        /* DF_LAUNCH_* bits this block has written to launch_report */
   uint32_t timesliced_seen; /* this launch ran a DF_COLL_TIMESLICED_PEER collective     */

@@ -45,7 +45,7 @@ DF_FN uint32_t df_run_tag(const df_coll_static* st, uint32_t epoch) {
   const uint64_t words[] = {st->kind, st->dtype, st->op, st->count, (uint64_t)(int64_t)st->root, st->nchannels, epoch};
   for (unsigned i = 0; i < sizeof words / sizeof words[0]; i++) h = (h ^ words[i]) * 0x100000001b3ull;
   /* The algorithm too: ranks configured differently fail the run (DF_RUN_MISMATCH) rather than mix two. */
-  h = (h ^ (st->flags & DF_COLL_GATHER_REDUCE)) * 0x100000001b3ull;
+  h = (h ^ (st->flags & (DF_COLL_GATHER_REDUCE | DF_COLL_LL))) * 0x100000001b3ull;
   return (uint32_t)(h ^ (h >> 32));
 }
 

@@ -69,6 +69,8 @@ typedef struct {
   df_recv_ctrl* recv_ctrl; /* receiver's control block (local to a receiver, remote to a sender) */
   df_send_ctrl* send_ctrl; /* sender's control block (local to a sender, remote to a receiver)   */
   char* fifo;              /* DF_FIFO_STEPS slots, in the receiver's memory                       */
+  char* ll;                /* DF_FIFO_STEPS low-latency slots beside them, or NULL where the link
+                            * has none (DFCCL_LL_BYTES=0, or a network link: low_latency.h)    */
   /* A sender's: the receiver's head as the sender last read it.  Heads only grow, so the slots
    * below credit + DF_FIFO_STEPS are free without another look (df_look). */
   uint64_t credit;
@@ -84,6 +86,9 @@ typedef struct {
                             * whole before the tail -- by its daemon, or by the network
                             * proxy that received it -- so that a look may load it
                             * beside the tail (df_look); 0: DFCCL_CHECK_RUNS=0          */
+  uint32_t ll_slot_bytes;  /* bytes per low-latency slot (df_connector.ll)             */
+  uint32_t ll_unchecked;   /* 1: low-latency lines are read without their flags
+                            * (DFCCL_LL_CHECK=0: only for the twin that shows them needed) */
   df_connector* to_next;   /* [channel]: this rank sends to its ring successor         */
   df_connector* from_prev; /* [channel]: this rank receives from its predecessor       */
   uint64_t* sent;          /* [channel]: slots this rank has posted to its successor   */
@@ -145,6 +150,15 @@ typedef struct {
  * one FIFO slot and the n-1 gathered slots fit the FIFO; it is part of the run's tag, so that ranks
  * configured differently fail the run instead of mixing algorithms. */
 #define DF_COLL_GATHER_REDUCE 2u
+/* An all-reduce that gathers moves its slots as low-latency lines (low_latency.h) on the links that
+ * have them: each channel's share is at most DFCCL_LL_BYTES.  Set alike on every rank and part of
+ * the run's tag, as DF_COLL_GATHER_REDUCE. */
+#define DF_COLL_LL 4u
+#define DF_LL_BYTES_MAX (64u << 10) /* DFCCL_LL_BYTES at most */
+/* A low-latency slot: a header line, then a line per 8 bytes of data (low_latency.h). */
+#define DF_LL_LINE_BYTES 16u
+#define DF_LL_LINE_DATA 8u
+#define DF_LL_SLOT_BYTES(ll_bytes) (DF_LL_LINE_BYTES * (1u + ((ll_bytes) + DF_LL_LINE_DATA - 1u) / DF_LL_LINE_DATA))
 
 typedef struct {
   const void* sendbuff; /* of the current run, from its SQE                    */

@@ -17,6 +17,7 @@
 
 #include "block.h"
 #include "context.h"
+#include "low_latency.h"
 #include "reduce.h"
 #include "task_queue.h"
 
@@ -25,8 +26,10 @@ enum {
   DF_SEND = 1u << 1,     /* write a slot to the successor                         */
   DF_REDUCE = 1u << 2,   /* combine the received slot with the user source        */
   DF_COPY_OUT = 1u << 3, /* also store the result in the user destination         */
-  DF_PEEK = 1u << 4      /* receive the slot run->ahead past the next unconsumed one, and leave it
+  DF_PEEK = 1u << 4,     /* receive the slot run->ahead past the next unconsumed one, and leave it
                           * unconsumed (df_consume_last frees slots later)            */
+  DF_LL = 1u << 5        /* through low-latency slots where the step's links have them
+                          * (low_latency.h); only copies, and receives with DF_PEEK   */
 };
 
 /* BLOCKED: a wait gave up (the run is preempted, and resumes at this step).  FAILED: the run cannot
@@ -53,17 +56,25 @@ typedef struct {
   uint64_t sent;                 /* slots posted to the successor                           */
   uint64_t credit;               /* the successor's head as last read (df_connector.credit) */
   df_connector* next;            /* the successor's connector                               */
+  const char* ll_header;         /* DF_RECV through a low-latency slot: its header line,
+                                  * polled instead of the tail (low_latency.h); the tail is
+                                  * then NULL with DFCCL_LL_CHECK=0 (a twin: no wait at all) */
 } df_step_waits;
 
 DF_FN df_step_waits df_step_waits_of(const df_run* run, unsigned flags) {
   const df_links* l = run->ctx->stat.links;
   int c = run->blk->bid;
-  df_step_waits w = {NULL, 0, NULL, NULL, 0, NULL, 0, 0, NULL};
+  df_step_waits w = {NULL, 0, NULL, NULL, 0, NULL, 0, 0, NULL, NULL};
   if (flags & DF_RECV) {
     w.prev = &l->from_prev[c];
     w.tail = &w.prev->recv_ctrl->tail;
     w.recv_step = l->consumed[c] + run->ahead;
-    if (l->prev_tagged) w.tag = &w.prev->recv_ctrl->tags[w.recv_step % DF_FIFO_STEPS];
+    if (df_ll_receives(run)) {
+      w.ll_header = w.prev->ll + (size_t)(w.recv_step % DF_FIFO_STEPS) * l->ll_slot_bytes;
+      if (l->ll_unchecked) w.tail = NULL;
+    } else if (l->prev_tagged) {
+      w.tag = &w.prev->recv_ctrl->tags[w.recv_step % DF_FIFO_STEPS];
+    }
   }
   if (flags & DF_SEND) {
     w.next = &l->to_next[c];
@@ -81,7 +92,16 @@ DF_FN df_step_waits df_step_waits_of(const df_run* run, unsigned flags) {
  * seen then, or through the run's error words once a wait gives up -- and the host refuses further
  * runs of a failed collective, so a stale credit never outlives the run that read it. */
 DF_FN df_prim_result df_look(df_run* run, df_step_waits* w) {
-  if (w->tail) {
+  if (w->tail && w->ll_header) {
+    /* The header's flag says that its tag word is this step's (one 8-byte word); the tail, no
+     * longer ordered after the data, is read only for a revocation. */
+    uint64_t header;
+    if (!df_ll_load_line(w->ll_header, df_ll_flag(w->recv_step), &header)) {
+      uint64_t tail = df_load_relaxed_u64(w->tail);
+      return tail & DF_REVOKED_BIT ? df_fail(run, DF_REVOKED_REASON(tail)) : DF_PRIM_BLOCKED;
+    }
+    w->tag_seen = (uint32_t)header;
+  } else if (w->tail) {
     /* Before the tail's acquire, so that both loads travel together (df_check_tag). */
     if (w->tag) w->tag_seen = DF_RELAXED_LOAD(*w->tag);
     uint64_t tail = df_load_acquire_u64(w->tail);
@@ -309,8 +329,10 @@ DF_FN uint32_t df_slot_tag(uint32_t run_tag, uint64_t step) {
  * this run: no trip of its own (0.3 us a hop on 2 x H200, docs/performance.md, twenty-fourth
  * session).  Any other word is read now, ordered after the acquire, and decides. */
 DF_FN df_prim_result df_check_tag(df_run* run, const df_step_waits* w) {
-  if (!w->tag) return DF_PRIM_DONE;
   uint32_t want = df_slot_tag(run->ctx->tag, w->recv_step);
+  if (w->ll_header) /* the header's word, loaded whole with its flag, decides alone (no tail: the twin) */
+    return !w->tail || w->tag_seen == want ? DF_PRIM_DONE : df_fail(run, DF_RUN_MISMATCH);
+  if (!w->tag) return DF_PRIM_DONE;
   if (w->tag_seen == want || DF_RELAXED_LOAD(*w->tag) == want) return DF_PRIM_DONE;
   return df_fail(run, DF_RUN_MISMATCH);
 }
@@ -349,6 +371,47 @@ DF_FN void df_post(const df_run* run, unsigned flags, size_t bytes) {
   if (send) DF_TRACE(run->args, run->blk, DF_EVENT_SENT, run->ctx->coll, run->ctx->dyn.epoch, l->sent[c], 0);
 }
 
+/* Leader, after the data lines of the low-latency slot sh->out_slot: the header, then the step
+ * counted, and the tail stored as a hint (low_latency.h).  No fence. */
+DF_FN void df_ll_post(const df_run* run) {
+  const df_links* l = run->ctx->stat.links;
+  int c = run->blk->bid;
+  df_ll_store_line(run->sh->out_slot, df_slot_tag(run->ctx->tag, l->sent[c]), run->sh->ll_out_flag);
+  l->sent[c]++;
+  df_store_relaxed_u64(&l->to_next[c].recv_ctrl->tail, l->sent[c]);
+  DF_STAMP(run->args, run->blk, run->sh, run->ctx->coll, run->ctx->dyn.epoch, DF_STAMP_SENT);
+  DF_TRACE(run->args, run->blk, DF_EVENT_SENT, run->ctx->coll, run->ctx->dyn.epoch, l->sent[c], 0);
+}
+
+/* Leader, once df_ready found the step's waits done: the slots the step reads and writes.  A slot
+ * received through a low-latency slot (sh->ll_in) is unpacked into the Simple slot of its step
+ * (sh->in_slot), where the algorithm reads it; a slot sent goes to the successor's low-latency
+ * slot where the link has them (sh->ll_out, and DF_LL), else to its Simple slot. */
+DF_FN void df_note_slots(df_run* run, unsigned flags, const df_step_waits* w) {
+  df_block_shared* sh = run->sh;
+  const df_links* l = run->ctx->stat.links;
+  if (flags & DF_RECV) {
+    sh->in_slot = df_slot_address(w->prev, w->recv_step, l->slot_bytes);
+    sh->ll_in = w->ll_header;
+    sh->ll_in_flag = df_ll_flag(w->recv_step);
+  }
+  if (flags & DF_SEND) {
+    sh->ll_out = (flags & DF_LL) && df_ll_sends(run);
+    sh->out_slot =
+        sh->ll_out ? df_ll_slot(w->next, w->sent, l->ll_slot_bytes) : df_slot_address(w->next, w->sent, l->slot_bytes);
+    sh->ll_out_flag = df_ll_flag(w->sent);
+  }
+}
+
+/* All threads, after the barrier that follows df_note_slots: a received low-latency slot's data
+ * lines into sh->in_slot.  True (on every thread) when a line did not come in time: nothing was
+ * consumed, and the step is done again. */
+DF_FN bool df_unpack_late(const df_run* run, size_t bytes) {
+  const df_block_shared* sh = run->sh;
+  return sh->ll_in && df_ll_read_lines(run->blk, sh->ll_in, sh->ll_in_flag, sh->in_slot, bytes,
+                                       run->ctx->stat.links->ll_unchecked, !run->args->spin.preemption);
+}
+
 /* Leader: consumes the run's last k received slots (after DF_PEEK receives of them) and leaves
  * the credit to the run's completion (df_complete_run): the release store of a head is a
  * system-scope fence (about 2 us on an H100, docs/performance.md), and the completion's own fence,
@@ -376,49 +439,52 @@ DF_FN df_prim_result df_ready(df_run* run, unsigned flags, df_step_waits* w) {
   return ready;
 }
 
+/* Leader, after a step that received a slot.  A received slot shows that the predecessor is
+ * running this collective now, and the k-th slot of a run has come through the k ranks before us
+ * (each step of a ring forwards what the previous one received): once n-1 have come, every rank is
+ * on it -- stay with it longer (paper §4.3).  Not before: on more than two ranks the first slots
+ * come from neighbours that can send before a late rank joins, and a run that grew on them would
+ * spin out the ceiling on the late rank while the block's other runs wait (the case study on 4
+ * GPUs: 1.6 s per step with growth on every receive, 26 ms without growth).  A send proves
+ * nothing -- it only needed a free slot. */
+DF_FN void df_note_received(df_run* run) {
+  df_coll_dynamic* d = &run->ctx->dyn;
+  if (d->received < UINT32_MAX) d->received++;
+  if (!run->timesliced && d->received + 1 >= run->ctx->stat.nranks) {
+    uint64_t grown = run->threshold * run->args->spin.growth;
+    run->threshold = grown > run->args->spin.ceiling ? run->args->spin.ceiling : grown;
+  }
+}
+
 /* One step on `nelem` elements.  user_src is read (sent, or reduced with what was received),
  * user_dst is written (with DF_COPY_OUT or when nothing is sent).  Called by all threads. */
 DF_FN df_prim_result df_prim(df_run* run, unsigned flags, const void* user_src, void* user_dst, size_t nelem) {
   df_block_shared* sh = run->sh;
   const df_coll_static* st = &run->ctx->stat;
+  size_t bytes = nelem * df_dtype_bytes((dfcclDataType_t)st->dtype);
   if (df_is_leader(run->blk)) {
     df_step_waits w;
     df_prim_result ready = df_ready(run, flags, &w);
-    if (ready == DF_PRIM_DONE) {
-      uint32_t slot_bytes = st->links->slot_bytes;
-      if (flags & DF_RECV) sh->in_slot = df_slot_address(w.prev, w.recv_step, slot_bytes);
-      if (flags & DF_SEND) sh->out_slot = df_slot_address(w.next, w.sent, slot_bytes);
-    }
+    if (ready == DF_PRIM_DONE) df_note_slots(run, flags, &w);
     sh->go = (uint32_t)ready;
   }
   df_block_sync();
   if (sh->go != DF_PRIM_DONE) return (df_prim_result)sh->go;
+  if ((flags & DF_LL) && (flags & DF_RECV) && df_unpack_late(run, bytes)) return DF_PRIM_BLOCKED;
 
   const void* src0 = (flags & DF_RECV) ? (const void*)sh->in_slot : user_src;
   const void* src1 = (flags & DF_REDUCE) ? user_src : NULL;
   void* dst0 = (flags & DF_SEND) ? (void*)sh->out_slot : user_dst;
   void* dst1 = ((flags & DF_SEND) && (flags & DF_COPY_OUT)) ? user_dst : NULL;
-  df_reduce_copy(run->blk, (dfcclDataType_t)st->dtype, (dfcclRedOp_t)st->op, src0, src1, dst0, dst1, nelem);
+  const bool ll_out = (flags & DF_LL) && (flags & DF_SEND) && sh->ll_out;
+  if (ll_out) df_ll_write_lines(run->blk, (const char*)src0, bytes, sh->out_slot, sh->ll_out_flag);
+  else df_reduce_copy(run->blk, (dfcclDataType_t)st->dtype, (dfcclRedOp_t)st->op, src0, src1, dst0, dst1, nelem);
   df_block_sync();
 
   if (df_is_leader(run->blk)) {
-    df_post(run, flags, nelem * df_dtype_bytes((dfcclDataType_t)st->dtype));
-    /* A received slot shows that the predecessor is running this collective now, and the k-th
-     * slot of a run has come through the k ranks before us (each step of a ring forwards what the
-     * previous one received): once n-1 have come, every rank is on it -- stay with it longer
-     * (paper §4.3).  Not before: on more than two ranks the first slots come from neighbours
-     * that can send before a late rank joins, and a run that grew on them would spin out the
-     * ceiling on the late rank while the block's other runs wait (the case study on 4 GPUs: 1.6 s
-     * per step with growth on every receive, 26 ms without growth).  A send proves nothing -- it
-     * only needed a free slot. */
-    if (flags & DF_RECV) {
-      df_coll_dynamic* d = &run->ctx->dyn;
-      if (d->received < UINT32_MAX) d->received++;
-      if (!run->timesliced && d->received + 1 >= st->nranks) {
-        uint64_t grown = run->threshold * run->args->spin.growth;
-        run->threshold = grown > run->args->spin.ceiling ? run->args->spin.ceiling : grown;
-      }
-    }
+    if (ll_out) df_ll_post(run);
+    else df_post(run, flags, bytes);
+    if (flags & DF_RECV) df_note_received(run);
   }
   run->progressed = true;
   return DF_PRIM_DONE;

@@ -55,6 +55,16 @@ DF_FN void df_block_sync(void) {
 #endif
 }
 
+/* Barrier among the threads of one daemon block that also tells each thread whether any thread
+ * passed `mine` true. */
+DF_FN bool df_block_sync_or(bool mine) {
+#if DF_CUDA
+  return __syncthreads_or(mine) != 0;
+#else
+  return mine;
+#endif
+}
+
 /* ---- memory ordering between agents (host threads, GPUs, other processes) ----
  * Data are written with plain stores; a counter that publishes them is written with a release store
  * and read with an acquire load, at system scope.  Those are the only two orderings DFCCL needs. */
@@ -335,6 +345,45 @@ DF_FN uint64_t df_time_ns(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 #endif
+}
+
+/* ---- low-latency lines (core/kernel/low_latency.h) ----
+ * 16 bytes: two 8-byte words, each 4 bytes of data beside a 4-byte flag, each stored whole -- an
+ * aligned 8-byte access is single-copy atomic on both targets -- so that a reader that sees the
+ * flag in a word sees that word's data: no fence between data and flag, as in NCCL's LL protocol.
+ * Both words are loaded and stored together (one 16-byte access on the GPU), the flags compared
+ * by the caller.  Volatile on the GPU: the line is written by another agent and must not come
+ * from L1. */
+DF_FN void df_ll_store_line(char* line, uint64_t data, uint32_t flag) {
+#if DF_CUDA
+  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(__cvta_generic_to_global(line)),
+               "r"((uint32_t)data), "r"(flag), "r"((uint32_t)(data >> 32)), "r"(flag)
+               : "memory");
+#else
+  uint64_t* word = (uint64_t*)(void*)line;
+  __atomic_store_n(&word[0], (uint64_t)flag << 32 | (uint32_t)data, __ATOMIC_RELAXED);
+  __atomic_store_n(&word[1], (uint64_t)flag << 32 | (data >> 32), __ATOMIC_RELAXED);
+#endif
+}
+
+/* The line's 8 data bytes into *data; true when both its flags are `flag`. */
+DF_FN bool df_ll_load_line(const char* line, uint32_t flag, uint64_t* data) {
+  uint32_t d0, f0, d1, f1;
+#if DF_CUDA
+  asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(d0), "=r"(f0), "=r"(d1), "=r"(f1)
+               : "l"(__cvta_generic_to_global(line))
+               : "memory");
+#else
+  const uint64_t* word = (const uint64_t*)(const void*)line;
+  uint64_t w0 = __atomic_load_n(&word[0], __ATOMIC_RELAXED), w1 = __atomic_load_n(&word[1], __ATOMIC_RELAXED);
+  d0 = (uint32_t)w0;
+  f0 = (uint32_t)(w0 >> 32);
+  d1 = (uint32_t)w1;
+  f1 = (uint32_t)(w1 >> 32);
+#endif
+  *data = (uint64_t)d1 << 32 | d0;
+  return f0 == flag && f1 == flag;
 }
 
 /* Called in every spin loop.  The host target shares few cores among many ranks and threads: a

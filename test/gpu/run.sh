@@ -136,7 +136,7 @@ gather_ab() {
 # PART=1: data path and the deadlock programs at one rank per GPU; PART=2: oversubscribed runs,
 # the random mix and performance; unset: both (more than one 600 s device call).  PART=oversub
 # PART=explore, PART=component, PART=every, PART=a2a, PART=comm, PART=failures, PART=soak, PART=burst,
-# PART=sanitizers, PART=ucx, PART=ucx-latency, PART=lanes, PART=ab, PART=stamps, PART=trace, PART=ooo, PART=scale (or scale-deadlock, scale-component, scale-bench,
+# PART=sanitizers, PART=ucx, PART=ucx-latency, PART=lanes, PART=ab, PART=ll, PART=stamps, PART=trace, PART=ooo, PART=scale (or scale-deadlock, scale-component, scale-bench,
 # scale-case) and PART=users (or users-pageable,
 # users-osu, users-cupy) are only run when named; PART may name several ("1 oversub").
 part=${PART:-all}
@@ -849,6 +849,39 @@ if scale_named case; then
   step "case-study-${snp}gpus" 200 sh benchmarks/case_study.sh "$snp" -i 20
   keep_output "scale-case-study-${snp}gpus.txt"
   summarize "^==|ms per step" 20
+fi
+
+# PART=ll (issue 15): low-latency slots (core/kernel/low_latency.h, DFCCL_LL_BYTES).  Exact to the
+# bit through them: test_gather_reduce at 2 and 3 ranks, the random order (LL_ITERS, default 300)
+# with every all-reduce on lines, and the twin that reads the lines without their flags, which
+# must see wrong data.  Then the small all-reduce at LL_NP ranks (default 2) with lines off and on
+# (DFCCL_LL_BYTES=0 and 65536), LL_ROUNDS rounds alternated (default 3), LL_RUNS timed runs a size
+# (default 500), every result checked.  Log: $out/ll-ab.txt.
+if named ll; then
+  ll_on="DFCCL_LL_BYTES=65536 DFCCL_ALLREDUCE_GATHER_BYTES=65536"
+  for np in 2 3; do
+    # shellcheck disable=SC2086 # ll_on: separate words on purpose
+    step "ll-gather-reduce-${np}ranks" 120 env $ll_on $mpi $np test/mpi/test_gather_reduce -i 3 -g 65536
+  done
+  # shellcheck disable=SC2086
+  step ll-random-order-2ranks 200 env $ll_on $mpi 2 test/mpi/test_random_order -i "${LL_ITERS:-300}"
+  # shellcheck disable=SC2086
+  step ll-twin-unchecked 60 env $ll_on DFCCL_LL_CHECK=0 sh -c \
+    "$mpi 2 test/mpi/test_gather_reduce -i 3 -g 65536 2>&1 | grep -m 3 'rank-order'; exit 0"
+  if [ "$ran" = 1 ]; then
+    if grep -q "not the rank-order sum" "$out/step.out"; then note "  twin: wrong data seen without the flags"
+    else note "  twin: NO WRONG DATA SEEN"; fi
+  fi
+  : > "$out/ll-ab.txt"
+  for round in $(seq "${LL_ROUNDS:-3}"); do
+    for bytes in 0 65536; do
+      step "ll-bench-$bytes-round-$round" 120 env DFCCL_LL_BYTES=$bytes $mpi "${LL_NP:-2}" benchmarks/dfccl_bench \
+        -C allreduce -A comm -P 1 -b 8 -e 64K -f 8 -n "${LL_RUNS:-500}" -w 50 -c 1 -N 0
+      [ "$ran" = 1 ] && { echo "== DFCCL_LL_BYTES=$bytes, round $round"; grep -E "^ +[0-9]" "$out/step.out"; } \
+        >> "$out/ll-ab.txt"
+    done
+  done
+  cat "$out/ll-ab.txt" >> "$summary"
 fi
 
 # PART=ooo (issue 15): what out-of-order execution costs under each spin setting, for choosing the

@@ -5,7 +5,8 @@
 #   - the unit tests that start daemons and pollers (test_queues, test_registry, test_scheduler,
 #     test_dead_peer);
 #   - MPI tests of the core on the host target (sync_between, random_mix, comm, comm_async, failures,
-#     hang_report, deregister, gather_reduce (all-reduce by gathering), a burst whose main thread takes completions beside the poller,
+#     hang_report, deregister, gather_reduce (all-reduce by gathering) and low_latency (the same
+#     through low-latency slots), a burst whose main thread takes completions beside the poller,
 #     concurrent_register -- two threads per rank --, and random_order over the network
 #     transport), fewer iterations than make check;
 #   - coll/dfccl's tests on the host target (run, nonblocking, persistent, threads -- two threads
@@ -176,6 +177,8 @@ if have HAVE_MPI; then
   check deregister own sh "$mpi/deregister.sh"
   # All-reduce by gathering: slots kept past their receive and freed at once (over UCX too).
   check gather_reduce own sh "$mpi/gather_reduce.sh"
+  # The same through low-latency slots: lines stored and polled whole, the Simple slot unpacked into.
+  check low_latency own sh "$mpi/low_latency.sh"
   # The main thread takes completions (dfcclProgress) beside the poller, through full queues.
   # shellcheck disable=SC2016 # expanded by that sh, from the exported top_srcdir
   check burst_progress own env DFCCL_SQ_ENTRIES=4 DFCCL_CQ_SLOTS=1 DFCCL_COMM_SETS=16 sh -c \
