@@ -10,10 +10,11 @@
  *   step n-1        the last input (position r+1) arrives: reduce all n in position order 0, 1, ...,
  *                   n-1 into recvbuff, then free the n-1 slots at once.
  * Every rank reduces in the same order with the same operations, so every rank's result is the
- * same bits, as the ring's is.  Shares of at most DFCCL_LL_BYTES move as low-latency lines
- * (low_latency.h, DF_COLL_LL) on the links that have them, each received input unpacked into the
- * Simple slot of its step, where the reduction reads it.  The n-1 kept slots fit the FIFO and a channel's share fits a slot:
- * the host sets the flag only then (df_choose_all_reduce, register.c).
+ * same bits, as the ring's is.  The n-1 kept slots fit the FIFO and a channel's share fits a slot:
+ * the host sets the flag only then (df_choose_all_reduce, register.c).  Shares of at most
+ * DFCCL_LL_BYTES move as low-latency lines (low_latency.h, DF_COLL_LL) on the links that have
+ * them, each received input unpacked into the Simple slot of its step, where the reduction reads
+ * it.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -28,11 +29,10 @@ DF_FN bool df_all_reduce_gathers(const df_coll_static* st) {
 
 /* All threads: the last step, once its slot is there; true (on every thread) when a low-latency
  * line of it did not come in time (only that slot's Simple slot was written, nothing consumed: the
- * step is done again).  Input of ring position q (!= r) is the kept
- * slot (r - q + n) % n - 1 past the next unconsumed one.  Rank r's own input is read before its
- * recvbuff is written (in place they are one buffer): ranks after position 0 sum positions 0..r-1
- * into the slot of position 0 (theirs to write until they free it), then add their own into
- * recvbuff, then the rest. */
+ * step is done again).  Input of ring position q (!= r) is the kept slot (r - q + n) % n - 1 past
+ * the next unconsumed one.  Rank r's own input is read before its recvbuff is written (in place
+ * they are one buffer): ranks after position 0 sum positions 0..r-1 into the slot of position 0
+ * (theirs to write until they free it), then add their own into recvbuff, then the rest. */
 DF_NOINLINE bool df_reduce_gathered(df_run* run, const void* own, void* dst, size_t nelem) {
   const df_coll_static* st = &run->ctx->stat;
   const df_links* l = st->links;

@@ -40,9 +40,8 @@
  * given up (DF_PRIM_BLOCKED), unless preemption is off (the twins), where every wait is endless. */
 #define DF_LL_LINE_POLLS 4096u
 
-/* The flag of the lines sent at `step`: the step itself, so that a line
- * of an earlier lap never passes for this one's; + 1, so that memory never written (zeros) never
- * passes for step 0's. */
+/* The flag of the lines sent at `step`: the step itself, so that a line of an earlier lap never
+ * passes for this one's; + 1, so that memory never written (zeros) never passes for step 0's. */
 DF_FN uint32_t df_ll_flag(uint64_t step) { return (uint32_t)step + 1u; }
 
 /* Whether this run's block receives, or sends, through low-latency slots: its collective chose them
