@@ -67,13 +67,63 @@ typedef struct {
   int queued; /* a communicator's runs waiting behind this one */
 } coll_view;
 
+/* A channel's connectors as they stand: the slots its predecessor posted to it and it took, and the
+ * slots it sent to its successor and the successor freed.  Read while the daemon runs (the words
+ * may move meanwhile; each is read whole). */
+typedef struct {
+  uint64_t posted, taken, sent, freed;
+} channel_counters;
+
+static bool read_counters(df_ctx* ctx, const df_links* links, uint32_t c, channel_counters* k) {
+  df_connector to, from;
+  const df_target_ops* t = ctx->target;
+  return t->copy_out(ctx, &k->sent, &links->sent[c], sizeof k->sent) == dfcclSuccess &&
+         t->copy_out(ctx, &k->taken, &links->consumed[c], sizeof k->taken) == dfcclSuccess &&
+         t->copy_out(ctx, &to, &links->to_next[c], sizeof to) == dfcclSuccess &&
+         t->copy_out(ctx, &from, &links->from_prev[c], sizeof from) == dfcclSuccess &&
+         t->copy_out(ctx, &k->posted, (const void*)&from.recv_ctrl->tail, sizeof k->posted) == dfcclSuccess &&
+         t->copy_out(ctx, &k->freed, (const void*)&to.send_ctrl->head, sizeof k->freed) == dfcclSuccess;
+}
+
+/* A counter for the text: its value, or "revoked" (a failed run's mark, daemon.h). */
+static const char* counter_text(uint64_t value, char out[24]) {
+  if (value & DF_REVOKED_BIT) snprintf(out, 24, "revoked");
+  else snprintf(out, 24, "%llu", (unsigned long long)value);
+  return out;
+}
+
+/* What the counters say about one channel's neighbours (world ranks prev and next): whether a slot
+ * from the predecessor waits to be taken, whether the successor's FIFO is full.  Which of the two
+ * the run waits for depends on its step; together with the other ranks' reports they show which
+ * neighbour has not done its part. */
+static void write_counters(const channel_counters* k, int prev, int next, FILE* text, FILE* json) {
+  char a[24], b[24], c[24], d[24];
+  bool revoked = (k->posted | k->freed) & DF_REVOKED_BIT;
+  if (text) {
+    fprintf(text, " (from rank %d: %s posted, %s taken%s; to rank %d: %s sent, %s freed%s)", prev,
+            counter_text(k->posted, a), counter_text(k->taken, b),
+            !revoked && k->posted <= k->taken ? ", none waiting" : "", next, counter_text(k->sent, c),
+            counter_text(k->freed, d), !revoked && k->sent >= k->freed + DF_FIFO_STEPS ? ", its FIFO full" : "");
+  }
+  if (json) { /* a revoked counter's value means nothing: null, and "revoked" says why */
+    fprintf(json,
+            ",\"from_rank\":%d,\"posted\":%s,\"taken\":%llu,\"to_rank\":%d,\"sent\":%llu,\"freed\":%s,\"revoked\":%s",
+            prev, k->posted & DF_REVOKED_BIT ? "null" : counter_text(k->posted, a), (unsigned long long)k->taken, next,
+            (unsigned long long)k->sent, k->freed & DF_REVOKED_BIT ? "null" : counter_text(k->freed, d),
+            revoked ? "true" : "false");
+  }
+}
+
 /* Per channel: where the run stood when its context was last saved (a context resident in a block
- * may be further), of how many iterations and steps. */
+ * may be further), of how many iterations and steps, and its connectors' counters. */
 static void write_channels(df_ctx* ctx, const coll_view* v, FILE* text, FILE* json) {
   df_coll_static st = v->record.stat;
   df_links links; /* the daemon's view: df_plan_init reads its slot size */
   if (st.links == NULL || ctx->target->copy_out(ctx, &links, st.links, sizeof links) != dfcclSuccess) return;
-  st.links = &links;
+  st.links = &links; /* its pointers still point into daemon memory: the counters are read there */
+  uint32_t n = st.nranks;
+  int prev = v->ranks && v->nranks == (int)n ? v->ranks[(st.rank + n - 1) % n] : -1; /* world ranks */
+  int next = v->ranks && v->nranks == (int)n ? v->ranks[(st.rank + 1) % n] : -1;
   if (json) fprintf(json, ",\"channels\":[");
   for (uint32_t c = 0; c < st.nchannels; c++) {
     df_coll_dynamic d;
@@ -89,8 +139,11 @@ static void write_channels(df_ctx* ctx, const coll_view* v, FILE* text, FILE* js
       fprintf(text, "%s channel %u: iteration %llu of %llu, step %u of %u", c ? "," : "", c, iteration,
               (unsigned long long)plan.iterations, step, plan.steps);
     if (json)
-      fprintf(json, "%s{\"iteration\":%llu,\"iterations\":%llu,\"step\":%u,\"steps\":%u}", c ? "," : "", iteration,
+      fprintf(json, "%s{\"iteration\":%llu,\"iterations\":%llu,\"step\":%u,\"steps\":%u", c ? "," : "", iteration,
               (unsigned long long)plan.iterations, step, plan.steps);
+    channel_counters k;
+    if (read_counters(ctx, &links, c, &k)) write_counters(&k, prev, next, text, json);
+    if (json) fputc('}', json);
   }
   if (json) fprintf(json, "]");
 }

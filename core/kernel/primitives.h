@@ -352,9 +352,9 @@ DF_FN void df_post(const df_run* run, unsigned flags, size_t bytes) {
     if (l->slot_sizes) next->bytes[l->sent[c] % DF_FIFO_STEPS] = (uint32_t)bytes;
     /* Relaxed: a receiver loads it while it may change (df_look), ordered by the tail below. */
     DF_RELAXED_STORE(next->tags[l->sent[c] % DF_FIFO_STEPS], df_slot_tag(run->ctx->tag, l->sent[c]));
-    l->sent[c]++;
+    DF_RELAXED_STORE(l->sent[c], l->sent[c] + 1); /* a hang report reads the counters meanwhile */
   }
-  if (consume) l->consumed[c]++;
+  if (consume) DF_RELAXED_STORE(l->consumed[c], l->consumed[c] + 1);
   /* One system-scope release after the block barrier covers every thread's data stores (the
    * barrier orders them before it, and release is cumulative) and the tags: a step that receives
    * and sends releases both counters behind one fence, not a release store each. */
@@ -377,7 +377,7 @@ DF_FN void df_ll_post(const df_run* run) {
   const df_links* l = run->ctx->stat.links;
   int c = run->blk->bid;
   df_ll_store_line(run->sh->out_slot, df_slot_tag(run->ctx->tag, l->sent[c]), run->sh->ll_out_flag);
-  l->sent[c]++;
+  DF_RELAXED_STORE(l->sent[c], l->sent[c] + 1);
   df_store_relaxed_u64(&l->to_next[c].recv_ctrl->tail, l->sent[c]);
   DF_STAMP(run->args, run->blk, run->sh, run->ctx->coll, run->ctx->dyn.epoch, DF_STAMP_SENT);
   DF_TRACE(run->args, run->blk, DF_EVENT_SENT, run->ctx->coll, run->ctx->dyn.epoch, l->sent[c], 0);
@@ -418,7 +418,8 @@ DF_FN bool df_unpack_late(const df_run* run, size_t bytes) {
  * which comes anyway, orders the reads of those slots before a relaxed store of the head.  The
  * predecessor needs the credit only once its FIFO is full -- DF_FIFO_STEPS slots later. */
 DF_FN void df_consume_last(df_run* run, uint32_t k) {
-  run->ctx->stat.links->consumed[run->blk->bid] += k;
+  uint64_t* consumed = &run->ctx->stat.links->consumed[run->blk->bid];
+  DF_RELAXED_STORE(*consumed, *consumed + k);
   run->head_pending = true;
 }
 

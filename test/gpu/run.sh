@@ -862,7 +862,8 @@ fi
 # must see wrong data.  Then the small all-reduce at LL_NP ranks (default 2) with lines off and on
 # (DFCCL_LL_BYTES=0 and 65536), LL_ROUNDS rounds alternated (default 3), LL_RUNS timed runs a size
 # (default 500) of the sizes LL_SIZES (dfccl_bench's, default "-b 8 -e 64K -f 8"), every result
-# checked.  Log: $out/ll-ab.txt.
+# checked; LL_NCCL=1 runs NCCL beside them (a GPU per rank: NCCL refuses two ranks on one GPU).
+# Log: $out/ll-ab.txt.
 if named ll; then
   ll_on="DFCCL_LL_BYTES=65536 DFCCL_ALLREDUCE_GATHER_BYTES=65536"
   for np in 2 3; do
@@ -882,7 +883,7 @@ if named ll; then
   for round in $(seq "${LL_ROUNDS:-3}"); do
     for bytes in 0 65536; do
       step "ll-bench-$bytes-round-$round" 120 env DFCCL_LL_BYTES=$bytes $mpi "${LL_NP:-2}" benchmarks/dfccl_bench \
-        -C allreduce -A comm -P 1 ${LL_SIZES:--b 8 -e 64K -f 8} -n "${LL_RUNS:-500}" -w 50 -c 1 -N 0
+        -C allreduce -A comm -P 1 ${LL_SIZES:--b 8 -e 64K -f 8} -n "${LL_RUNS:-500}" -w 50 -c 1 -N "${LL_NCCL:-0}"
       [ "$ran" = 1 ] && { echo "== DFCCL_LL_BYTES=$bytes, round $round"; grep -E "^ +[0-9]" "$out/step.out"; } \
         >> "$out/ll-ab.txt"
     done

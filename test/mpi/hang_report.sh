@@ -1,7 +1,8 @@
 #!/bin/sh
 # Hang reports name the rank the others wait for: with DFCCL_HANG_REPORT_S=1 the waiting ranks write
 # reports while the last rank is 3 s late, and tools/dfccl-hang-report names that rank and the
-# collective; then with reports asked for by SIGUSR1 on every rank, the late one's included.
+# collective; then with reports asked for by SIGUSR1 on every rank, the late one's included, and
+# rank 0's channel shows that nothing came from rank 2.
 . "${top_srcdir:-.}/test/mpi/common.sh"
 tool="${top_srcdir:-.}/tools/dfccl-hang-report"
 command -v python3 > /dev/null || { echo "SKIP: no python3 for tools/dfccl-hang-report"; exit 77; }
@@ -24,4 +25,12 @@ mkdir -p "$dir/periodic" &&
 mkdir -p "$dir/signal" &&
   DFCCL_REPORT_DIR="$dir/signal" run_mpi 3 test/mpi/test_hang_report -s 2 -u &&
   ls "$dir/signal" &&
-  check "$dir/signal" "^rank 2 has not called $what: ranks 0,1 wait for it .*rank 2 has submitted 0 runs of it" "SIGUSR1"
+  check "$dir/signal" "^rank 2 has not called $what: ranks 0,1 wait for it .*rank 2 has submitted 0 runs of it" "SIGUSR1" || exit 1
+# Each waiting channel says how far its connectors got: rank 0 (ring successor of the late rank 2)
+# has nothing from rank 2 to take (the signal's reports come while rank 2 is still 2 s away).
+grep -q "from rank 2: 0 posted, 0 taken, none waiting" "$dir/signal/dfccl-hang-rank0.txt" || {
+  cat "$dir/signal/dfccl-hang-rank0.txt"
+  echo "FAIL: rank 0's report does not show that nothing came from rank 2"
+  exit 1
+}
+echo "PASS: rank 0's report shows that nothing came from rank 2"
