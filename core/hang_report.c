@@ -99,18 +99,19 @@ static const char* counter_text(uint64_t value, char out[24]) {
 static void write_counters(const channel_counters* k, int prev, int next, FILE* text, FILE* json) {
   char a[24], b[24], c[24], d[24];
   bool revoked = (k->posted | k->freed) & DF_REVOKED_BIT;
+  bool none_waiting = !revoked && k->posted <= k->taken, fifo_full = !revoked && k->sent >= k->freed + DF_FIFO_STEPS;
   if (text) {
     fprintf(text, " (from rank %d: %s posted, %s taken%s; to rank %d: %s sent, %s freed%s)", prev,
-            counter_text(k->posted, a), counter_text(k->taken, b),
-            !revoked && k->posted <= k->taken ? ", none waiting" : "", next, counter_text(k->sent, c),
-            counter_text(k->freed, d), !revoked && k->sent >= k->freed + DF_FIFO_STEPS ? ", its FIFO full" : "");
+            counter_text(k->posted, a), counter_text(k->taken, b), none_waiting ? ", none waiting" : "", next,
+            counter_text(k->sent, c), counter_text(k->freed, d), fifo_full ? ", its FIFO full" : "");
   }
   if (json) { /* a revoked counter's value means nothing: null, and "revoked" says why */
     fprintf(json,
-            ",\"from_rank\":%d,\"posted\":%s,\"taken\":%llu,\"to_rank\":%d,\"sent\":%llu,\"freed\":%s,\"revoked\":%s",
+            ",\"from_rank\":%d,\"posted\":%s,\"taken\":%llu,\"to_rank\":%d,\"sent\":%llu,\"freed\":%s,\"revoked\":%s,"
+            "\"none_waiting\":%s,\"fifo_full\":%s",
             prev, k->posted & DF_REVOKED_BIT ? "null" : counter_text(k->posted, a), (unsigned long long)k->taken, next,
             (unsigned long long)k->sent, k->freed & DF_REVOKED_BIT ? "null" : counter_text(k->freed, d),
-            revoked ? "true" : "false");
+            revoked ? "true" : "false", none_waiting ? "true" : "false", fifo_full ? "true" : "false");
   }
 }
 

@@ -34,3 +34,9 @@ grep -q "from rank 2: 0 posted, 0 taken, none waiting" "$dir/signal/dfccl-hang-r
   exit 1
 }
 echo "PASS: rank 0's report shows that nothing came from rank 2"
+"$tool" "$dir/signal" | grep -q "^  rank 0 channel 0: nothing from rank 2 left to take (0 posted, 0 taken)" || {
+  "$tool" "$dir/signal"
+  echo "FAIL: the tool does not say that rank 0 has nothing from rank 2 to take"
+  exit 1
+}
+echo "PASS: the tool says that rank 0 has nothing from rank 2 to take"
