@@ -46,9 +46,8 @@ DF_NOINLINE bool df_reduce_gathered(df_run* run, const void* own, void* dst, siz
   /* The last input (position r + 1) into its Simple slot first, where a low-latency slot brought it
    * (here rather than in a call of its own: each call costs the daemon kernel registers). */
   uint64_t last = first + n - 2;
-  if (df_ll_receives(run) &&
-      df_ll_read_lines(b, df_ll_slot(from, last, l->ll_slot_bytes), df_ll_flag(last), DF_GATHERED((r + 1) % n),
-                       nelem * df_dtype_bytes(dtype), l->ll_unchecked, !run->args->spin.preemption))
+  if (df_ll_receives(run) && df_ll_unpack_late(run, df_ll_slot(from, last, l->ll_slot_bytes), df_ll_flag(last),
+                                               DF_GATHERED((r + 1) % n), nelem * df_dtype_bytes(dtype)))
     return true;
   if (r > 0) {
     char* acc = DF_GATHERED(0); /* the sum of positions 0..r-1 */

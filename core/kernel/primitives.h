@@ -403,13 +403,12 @@ DF_FN void df_note_slots(df_run* run, unsigned flags, const df_step_waits* w) {
   }
 }
 
-/* All threads, after the barrier that follows df_note_slots: a received low-latency slot's data
- * lines into sh->in_slot.  True (on every thread) when a line did not come in time: nothing was
- * consumed, and the step is done again. */
-DF_FN bool df_unpack_late(const df_run* run, size_t bytes) {
-  const df_block_shared* sh = run->sh;
-  return sh->ll_in && df_ll_read_lines(run->blk, sh->ll_in, sh->ll_in_flag, sh->in_slot, bytes,
-                                       run->ctx->stat.links->ll_unchecked, !run->args->spin.preemption);
+/* All threads, once the leader found the slot's header: the data lines of low-latency slot `slot`
+ * into the Simple slot `dst`, where the algorithm reads them.  True (on every thread) when a line
+ * did not come in time: nothing was consumed, and the step is done again. */
+DF_FN bool df_ll_unpack_late(const df_run* run, const char* slot, uint32_t flag, char* dst, size_t bytes) {
+  return df_ll_read_lines(run->blk, slot, flag, dst, bytes, run->ctx->stat.links->ll_unchecked,
+                          !run->args->spin.preemption);
 }
 
 /* Leader: consumes the run's last k received slots (after DF_PEEK receives of them) and leaves
@@ -471,7 +470,9 @@ DF_FN df_prim_result df_prim(df_run* run, unsigned flags, const void* user_src, 
   }
   df_block_sync();
   if (sh->go != DF_PRIM_DONE) return (df_prim_result)sh->go;
-  if ((flags & DF_LL) && (flags & DF_RECV) && df_unpack_late(run, bytes)) return DF_PRIM_BLOCKED;
+  if ((flags & DF_LL) && (flags & DF_RECV) && sh->ll_in &&
+      df_ll_unpack_late(run, sh->ll_in, sh->ll_in_flag, sh->in_slot, bytes))
+    return DF_PRIM_BLOCKED;
 
   const void* src0 = (flags & DF_RECV) ? (const void*)sh->in_slot : user_src;
   const void* src1 = (flags & DF_REDUCE) ? user_src : NULL;

@@ -695,6 +695,7 @@ if named ab; then
       make -j16 > /dev/null && make -j16 check TESTS= > /dev/null"
     : > "$out/ab-hop.txt"
     : > "$out/ab-allreduce.txt"
+    gpus=$(nvidia-smi -L | wc -l) # one hop needs two GPUs: on a machine of one it is skipped, saying so
     for round in $(seq 1 "${AB_ROUNDS:-2}"); do
       # Odd rounds run the baseline first, even rounds this tree: an effect of going first or
       # second falls on both (every round ran the baseline first until the twenty-sixth session).
@@ -703,8 +704,7 @@ if named ab; then
       for tree in $order; do
         dir=$here
         [ "$tree" = base ] && dir=$base_dir
-        # One hop needs two GPUs: on a machine of one it is skipped, saying so, not failed.
-        if [ "$(nvidia-smi -L | wc -l)" -ge 2 ]; then
+        if [ "$gpus" -ge 2 ]; then
           step "ab-hop-$tree-$round" 60 "$dir/benchmarks/hop_latency"
           [ "$ran" = 1 ] && { echo "== $tree, round $round"; grep -E "^ +(flag|prim)" "$out/step.out"; } >> "$out/ab-hop.txt"
         else
