@@ -75,14 +75,17 @@ typedef struct {
 } channel_counters;
 
 static bool read_counters(df_ctx* ctx, const df_links* links, uint32_t c, channel_counters* k) {
-  df_connector to, from;
+  /* Only the control blocks' addresses, set when the links were made: a sender's credit, beside
+   * them in its connector, moves while the daemon runs (ThreadSanitizer saw the whole copy race). */
+  df_send_ctrl* to_successor;
+  df_recv_ctrl* from_predecessor;
   const df_target_ops* t = ctx->target;
   return t->copy_out(ctx, &k->sent, &links->sent[c], sizeof k->sent) == dfcclSuccess &&
          t->copy_out(ctx, &k->taken, &links->consumed[c], sizeof k->taken) == dfcclSuccess &&
-         t->copy_out(ctx, &to, &links->to_next[c], sizeof to) == dfcclSuccess &&
-         t->copy_out(ctx, &from, &links->from_prev[c], sizeof from) == dfcclSuccess &&
-         t->copy_out(ctx, &k->posted, (const void*)&from.recv_ctrl->tail, sizeof k->posted) == dfcclSuccess &&
-         t->copy_out(ctx, &k->freed, (const void*)&to.send_ctrl->head, sizeof k->freed) == dfcclSuccess;
+         t->copy_out(ctx, &to_successor, &links->to_next[c].send_ctrl, sizeof to_successor) == dfcclSuccess &&
+         t->copy_out(ctx, &from_predecessor, &links->from_prev[c].recv_ctrl, sizeof from_predecessor) == dfcclSuccess &&
+         t->copy_out(ctx, &k->posted, (const void*)&from_predecessor->tail, sizeof k->posted) == dfcclSuccess &&
+         t->copy_out(ctx, &k->freed, (const void*)&to_successor->head, sizeof k->freed) == dfcclSuccess;
 }
 
 /* A counter for the text: its value, or "revoked" (a failed run's mark, daemon.h). */
