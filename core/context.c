@@ -75,6 +75,10 @@ static dfcclResult_t alloc_tables(df_ctx* ctx) {
   a->timed_out = p;
   DF_CHECK(t->alloc(ctx, DF_MAX_COLLS * sizeof(uint64_t), &p));
   a->gates_passed = p;
+  if (ctx->cfg.stream_gate && ctx->cfg.stream_order && t->gate_on_streams) {
+    DF_CHECK(t->alloc(ctx, DF_MAX_COLLS * sizeof(uint32_t), &p)); /* zeroed: a first run is epoch 1 */
+    a->stream_gates = p;
+  }
   DF_CHECK(t->alloc(ctx, DF_MAX_BLOCKS * sizeof(df_block_state), &p));
   a->blocks = p;
   DF_CHECK(t->alloc(ctx, (size_t)DF_MAX_BLOCKS * DF_MAX_COLLS * sizeof(uint16_t), &p));
@@ -122,9 +126,9 @@ static void free_tables(df_ctx* ctx) {
   if (ctx->quit_request_host) t->free_mapped(ctx, (void*)ctx->quit_request_host);
   if (ctx->progress_host) t->free_mapped(ctx, (void*)ctx->progress_host);
   if (ctx->gates_host) t->free_mapped(ctx, (void*)ctx->gates_host);
-  void* tables[] = {(void*)a->colls, a->dynamic,          a->done_blocks, a->coll_counters,
-                    a->run_errors,   (void*)a->timed_out, a->blocks,      a->saved_tasks,
-                    a->quit_votes,   a->sq.entries,       a->gates_passed};
+  void* tables[] = {(void*)a->colls, a->dynamic,          a->done_blocks,  a->coll_counters,
+                    a->run_errors,   (void*)a->timed_out, a->blocks,       a->saved_tasks,
+                    a->quit_votes,   a->sq.entries,       a->gates_passed, (void*)a->stream_gates};
   for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
     if (tables[i]) t->free(ctx, tables[i]);
 }

@@ -425,6 +425,8 @@ typedef struct {
                                 * a GPU), 0 once it has quit -- idle, DFCCL holds no SM */
   uint64_t callerWaits;        /* waits for the caller's work on its buffers (its CUDA default
                                 * streams): one per submission call -- a batch waits once */
+  uint64_t streamGates;        /* runs whose gate the caller's default streams opened on the GPU
+                                * instead (DFCCL_STREAM_GATE): the host neither waited nor asked */
 } dfcclStats_t;
 
 typedef struct {

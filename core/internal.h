@@ -59,6 +59,7 @@ typedef struct {
   uint32_t net_lanes;    /* UCX workers, each with its proxy thread (DFCCL_NET_LANES)        */
   bool show_transport;   /* say how each peer is reached (DFCCL_SHOW_TRANSPORT, DFCCL_DEBUG)  */
   bool stream_order;     /* runs wait for the caller's default streams (DFCCL_STREAM_ORDER) */
+  bool stream_gate;      /* ... on the GPU: the streams open a run's gate (DFCCL_STREAM_GATE) */
   bool check_runs;       /* receivers check each slot's run tag (DFCCL_CHECK_RUNS; 0 only for a twin) */
   bool poller_set_aside; /* a poller waiting to submit takes completions aside (DFCCL_POLLER_SET_ASIDE; 0: a twin) */
   bool timeslice_yield;  /* yield the GPU to daemons that time-slice with ours (DFCCL_TIMESLICE_YIELD) */
@@ -122,6 +123,10 @@ typedef struct df_target_ops {
   /* Optional: returns once the work the calling thread has issued to its default streams is
    * complete (a run reads its buffers as the caller sees them; memory_cuda.c). */
   dfcclResult_t (*wait_caller)(df_ctx* ctx);
+  /* Optional: has the GPU open a run's gate -- a write of `epoch` into `gate` (device memory) --
+   * once the work the calling thread issued to its default streams is complete; false when it
+   * cannot (memory_cuda.c), and the caller waits with wait_caller instead. */
+  bool (*gate_on_streams)(df_ctx* ctx, uint32_t* gate, uint32_t epoch);
 } df_target_ops;
 
 extern const df_target_ops df_target_host;
@@ -156,6 +161,9 @@ dfcclResult_t df_gpu_host_free(void* base, const void* ptr);
 dfcclResult_t df_gpu_copy(void* dst, const void* src, size_t bytes);
 /* The calling thread's legacy and per-thread default streams are idle. */
 dfcclResult_t df_gpu_wait_default_streams(void);
+/* Queues a write of `value` into `gate` (device memory of `device`) after the calling thread's
+ * default streams' work; false when it cannot (no CUDA context here, another device current). */
+bool df_gpu_gate_after_default_streams(int device, uint32_t* gate, uint32_t value);
 
 /* ---- groups (group.c) ---- */
 
@@ -708,6 +716,7 @@ struct dfcclRankCtx {
   atomic_uint_fast64_t completions;
   atomic_uint_fast64_t launches;
   atomic_uint_fast64_t caller_waits; /* waits for the caller's work on its buffers (df_wait_caller) */
+  atomic_uint_fast64_t stream_gates; /* gates the caller's streams open on the GPU (gate_on_streams) */
   uint64_t submitted_at_launch;
   atomic_int fatal; /* a dfcclResult_t that ended the daemon */
   pthread_mutex_t wake_lock;

@@ -74,9 +74,15 @@ static void gate_close(df_ctx* ctx, const df_sq_run* run) {
   __atomic_store_n(&ctx->gates_host[run->coll], (uint64_t)(run->epoch - 1), __ATOMIC_RELAXED);
 }
 
-/* After its SQE: waits for the caller's work and lets the run through -- or, when that wait failed,
- * fails the run, whose callback reports dfcclCudaError (the reason is printed here). */
+/* After its SQE: has the caller's streams open the gate on the GPU behind their work, or else waits
+ * for that work and lets the run through -- or, when that wait failed, fails the run, whose callback
+ * reports dfcclCudaError (the reason is printed here). */
 static void gate_open(df_ctx* ctx, const df_sq_run* run) {
+  uint32_t* on_gpu = (uint32_t*)ctx->args.stream_gates;
+  if (on_gpu && ctx->target->gate_on_streams(ctx, &on_gpu[run->coll], run->epoch)) {
+    atomic_fetch_add_explicit(&ctx->stream_gates, 1, memory_order_relaxed);
+    return;
+  }
   dfcclResult_t r = df_wait_caller(ctx);
   __atomic_store_n(&ctx->gates_host[run->coll], (uint64_t)run->epoch | (r != dfcclSuccess ? DF_GATE_FAILED : 0),
                    __ATOMIC_RELEASE);

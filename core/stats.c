@@ -32,6 +32,7 @@ dfcclResult_t dfcclGetStats(dfcclRankCtx_t ctx, dfcclStats_t* stats) {
   stats->relaunches = stats->launches ? stats->launches - 1 : 0;
   stats->completions = atomic_load(&ctx->completions);
   stats->callerWaits = atomic_load(&ctx->caller_waits);
+  stats->streamGates = atomic_load(&ctx->stream_gates);
   pthread_mutex_lock(&ctx->sq.lock);
   stats->sqFullWaits = ctx->sq.full_waits;
   pthread_mutex_unlock(&ctx->sq.lock);

@@ -246,6 +246,10 @@ static dfcclResult_t cuda_wait_caller(df_ctx* ctx) {
   return ctx->cfg.stream_order ? df_gpu_wait_default_streams() : dfcclSuccess;
 }
 
+static bool cuda_gate_on_streams(df_ctx* ctx, uint32_t* gate, uint32_t epoch) {
+  return df_gpu_gate_after_default_streams(ctx->device, gate, epoch);
+}
+
 const df_target_ops df_target_cuda = {
     .name = "cuda",
     .open = cuda_open,
@@ -267,4 +271,5 @@ const df_target_ops df_target_cuda = {
     .measure_poll = cuda_measure_poll,
     .check_buffer = cuda_check_buffer,
     .wait_caller = cuda_wait_caller,
+    .gate_on_streams = cuda_gate_on_streams,
 };

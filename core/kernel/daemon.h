@@ -176,7 +176,10 @@ typedef struct {
  * the caller's default streams then overlap the SQ's latency -- and stores the run's epoch in its
  * collective's gate once it does, with DF_GATE_FAILED when the queries failed.  Block 0 alone reads
  * it (host memory: with every block polling it, each PCIe read would wait behind the others); a run
- * of several channels finds the value block 0 let through in device memory (gates_passed). */
+ * of several channels finds the value block 0 let through in device memory (gates_passed).  On a
+ * GPU the caller's streams open the gate themselves (stream_gates: a write queued behind their work,
+ * memory_cuda.c); block 0 reads that word first, and the host's only when it is still shut -- the
+ * host opens its word when it could not queue the write, and fails the run there. */
 #define DF_GATE_FAILED (1ull << 32)
 
 /* Counters per collective, summed over blocks with atomics. */
@@ -266,6 +269,9 @@ typedef struct {
                                           * the host let through (DF_GATE_FAILED: failed it) */
   uint64_t* gates_passed;                /* [coll]: the gate's value block 0 last let a run of several
                                           * channels through with, for the run's other blocks */
+  const volatile uint32_t* stream_gates; /* [coll], device memory: the epoch of the collective's last
+                                          * run the caller's default streams let through, written
+                                          * behind their work (DFCCL_STREAM_GATE; NULL: off) */
   volatile uint64_t* progress_ns;        /* [coll], host memory: the daemon's time when a block last
                                           * left the current run with progress (the host's timeouts;
                                           * NULL without DFCCL_TIMEOUT_S) */

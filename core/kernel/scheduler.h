@@ -106,8 +106,11 @@ DF_FN df_prim_result df_pass_gate(const df_run* run) {
   uint64_t polls = run->threshold < DF_GATE_POLLS ? run->threshold : DF_GATE_POLLS;
   if (polls == 0) polls = 1;
   for (uint64_t i = 0; i < polls; i++) {
-    /* An acquire: the buffers are read after it. */
-    uint64_t v = first ? df_load_acquire_u64(&a->gates[coll]) : df_load_acquire_gpu_u64(&a->gates_passed[coll]);
+    /* An acquire: the buffers are read after it.  The streams' word first: the host's is a trip
+     * over the bus, opened only when the streams' could not be. */
+    uint64_t v = first && a->stream_gates && df_load_acquire_u32(&a->stream_gates[coll]) == epoch ? epoch
+                 : first ? df_load_acquire_u64(&a->gates[coll])
+                         : df_load_acquire_gpu_u64(&a->gates_passed[coll]);
     if ((uint32_t)v == epoch) {
       if (first && run->ctx->stat.nchannels > 1) df_store_release_gpu_u64(&a->gates_passed[coll], v);
       return (v & DF_GATE_FAILED) ? DF_PRIM_FAILED : DF_PRIM_DONE;

@@ -56,6 +56,7 @@ GETTER(quit_period_us, c->spin.quit_period_ns / 1000)
 GETTER(preemption, c->spin.preemption)
 GETTER(debug, c->debug)
 GETTER(stream_order, c->stream_order)
+GETTER(stream_gate, c->stream_gate)
 GETTER(check_runs, c->check_runs)
 GETTER(poller_set_aside, c->poller_set_aside)
 GETTER(timeslice_yield, c->timeslice_yield)
@@ -97,6 +98,7 @@ typedef enum {
   PREEMPTION,
   DEBUG,
   STREAM_ORDER,
+  STREAM_GATE,
   CHECK_RUNS,
   POLLER_SET_ASIDE,
   SHOW_TRANSPORT,
@@ -134,6 +136,7 @@ static const integer_var integers[NINTEGERS] = {
     [PREEMPTION] = {"DFCCL_PREEMPTION", 0, 1, ANY_VALUE, preemption},
     [DEBUG] = {"DFCCL_DEBUG", 0, 9, ANY_VALUE, debug},
     [STREAM_ORDER] = {"DFCCL_STREAM_ORDER", 0, 1, ANY_VALUE, stream_order},
+    [STREAM_GATE] = {"DFCCL_STREAM_GATE", 0, 1, ANY_VALUE, stream_gate},
     [CHECK_RUNS] = {"DFCCL_CHECK_RUNS", 0, 1, ANY_VALUE, check_runs},
     [POLLER_SET_ASIDE] = {"DFCCL_POLLER_SET_ASIDE", 0, 1, ANY_VALUE, poller_set_aside},
     [SHOW_TRANSPORT] = {"DFCCL_SHOW_TRANSPORT", 0, 1, ANY_VALUE, NULL}, /* show_transport is it or DFCCL_DEBUG */

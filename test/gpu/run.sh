@@ -136,12 +136,29 @@ gather_ab() {
 # PART=1: data path and the deadlock programs at one rank per GPU; PART=2: oversubscribed runs,
 # the random mix and performance; unset: both (more than one 600 s device call).  PART=oversub
 # PART=explore, PART=component, PART=every, PART=a2a, PART=comm, PART=failures, PART=soak, PART=burst,
-# PART=sanitizers, PART=ucx, PART=ucx-latency, PART=lanes, PART=ab, PART=ll, PART=stamps, PART=trace, PART=ooo, PART=scale (or scale-deadlock, scale-component, scale-bench,
+# PART=sanitizers, PART=ucx, PART=ucx-latency, PART=lanes, PART=ab, PART=ll, PART=gate, PART=stamps, PART=trace, PART=ooo, PART=scale (or scale-deadlock, scale-component, scale-bench,
 # scale-case) and PART=users (or users-pageable,
 # users-osu, users-cupy) are only run when named; PART may name several ("1 oversub").
 part=${PART:-all}
 named() { case " $part " in *" $1 "*) return 0 ;; esac; return 1; }
 in_part() { [ "$part" = all ] || named "$1"; }
+
+# A run reads its buffers as the caller's default streams leave them (test/gpu/test_stream_gate.c:
+# fills that land 20 ms after the call, on the legacy and the per-thread stream; one float and 4 MiB,
+# which spans channels): with the gate the streams open on the GPU (DFCCL_STREAM_GATE=1), with the
+# host's gate (=0), and the twin without the ordering, which must see stale inputs.
+stream_gate_steps() {
+  for n in 1 1048576; do
+    step "stream-gate-$n" 60 env DFCCL_STREAM_GATE=1 test/gpu/test_stream_gate -n $n
+    step "stream-gate-host-$n" 60 env DFCCL_STREAM_GATE=0 test/gpu/test_stream_gate -n $n
+  done
+  step stream-gate-twin-unordered 60 env DFCCL_STREAM_ORDER=0 sh -c \
+    "test/gpu/test_stream_gate -i 4 -n 1048576 > $out/stream-gate-twin.txt 2>&1; tail -n 3 $out/stream-gate-twin.txt; exit 0"
+  if [ "$ran" = 1 ]; then
+    if grep -q "stale inputs seen" "$out/step.out"; then note "  twin: stale inputs seen without the ordering"
+    else note "  twin: NO STALE INPUTS SEEN"; fi
+  fi
+}
 
 if in_part 1; then
 # ---- data path ----
@@ -150,6 +167,7 @@ step cq-host-memory 120 sh -c "nvcc -std=c++17 -O2 -arch=sm_90 -I core -I core/k
 
 # ---- correctness ----
 step bad-input 120 $mpi 2 test/mpi/test_bad_input
+stream_gate_steps
 # The full matrix registers more than the 2048 collectives one context holds: one kind set per run.
 # Small slots and channels first (counts span slots and channels), then the GPU defaults.
 step collectives-matrix-2gpu 300 env DFCCL_MIN_CHANNEL_BYTES=4096 DFCCL_SLOT_BYTES=4096 DFCCL_MAX_CHANNELS=4 sh -c \
@@ -889,6 +907,24 @@ if named ll; then
     done
   done
   cat "$out/ll-ab.txt" >> "$summary"
+fi
+
+# PART=gate (issue 15): the gate the caller's streams open on the GPU (DFCCL_STREAM_GATE) against the
+# host's (two stream queries, then a store the daemon reads over the bus) and against no ordering at
+# all (DFCCL_STREAM_ORDER=0: the floor), GATE_ROUNDS rounds alternated (default 3), GATE_NP ranks
+# (default 1), GATE_RUNS timed runs a size (default 500), every result checked; the correctness
+# steps of PART=1 first.  Log: $out/gate-ab.txt.
+if named gate; then
+  stream_gate_steps
+  : > "$out/gate-ab.txt"
+  for round in $(seq "${GATE_ROUNDS:-3}"); do
+    for vars in DFCCL_STREAM_GATE=1 DFCCL_STREAM_GATE=0 DFCCL_STREAM_ORDER=0; do
+      step "gate-bench-$vars-round-$round" 120 env $vars $mpi "${GATE_NP:-1}" benchmarks/dfccl_bench \
+        -C allreduce -A comm -P 1 -b 8 -e 64K -f 8 -n "${GATE_RUNS:-500}" -w 50 -c 1 -N 0
+      [ "$ran" = 1 ] && { echo "== $vars, round $round"; grep -E "^ +[0-9]" "$out/step.out"; } >> "$out/gate-ab.txt"
+    done
+  done
+  cat "$out/gate-ab.txt" >> "$summary"
 fi
 
 # PART=ooo (issue 15): what out-of-order execution costs under each spin setting, for choosing the
