@@ -912,9 +912,14 @@ fi
 # PART=gate (issue 15): the gate the caller's streams open on the GPU (DFCCL_STREAM_GATE) against the
 # host's (two stream queries, then a store the daemon reads over the bus) and against no ordering at
 # all (DFCCL_STREAM_ORDER=0: the floor), GATE_ROUNDS rounds alternated (default 3), GATE_NP ranks
-# (default 1), GATE_RUNS timed runs a size (default 500), every result checked; the correctness
-# steps of PART=1 first.  Log: $out/gate-ab.txt.
+# (default 1), GATE_RUNS timed runs a size (default 500), every result checked; first
+# benchmarks/gate_cost.cu (each way of opening a gate beside a resident kernel, GATE_COST_ROUNDS
+# rounds; which default stream's work a write waits for) and the correctness steps of PART=1.
+# Log: $out/gate-ab.txt.
 if named gate; then
+  step gate-cost 120 sh -c "nvcc -std=c++17 -O2 -arch=sm_90 -I test/common benchmarks/gate_cost.cu -o /tmp/gate_cost -lcuda &&
+    /tmp/gate_cost -n ${GATE_COST_ROUNDS:-20000}"
+  summarize "^round|^a 20 ms"
   stream_gate_steps
   : > "$out/gate-ab.txt"
   for round in $(seq "${GATE_ROUNDS:-3}"); do
