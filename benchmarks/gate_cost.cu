@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "cuda_check.h" /* test/common */
+#include "options.h"    /* test/common: options_begin, option_int */
 
 static void check_driver(CUresult r, const char* what) {
   if (r == CUDA_SUCCESS) return;
@@ -79,13 +80,9 @@ static void write_gate(CUstream s, unsigned* word, unsigned k) {
 
 int main(int argc, char** argv) {
   int n = 20000;
-  for (int i = 1; i < argc; i++) {
-    if (argv[i][0] == '-' && argv[i][1] == 'n' && i + 1 < argc && atoi(argv[i + 1]) > 0) n = atoi(argv[++i]);
-    else {
-      fprintf(stderr, "usage: gate_cost [-n rounds]\n");
-      return 2;
-    }
-  }
+  options o = options_begin("gate_cost", "usage: gate_cost [-n rounds]", argc, argv, "n:");
+  for (int opt; (opt = options_next(&o)) != -1;)
+    if (opt == 'n') n = option_int(&o, 10, 1 << 24);
   check_driver(cuInit(0), "cuInit");
   CHECK_CUDA(cudaSetDevice(0));
   unsigned *host_gate, *echo, *way, *stop, *dev_gates;
