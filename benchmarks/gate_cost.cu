@@ -79,6 +79,7 @@ static void write_gate(CUstream s, unsigned* word, unsigned k) {
 }
 
 int main(int argc, char** argv) {
+  setvbuf(stdout, NULL, _IOLBF, 0); /* each line as it comes, should a later part hang */
   int n = 20000;
   options o = options_begin("gate_cost", "usage: gate_cost [-n rounds]", argc, argv, "n:");
   for (int opt; (opt = options_next(&o)) != -1;)
@@ -93,6 +94,11 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaMalloc(&dev_gates, 64));
   CHECK_CUDA(cudaMemset(dev_gates, 0, 64));
   *host_gate = *echo = *way = *stop = 0;
+  CHECK_CUDA(cudaDeviceSynchronize());
+  /* Loaded before the resident kernel starts: with lazy loading (CUDA's default) a kernel's first
+   * launch may wait for the device's work -- here a kernel that ends only when told. */
+  busy<<<1, 1>>>(0);
+  CHECK_CUDA(cudaGetLastError());
   CHECK_CUDA(cudaDeviceSynchronize());
   cudaStream_t daemon_stream;
   CHECK_CUDA(cudaStreamCreateWithFlags(&daemon_stream, cudaStreamNonBlocking));

@@ -246,7 +246,7 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   }
   DF_CHECK(env_u32("DFCCL_DEBUG", 0, 9, &debug));
   DF_CHECK(df_env_stream_order(&cfg->stream_order));
-  uint32_t stream_gate = 0;
+  uint32_t stream_gate = 1;
   DF_CHECK(env_u32("DFCCL_STREAM_GATE", 0, 1, &stream_gate));
   cfg->stream_gate = stream_gate != 0;
   DF_CHECK(df_config_transport(&cfg->transport));

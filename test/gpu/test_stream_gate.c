@@ -4,9 +4,10 @@
  * function that sleeps -d ms and behind it the copy that fills the send buffer, then runs the
  * all-reduce at once, so the fill lands well after the call:
  *   - the result must be the fill, never the buffer's earlier contents;
- *   - with the streams opening the gate on the GPU (DFCCL_STREAM_GATE=1) the call returns before
- *     the fill lands (the host neither waited nor asked) and dfcclStats_t.streamGates counts the
- *     run; with the host's gate (DFCCL_STREAM_GATE=0) the call returns only after the host waited;
+ *   - with the streams opening the gate on the GPU (DFCCL_STREAM_GATE=1, the default) the call
+ *     returns before the fill lands (the host neither waited nor asked) and dfcclStats_t.streamGates
+ *     counts the run; with the host's gate (DFCCL_STREAM_GATE=0) the call returns only after the
+ *     host waited;
  *   - a thread with no CUDA context runs the same collective on a buffer filled and synchronized
  *     beforehand: its run falls back to the host's gate (not counted), still exact.
  * Fills go to the legacy stream, the per-thread stream, or alternate (-s).  With DFCCL_STREAM_ORDER=0
@@ -113,7 +114,7 @@ int main(int argc, char** argv) {
   const char* order_env = getenv("DFCCL_STREAM_ORDER");
   const char* gate_env = getenv("DFCCL_STREAM_GATE");
   bool ordered = !(order_env && strcmp(order_env, "0") == 0);
-  bool on_gpu = ordered && gate_env && strcmp(gate_env, "1") == 0;
+  bool on_gpu = ordered && !(gate_env && strcmp(gate_env, "0") == 0); /* on by default */
   size_t bytes = (size_t)n * sizeof(float);
   float *send, *recv, *fill, *host = malloc(bytes);
   check_cuda(cudaSetDevice(0), "cudaSetDevice");
