@@ -49,16 +49,28 @@ static const char* const way_names[WAYS] = {
     "legacy: one write on the legacy stream", "per-thread: one write on the per-thread stream"};
 
 /* Block 0 echoes each gate value k it sees open (the host word, or the device words the current way
- * writes); the other blocks idle like a daemon's, until *stop. */
+ * writes); the other blocks idle like a daemon's, until *stop.  Only block 0 reads host memory (as
+ * a daemon's does): 131 blocks polling a host word every microsecond queue block 0's reads behind
+ * theirs on the bus (round trips of 0.4-1.3 ms, thirty-third session); they poll the device word
+ * block 0 sets when it stops. */
 __global__ void resident(volatile unsigned* host_gate, volatile unsigned* dev_gates, volatile unsigned* echo,
-                         volatile unsigned* way, volatile unsigned* stop) {
+                         volatile unsigned* way, volatile unsigned* stop, volatile unsigned* dev_stop) {
   if (blockIdx.x != 0) {
-    while (!*stop) __nanosleep(1000);
+    while (!*dev_stop) __nanosleep(1000);
     return;
   }
   if (threadIdx.x != 0) return;
-  for (unsigned k = 1; !*stop;) {
-    unsigned w = *way;
+  /* The way and the stop are looked at every 256 polls, so that a poll of the device words costs no
+   * trip over the bus; a new way is seen within 256 polls of the host's switch. */
+  unsigned w = HOST;
+  for (unsigned k = 1, polls = 0;; polls++) {
+    if (polls % 256 == 0) {
+      if (*stop) {
+        *dev_stop = 1;
+        return;
+      }
+      w = *way;
+    }
     bool open = w == HOST ? *host_gate == k : w == BOTH ? dev_gates[0] == k && dev_gates[1] == k : dev_gates[0] == k;
     if (open) {
       __threadfence_system();
@@ -91,7 +103,7 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaHostAlloc(&echo, 64, cudaHostAllocMapped));
   CHECK_CUDA(cudaHostAlloc(&way, 64, cudaHostAllocMapped));
   CHECK_CUDA(cudaHostAlloc(&stop, 64, cudaHostAllocMapped));
-  CHECK_CUDA(cudaMalloc(&dev_gates, 64));
+  CHECK_CUDA(cudaMalloc(&dev_gates, 64)); /* [0], [1]: the gates; [8]: the idle blocks' stop */
   CHECK_CUDA(cudaMemset(dev_gates, 0, 64));
   *host_gate = *echo = *way = *stop = 0;
   CHECK_CUDA(cudaDeviceSynchronize());
@@ -102,7 +114,7 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaDeviceSynchronize());
   cudaStream_t daemon_stream;
   CHECK_CUDA(cudaStreamCreateWithFlags(&daemon_stream, cudaStreamNonBlocking));
-  resident<<<132, 32, 0, daemon_stream>>>(host_gate, dev_gates, echo, way, stop);
+  resident<<<132, 32, 0, daemon_stream>>>(host_gate, dev_gates, echo, way, stop, &dev_gates[8]);
   CHECK_CUDA(cudaGetLastError());
 
   unsigned k = 1;
