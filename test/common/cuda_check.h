@@ -1,16 +1,16 @@
 /*
- * CHECK_CUDA for the standalone CUDA programs (GPU unit tests, microbenchmarks): print where and
- * why, exit with status 2.
+ * CHECK_CUDA for the standalone CUDA programs (GPU unit tests, microbenchmarks; C or CUDA C++): print
+ * where and why, exit with status 2.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
 #ifndef DFCCL_TEST_CUDA_CHECK_H
 #define DFCCL_TEST_CUDA_CHECK_H
 
-#include <cstdio>
-#include <cstdlib>
+#include <stdio.h>
+#include <stdlib.h>
 
-#include <cuda_runtime.h>
+#include <cuda_runtime_api.h>
 
 #define CHECK_CUDA(call)                                                                                 \
   do {                                                                                                   \

@@ -27,6 +27,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "cuda_check.h" /* test/common */
 #include "dfccl.h"
 #include "options.h"
 
@@ -39,13 +40,6 @@ static double now_ms(void) {
 static void check(dfcclResult_t r, const char* what) {
   if (r != dfcclSuccess) {
     fprintf(stderr, "test_stream_gate: %s: %s\n", what, dfcclGetLastErrorMessage());
-    exit(2);
-  }
-}
-
-static void check_cuda(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    fprintf(stderr, "test_stream_gate: %s: %s\n", what, cudaGetErrorString(e));
     exit(2);
   }
 }
@@ -75,7 +69,7 @@ static void* run_without_context(void* p) {
 
 /* The elements of recv that are not `want`, and the first of them. */
 static size_t wrong_elements(const float* recv, size_t n, float want, float* host, float* first) {
-  check_cuda(cudaMemcpy(host, recv, n * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy of the result");
+  CHECK_CUDA(cudaMemcpy(host, recv, n * sizeof(float), cudaMemcpyDeviceToHost));
   size_t wrong = 0;
   for (size_t i = 0; i < n; i++)
     if (host[i] != want && wrong++ == 0) *first = host[i];
@@ -117,10 +111,10 @@ int main(int argc, char** argv) {
   bool on_gpu = ordered && !(gate_env && strcmp(gate_env, "0") == 0); /* on by default */
   size_t bytes = (size_t)n * sizeof(float);
   float *send, *recv, *fill, *host = malloc(bytes);
-  check_cuda(cudaSetDevice(0), "cudaSetDevice");
-  check_cuda(cudaMalloc((void**)&send, bytes), "cudaMalloc");
-  check_cuda(cudaMalloc((void**)&recv, bytes), "cudaMalloc");
-  check_cuda(cudaMallocHost((void**)&fill, bytes), "cudaMallocHost");
+  CHECK_CUDA(cudaSetDevice(0));
+  CHECK_CUDA(cudaMalloc((void**)&send, bytes));
+  CHECK_CUDA(cudaMalloc((void**)&recv, bytes));
+  CHECK_CUDA(cudaMallocHost((void**)&fill, bytes));
   if (!host) return 2;
 
   dfcclRankCtx_t ctx;
@@ -136,12 +130,12 @@ int main(int argc, char** argv) {
     cudaStream_t s = legacy ? cudaStreamLegacy : cudaStreamPerThread;
     float old = -1.0f - (float)it, want = (float)(it + 1);
     for (long i = 0; i < n; i++) host[i] = old, fill[i] = want;
-    check_cuda(cudaMemcpy(send, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy of the earlier contents");
-    check_cuda(cudaMemset(recv, 0, bytes), "cudaMemset");
-    check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    CHECK_CUDA(cudaMemcpy(send, host, bytes, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemset(recv, 0, bytes));
+    CHECK_CUDA(cudaDeviceSynchronize());
     check(dfcclGetStats(ctx, &before), "dfcclGetStats");
-    check_cuda(cudaLaunchHostFunc(s, sleep_on_stream, (void*)(size_t)delay_ms), "cudaLaunchHostFunc");
-    check_cuda(cudaMemcpyAsync(send, fill, bytes, cudaMemcpyHostToDevice, s), "cudaMemcpyAsync of the fill");
+    CHECK_CUDA(cudaLaunchHostFunc(s, sleep_on_stream, (void*)(size_t)delay_ms));
+    CHECK_CUDA(cudaMemcpyAsync(send, fill, bytes, cudaMemcpyHostToDevice, s));
     atomic_int done = 0;
     double t0 = now_ms();
     check(dfcclRunAllReduce(ctx, send, recv, 0, on_done, &done), "dfcclRunAllReduce");
@@ -164,15 +158,15 @@ int main(int argc, char** argv) {
              (unsigned long long)before.streamGates, (unsigned long long)after.streamGates);
       stale++;
     }
-    check_cuda(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+    CHECK_CUDA(cudaStreamSynchronize(s));
   }
 
   /* A thread without a CUDA context: its run cannot queue a write on streams it does not have. */
   float want = 7.0f;
   for (long i = 0; i < n; i++) fill[i] = want;
-  check_cuda(cudaMemcpy(send, fill, bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
-  check_cuda(cudaMemset(recv, 0, bytes), "cudaMemset");
-  check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  CHECK_CUDA(cudaMemcpy(send, fill, bytes, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemset(recv, 0, bytes));
+  CHECK_CUDA(cudaDeviceSynchronize());
   check(dfcclGetStats(ctx, &before), "dfcclGetStats");
   run_args r = {.ctx = ctx, .send = send, .recv = recv};
   pthread_t thread;
