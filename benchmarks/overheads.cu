@@ -273,7 +273,7 @@ __global__ void __launch_bounds__(kThreads, 1) measure_kernel(const df_daemon_ar
       df_block_state* bs = &a->blocks[blk.bid];
       df_sq_acknowledge(a->sq_host, &bs->sq_acknowledged, bs->sq_forwarded);
       bool next = false; /* the look for the next entry, which comes with this one's read */
-      ok = df_sq_forward(a->sq_host, a->sq, &bs->sq_forwarded, &e, &next);
+      ok = df_sq_lines_read(a->sq_host, bs->sq_forwarded, &e, &next) && df_sq_forward(a->sq, &bs->sq_forwarded, &e);
       bs->sq_frontier = bs->sq_forwarded;
       v = (uint64_t)ok ^ ((uint64_t)next << 1) ^ e.coll ^ ((uint64_t)e.epoch << 32) ^ (uint64_t)(uintptr_t)e.sendbuff ^
           (uint64_t)(uintptr_t)e.recvbuff ^ e.nreaders;
@@ -417,7 +417,7 @@ struct Tables {
   uint16_t* saved_tasks = nullptr;
   uint64_t* quit_votes = nullptr;
   uint32_t* quit_request_host = nullptr;
-  df_sqe* sq_host = nullptr;
+  df_sqe_lines* sq_host = nullptr;
   df_sqe* sq_mirror = nullptr;
   uint32_t sq_entries = 0;
   uint64_t* cq_host = nullptr; /* block 0's tail, the host's head, block 0's ring */
@@ -467,7 +467,9 @@ static void build_tables(Tables& t, const Options& o) {
   /* SQ: a power of two >= the reads, so that each read takes a fresh entry the host wrote. */
   t.sq_entries = 4096;
   while (t.sq_entries < total) t.sq_entries *= 2;
-  a.sq_host.entries = alloc_mapped(&t.sq_host, (size_t)t.sq_entries * sizeof(df_sqe));
+  /* The ring, then its acknowledged count on a line of its own (as df_sq_host_init). */
+  a.sq_host.entries = alloc_mapped(&t.sq_host, ((size_t)t.sq_entries + 1) * sizeof(df_sqe_lines));
+  a.sq_host.acknowledged = (volatile uint64_t*)(a.sq_host.entries + t.sq_entries);
   a.sq_host.mask = t.sq_entries - 1;
   alloc_device(&t.sq_mirror, (size_t)t.sq_entries * sizeof(df_sqe));
   a.sq.entries = t.sq_mirror;
@@ -526,20 +528,21 @@ static void reset_tables(Tables& t, const Options& o, int op) {
   CHECK_CUDA(cudaMemset(t.quit_votes, 0, sizeof(uint64_t)));
 
   /* SQ as df_sq_host_init + df_sq_host_submit leave it: entries 0..total-1 written by the host. */
-  for (uint32_t s = 0; s < t.sq_entries; s++) {
-    df_sqe* e = &t.sq_host[s];
-    memset((void*)e, 0, sizeof *e);
-    if (op == OP_SQ_READ && s < total) {
-      e->coll = sqe_coll(s, o.ncolls);
-      e->epoch = sqe_epoch(s, o.ncolls);
-      e->sendbuff = (const void*)(uintptr_t)sqe_sendbuff(s);
-      e->recvbuff = (void*)(uintptr_t)sqe_recvbuff(s);
-      e->nreaders = 1; /* block 0 */
-      e->grid = 1;     /* one daemon block reads the mirror */
-      e->readers_done = 0;
-      __atomic_store_n(&e->seq, (uint64_t)s, __ATOMIC_RELEASE);
-    } else {
-      __atomic_store_n(&e->seq, DF_SEQ_NONE, __ATOMIC_RELEASE);
+  memset((void*)t.sq_host, 0, ((size_t)t.sq_entries + 1) * sizeof(df_sqe_lines));
+  for (uint32_t s = 0; op == OP_SQ_READ && s < total; s++) {
+    df_sqe e;
+    memset(&e, 0, sizeof e);
+    e.coll = sqe_coll(s, o.ncolls);
+    e.epoch = sqe_epoch(s, o.ncolls);
+    e.sendbuff = (const void*)(uintptr_t)sqe_sendbuff(s);
+    e.recvbuff = (void*)(uintptr_t)sqe_recvbuff(s);
+    e.nreaders = 1; /* one daemon block reads the mirror */
+    uint64_t data[DF_SQE_LINES];
+    df_sqe_to_lines(&e, data);
+    for (int l = 0; l < DF_SQE_LINES; l++) {
+      uint64_t* word = (uint64_t*)(void*)t.sq_host[s].lines[l];
+      word[0] = df_ll_word(data[l], df_sqe_flag(s), 0);
+      word[1] = df_ll_word(data[l], df_sqe_flag(s), 1);
     }
   }
   std::vector<df_sqe> mirror(t.sq_entries); /* as core/context.c alloc_sq_mirror */
@@ -575,17 +578,15 @@ static uint64_t verify(const Tables& t, const Options& o, int op) {
     case OP_SQ_READ: {
       expect("sq_frontier", bs.sq_frontier, total);
       expect("sq_forwarded", bs.sq_forwarded, total);
-      uint64_t wrong = 0;
-      for (uint32_t s = 0; s < total; s++) wrong += __atomic_load_n(&t.sq_host[s].readers_done, __ATOMIC_ACQUIRE) != 1;
-      expect("SQEs whose readers_done != 1", wrong, 0);
+      const uint64_t* acknowledged = (const uint64_t*)(void*)(t.sq_host + t.sq_entries);
+      expect("SQEs acknowledged", __atomic_load_n(acknowledged, __ATOMIC_ACQUIRE), total);
       break;
     }
     case OP_SQ_POLL_EMPTY: {
       expect("sq_frontier", bs.sq_frontier, 0);
       expect("sq_forwarded", bs.sq_forwarded, 0);
-      uint64_t touched = 0;
-      for (uint32_t s = 0; s < t.sq_entries; s++) touched += t.sq_host[s].readers_done != 0;
-      expect("SQEs counted as read", touched, 0);
+      const uint64_t* acknowledged = (const uint64_t*)(void*)(t.sq_host + t.sq_entries);
+      expect("SQEs acknowledged", __atomic_load_n(acknowledged, __ATOMIC_ACQUIRE), 0);
       break;
     }
     case OP_CTX_LOAD:

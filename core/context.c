@@ -104,23 +104,18 @@ static dfcclResult_t alloc_tables(df_ctx* ctx) {
   a->quit_votes = p;
   DF_CHECK(df_sq_host_init(ctx, &ctx->sq, ctx->cfg.sq_entries));
   DF_CHECK(df_cq_host_init(ctx, &ctx->cq, ctx->cfg.cq_slots));
-  a->sq_host.entries = ctx->sq.daemon;
-  a->sq_host.mask = ctx->cfg.sq_entries - 1;
+  a->sq_host = ctx->sq.daemon;
   DF_CHECK(alloc_sq_mirror(ctx, ctx->cfg.sq_entries, &a->sq.entries));
   a->sq.mask = ctx->cfg.sq_entries - 1;
   a->cq = ctx->cq.daemon;
   a->spin = ctx->cfg.spin;
-  DF_CHECK(df_stamps_open(ctx));
-  DF_CHECK(t->alloc(ctx, sizeof *a, &p));
-  ctx->dev_args = p;
-  return t->copy_in(ctx, ctx->dev_args, a, sizeof *a);
+  return df_stamps_open(ctx);
 }
 
 static void free_tables(df_ctx* ctx) {
   const df_target_ops* t = ctx->target;
   df_daemon_args* a = &ctx->args;
   df_stamps_close(ctx);
-  if (ctx->dev_args) t->free(ctx, ctx->dev_args);
   df_cq_host_fini(ctx, &ctx->cq);
   df_sq_host_fini(ctx, &ctx->sq);
   if (ctx->quit_request_host) t->free_mapped(ctx, (void*)ctx->quit_request_host);

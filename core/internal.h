@@ -111,7 +111,7 @@ typedef struct df_target_ops {
   void (*unmap_peer)(df_ctx* ctx, void* ptr, size_t bytes);
   /* called once every peer has mapped our shared memory */
   void (*shared_setup_done)(df_ctx* ctx, const df_mem_handle* handle);
-  /* the daemon */
+  /* the daemon, with its arguments (ctx->args: the addresses in them are the daemon's) */
   dfcclResult_t (*launch)(df_ctx* ctx, const df_daemon_args* daemon_args, int grid);
   /* Non-blocking: is a launch still running?  A failed daemon is reported as an error. */
   dfcclResult_t (*daemon_running)(df_ctx* ctx, bool* running);
@@ -538,8 +538,9 @@ void df_exchange_wait_with(const dfcclExchange_t* exchange);
 /* ---- queues (queue/sq_host.c, queue/cq_host.c) ---- */
 
 typedef struct {
-  df_sqe* host;   /* the ring as the host writes it   */
-  df_sqe* daemon; /* the same memory as the daemon sees it */
+  df_sqe_lines* host;              /* the ring as the host writes it   */
+  volatile uint64_t* acknowledged; /* entries block 0 handed back (df_sq_acknowledge), after the ring */
+  df_sq_lines daemon;              /* the same memory as the daemon sees it */
   uint32_t entries;
   uint32_t readers;     /* daemon blocks that read each new entry (in the mirror) */
   uint64_t tail;        /* next sequence number             */
@@ -683,8 +684,7 @@ struct dfcclRankCtx {
   uint64_t report_written_us; /* above every serial this rank's communicators agreed on      */
 
   /* the daemon's tables and its arguments */
-  df_daemon_args args; /* host copy: pointers into daemon memory */
-  df_daemon_args* dev_args;
+  df_daemon_args args; /* set once, before the first launch; pointers into daemon memory */
   df_coll_static* dev_colls;
   volatile uint32_t* quit_request_host;
   volatile uint64_t* gates_host;                 /* [coll]: the runs' gates (df_publish_runs), read by daemon block 0 */

@@ -160,7 +160,7 @@ dfcclResult_t df_daemon_launch(df_ctx* ctx) {
   ctx->submitted_at_launch = atomic_load(&ctx->submitted);
   uint32_t grid = atomic_load(&ctx->grid);
   atomic_store(&ctx->grid_launched, grid);
-  DF_CHECK(ctx->target->launch(ctx, ctx->dev_args, (int)grid));
+  DF_CHECK(ctx->target->launch(ctx, &ctx->args, (int)grid));
   atomic_fetch_add(&ctx->launches, 1);
   df_debug(ctx, "daemon launched with %u blocks", grid);
   return dfcclSuccess;

@@ -254,8 +254,8 @@ typedef struct {
 #define DF_TIMESLICED_POLLS 16
 
 typedef struct {
-  df_sq sq_host; /* the host's SQ (pinned host memory): block 0 reads it */
-  df_sq sq;      /* its mirror in device memory: every block reads it    */
+  df_sq_lines sq_host; /* the host's SQ (pinned host memory): block 0 reads it */
+  df_sq sq;            /* its mirror in device memory: every block reads it    */
   df_cq cq;
   const df_coll_static* colls;           /* [DF_MAX_COLLS]                                */
   df_coll_dynamic* dynamic;              /* [block * DF_MAX_COLLS + coll]                 */

@@ -6,12 +6,20 @@
 #include "daemon_kernel.cuh"
 #include "daemon_launch.h"
 
-static __global__ void __launch_bounds__(DF_CUDA_THREADS, 1) df_daemon_kernel(const df_daemon_args* args) {
-  df_daemon_kernel_body(args);
+/* The arguments are a kernel parameter, not a struct in device memory: the daemon reads them all the
+ * time (every table is reached through them), and a load of global memory after an acquire -- which
+ * a daemon block makes at every look at a peer or at the host -- misses the SM's L1, which the
+ * acquire invalidated, and waits for L2.  A parameter is read through the constant cache, which no
+ * acquire touches; __grid_constant__ lets the daemon take its address without a per-thread copy. */
+static_assert(sizeof(df_daemon_args) <= 4096, "the daemon's arguments fit a kernel's parameters");
+
+static __global__ void __launch_bounds__(DF_CUDA_THREADS, 1)
+    df_daemon_kernel(const __grid_constant__ df_daemon_args args) {
+  df_daemon_kernel_body(&args);
 }
 
-extern "C" cudaError_t df_cuda_launch_daemon(const df_daemon_args* device_args, int grid, cudaStream_t stream) {
-  void* params[] = {(void*)&device_args};
+extern "C" cudaError_t df_cuda_launch_daemon(const df_daemon_args* args, int grid, cudaStream_t stream) {
+  void* params[] = {(void*)args};
   return cudaLaunchKernel((const void*)df_daemon_kernel, dim3((unsigned)grid), dim3(DF_CUDA_THREADS), params, 0,
                           stream);
 }

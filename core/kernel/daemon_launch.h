@@ -17,7 +17,8 @@ extern "C" {
 
 #if defined(DFCCL_HAVE_CUDA) || defined(__CUDACC__)
 #include <cuda_runtime_api.h>
-cudaError_t df_cuda_launch_daemon(const df_daemon_args* device_args, int grid, cudaStream_t stream);
+/* args: the daemon's arguments in host memory, passed by value. */
+cudaError_t df_cuda_launch_daemon(const df_daemon_args* args, int grid, cudaStream_t stream);
 size_t df_cuda_daemon_shared_bytes(void);
 /* result[0] = ns taken by `polls` acquire loads of *word (one thread). */
 cudaError_t df_cuda_measure_poll(const uint64_t* word, uint64_t polls, uint64_t* result, cudaStream_t stream);

@@ -195,7 +195,7 @@ DF_FN df_look_plan df_look_plan_of(const df_run* run) {
  * (df_take_in_wait) or the next round does. */
 DF_FN bool df_entries_waiting(const df_run* run) {
   const df_block_state* bs = &run->args->blocks[run->blk->bid];
-  return run->blk->bid == 0 ? df_sq_written(run->args->sq_host, bs->sq_forwarded)
+  return run->blk->bid == 0 ? df_sq_lines_written(run->args->sq_host, bs->sq_forwarded)
                             : df_sq_written(run->args->sq, bs->sq_frontier);
 }
 

@@ -94,18 +94,15 @@ DF_FN uint32_t df_take_sqe(const df_daemon_args* a, const df_block* blk, df_bloc
 
 /* Leader of an idle block (no task, and its last round did nothing): looks at the next entry of its
  * SQ -- block 0 at the host's ring, the others at the mirror -- until it is written (true) or
- * DF_IDLE_LOOK_NS has passed (false).  *seen: block 0 read that entry's seq with an acquire, so its
- * forward need not read it again (df_sq_forward_entry). */
-DF_FN bool df_idle_look(const df_daemon_args* a, const df_block* blk, bool* seen) {
+ * DF_IDLE_LOOK_NS has passed (false).  Block 0's look reads the whole entry (df_sq_lines_read):
+ * then *read holds it and *next_written the look for the one after. */
+DF_FN bool df_idle_look(const df_daemon_args* a, const df_block* blk, df_sqe* read, bool* next_written) {
   const df_block_state* bs = &a->blocks[blk->bid];
-  df_sq sq = blk->bid == 0 ? a->sq_host : a->sq;
-  uint64_t next = blk->bid == 0 ? bs->sq_forwarded : bs->sq_frontier;    /* read once: a look is one load */
+  bool host = blk->bid == 0;
+  uint64_t next = host ? bs->sq_forwarded : bs->sq_frontier;             /* read once: a look is one trip */
   uint64_t until = DF_IDLE_LOOK_NS ? df_time_ns() + DF_IDLE_LOOK_NS : 0; /* the GPU reads no timer */
   for (uint64_t i = 0;; i++) {
-    if (df_sq_written(sq, next)) {
-      *seen = blk->bid == 0;
-      return true;
-    }
+    if (host ? df_sq_lines_read(a->sq_host, next, read, next_written) : df_sq_written(a->sq, next)) return true;
     if (DF_IDLE_LOOK_NS == 0 || df_time_ns() >= until) return false;
     df_spin_pause(i);
   }
@@ -113,36 +110,41 @@ DF_FN bool df_idle_look(const df_daemon_args* a, const df_block* blk, bool* seen
 
 /* Leader: takes the SQEs addressed to this block: the others every entry of the mirror, block 0
  * straight from the host's ring as it forwards them.  A lone run reaching an idle block 0 goes to
- * its run at once: no look for the next entry (a bus trip, df_sq_forward) and no handing back of
- * its slot (a system-scope fence) before it -- that comes at the start of the next round, which a
- * host with hundreds of free entries never waits for.  "Idle": no task, and the last round took
- * nothing and ran nothing -- right after a round that completed a run, entries may have piled up,
- * and they are all taken before any runs, so that the task queue orders them by priority.  When
- * runs are already queued (a burst), or the ring is small, block 0 takes every entry there is and
- * hands the slots back at once: the host may be waiting for them, and the next round may come only
- * after the runs' spins -- unless the ring holds twice the runs that can be in flight (one per
- * collective: DF_MAX_COLLS), as the default one does: block 0 then hands slots back once a quarter
- * of the ring is out (and when it quits), so that fewer than a quarter plus the runs in flight are
- * ever held and the host never waits for a slot.  The hand-back's fence cost a small run 2 us on an
- * H100 wherever it came: at once when its SQE came in the round right after a completion (how a
- * program's next call usually comes), at the next round's start before the next SQE was seen.
- * An idle block first looks until an entry comes or DF_IDLE_LOOK_NS has passed (df_idle_look).
- * Returns how many it took. */
+ * its run at once: no look for the next entry (a bus trip) and no handing back of its slot (a
+ * system-scope fence) before it -- that comes at the start of the next round, which a host with
+ * hundreds of free entries never waits for.  "Idle": no task, and the last round took nothing and
+ * ran nothing -- right after a round that completed a run, entries may have piled up, and they are
+ * all taken before any runs, so that the task queue orders them by priority.  When runs are
+ * already queued (a burst), or the ring is small, block 0 takes every entry there is and hands the
+ * slots back at once: the host may be waiting for them, and the next round may come only after the
+ * runs' spins -- unless the ring holds twice the runs that can be in flight (one per collective:
+ * DF_MAX_COLLS), as the default one does: block 0 then hands slots back once a quarter of the ring
+ * is out (and when it quits), so that fewer than a quarter plus the runs in flight are ever held
+ * and the host never waits for a slot.  The hand-back's fence cost a small run 2 us on an H100
+ * wherever it came: at once when its SQE came in the round right after a completion (how a
+ * program's next call usually comes), at the next round's start before the next SQE was seen.  An
+ * idle block first looks until an entry comes or DF_IDLE_LOOK_NS has passed (df_idle_look); each
+ * entry block 0 reads tells whether the next one is written (df_sq_lines_read), and it stops at a
+ * "no" without a trip to find nothing.  Returns how many it took. */
 DF_FN uint32_t df_fetch_sqes(const df_daemon_args* a, const df_block* blk, df_block_shared* sh) {
   df_block_state* bs = &a->blocks[blk->bid];
   uint32_t taken = 0;
   df_sqe e;
   bool idle = sh->ntasks == 0 && sh->idle_round;
-  bool seen = false; /* block 0 has read the next entry's seq with an acquire (df_idle_look) */
-  if (idle && !sh->timesliced_seen && !df_idle_look(a, blk, &seen)) return 0;
+  bool read = false, more = true; /* block 0: e holds the next entry (the idle look read it) */
+  if (idle && !sh->timesliced_seen) {
+    if (!df_idle_look(a, blk, &e, &more)) return 0;
+    read = blk->bid == 0;
+  }
   if (blk->bid == 0) {
     uint64_t ring = (uint64_t)a->sq_host.mask + 1;
     bool roomy = ring >= 2u * DF_MAX_COLLS;
     bool lone = idle && ring >= DF_SQ_LAZY_HAND_BACK;
     if (!roomy || bs->sq_forwarded - bs->sq_acknowledged >= ring / 4)
       df_sq_acknowledge(a->sq_host, &bs->sq_acknowledged, bs->sq_forwarded);
-    for (bool more = true; more && df_sq_forward_entry(a->sq_host, a->sq, &bs->sq_forwarded, &e, &more, seen);
-         seen = false) {
+    for (;; read = false) {
+      if (!read && !(more && df_sq_lines_read(a->sq_host, bs->sq_forwarded, &e, &more))) break;
+      if (!df_sq_forward(a->sq, &bs->sq_forwarded, &e)) break;
       taken += df_take_sqe(a, blk, sh, &e);
       if (lone) break;
     }
@@ -205,8 +207,8 @@ DF_FN bool df_goes_last(const df_daemon_args* a, const df_block* blk, const df_b
  * mirror slot a block still reads, stops the intake (entries are taken in ring order), and the wait
  * leaves for the next round's fetch to take it, as it did before.  Block 0 hands the slots it
  * forwarded back at once (with a lone run's, if still held: df_fetch_sqes): the host may be waiting
- * for them while this wait lasts; a look that finds nothing costs no fence -- its one load, the
- * entry's seq, is the one df_entries_waiting would make.  Taken runs count as the round's activity
+ * for them while this wait lasts; a look that finds nothing costs no fence, and one trip (block 0's
+ * read of the entry's lines) or one load of the mirror.  Taken runs count as the round's activity
  * (sh->sqe_fetched: the block does not offer to quit).  Returns whether an entry is left that it
  * could not take.  Inlined: as a call (DF_NOINLINE) it made the daemon kernel spill 276
  * bytes of registers where it spills 188 inlined, as without it (ptxas, sm_90); inlined, the
@@ -219,11 +221,15 @@ DF_FN bool df_take_in_wait(const df_daemon_args* a, const df_block* blk, df_bloc
   uint32_t length = 0, taken = 0, coll = 0, nchannels = 0;
   bool left = false;
   df_sqe e;
-  /* The peek's acquire of the seq covers the forward's reads: three trips over the bus an entry for
-   * block 0, where a forward of its own made four (8 us an entry on 2 x H200, the event trace). */
-  while (df_sq_peek(from_host ? a->sq_host : a->sq, *seq, &coll, &nchannels)) {
+  /* Block 0 reads a host entry whole, in one trip over the bus (three when a peek of its seq came
+   * first, four with a forward of its own: 8 us an entry on 2 x H200, the event trace). */
+  while (from_host ? df_sq_lines_read(a->sq_host, *seq, &e, NULL) : df_sq_peek(a->sq, *seq, &coll, &nchannels)) {
+    if (from_host) {
+      coll = e.coll;
+      nchannels = e.nchannels;
+    }
     if (!df_goes_last(a, blk, sh, coll, nchannels) ||
-        !(from_host ? df_sq_forward_entry(a->sq_host, a->sq, seq, &e, NULL, true) : df_sq_read(a->sq, seq, &e))) {
+        !(from_host ? df_sq_forward(a->sq, seq, &e) : df_sq_read(a->sq, seq, &e))) {
       left = true;
       break;
     }

@@ -32,7 +32,7 @@
 #define DF_FN static inline
 #define DF_ALWAYS_INLINE static inline __attribute__((always_inline))
 #define DF_HOST_DEVICE_FN static inline
-#define DF_NOINLINE static
+#define DF_NOINLINE static __attribute__((noinline, unused)) /* unused: a header of daemon code included by host code */
 #define DF_RESTRICT restrict
 #include <sched.h>
 #include <time.h>
@@ -354,6 +354,11 @@ DF_FN uint64_t df_time_ns(void) {
  * Both words are loaded and stored together (one 16-byte access on the GPU), the flags compared
  * by the caller.  Volatile on the GPU: the line is written by another agent and must not come
  * from L1. */
+/* Word `half` (0: the low 4 bytes of data, 1: the high ones) of a line. */
+DF_HOST_DEVICE_FN uint64_t df_ll_word(uint64_t data, uint32_t flag, int half) {
+  return (uint64_t)flag << 32 | (uint32_t)(half ? data >> 32 : data);
+}
+
 DF_FN void df_ll_store_line(char* line, uint64_t data, uint32_t flag) {
 #if DF_CUDA
   asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(__cvta_generic_to_global(line)),
@@ -361,29 +366,50 @@ DF_FN void df_ll_store_line(char* line, uint64_t data, uint32_t flag) {
                : "memory");
 #else
   uint64_t* word = (uint64_t*)(void*)line;
-  __atomic_store_n(&word[0], (uint64_t)flag << 32 | (uint32_t)data, __ATOMIC_RELAXED);
-  __atomic_store_n(&word[1], (uint64_t)flag << 32 | (data >> 32), __ATOMIC_RELAXED);
+  __atomic_store_n(&word[0], df_ll_word(data, flag, 0), __ATOMIC_RELAXED);
+  __atomic_store_n(&word[1], df_ll_word(data, flag, 1), __ATOMIC_RELAXED);
 #endif
+}
+
+/* A line's four 32-bit words as loaded -- data, flag, data, flag -- with acquire order at system
+ * scope where asked (what the writer stored before its release of the line is seen after it).  A
+ * load issued before an acquire still goes out beside it (an acquire holds back only the later
+ * ones): a caller loads several lines first and looks at them after, so that they come in one trip
+ * over the bus (an SQE's lines, queue/sq.h). */
+DF_FN void df_ll_load_words(const char* line, bool acquire, uint32_t w[4]) {
+#if DF_CUDA
+  if (acquire)
+    asm volatile("ld.acquire.sys.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+                 : "l"(__cvta_generic_to_global(line))
+                 : "memory");
+  else
+    asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+                 : "l"(__cvta_generic_to_global(line))
+                 : "memory");
+#else
+  const uint64_t* word = (const uint64_t*)(const void*)line;
+  int order = acquire ? __ATOMIC_ACQUIRE : __ATOMIC_RELAXED;
+  uint64_t w0 = __atomic_load_n(&word[0], order), w1 = __atomic_load_n(&word[1], order);
+  w[0] = (uint32_t)w0;
+  w[1] = (uint32_t)(w0 >> 32);
+  w[2] = (uint32_t)w1;
+  w[3] = (uint32_t)(w1 >> 32);
+#endif
+}
+
+/* The 8 data bytes of a line loaded as `w` into *data; true when both its flags are `flag`. */
+DF_FN bool df_ll_line_data(const uint32_t w[4], uint32_t flag, uint64_t* data) {
+  *data = (uint64_t)w[2] << 32 | w[0];
+  return w[1] == flag && w[3] == flag;
 }
 
 /* The line's 8 data bytes into *data; true when both its flags are `flag`. */
 DF_FN bool df_ll_load_line(const char* line, uint32_t flag, uint64_t* data) {
-  uint32_t d0, f0, d1, f1;
-#if DF_CUDA
-  asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(d0), "=r"(f0), "=r"(d1), "=r"(f1)
-               : "l"(__cvta_generic_to_global(line))
-               : "memory");
-#else
-  const uint64_t* word = (const uint64_t*)(const void*)line;
-  uint64_t w0 = __atomic_load_n(&word[0], __ATOMIC_RELAXED), w1 = __atomic_load_n(&word[1], __ATOMIC_RELAXED);
-  d0 = (uint32_t)w0;
-  f0 = (uint32_t)(w0 >> 32);
-  d1 = (uint32_t)w1;
-  f1 = (uint32_t)(w1 >> 32);
-#endif
-  *data = (uint64_t)d1 << 32 | d0;
-  return f0 == flag && f1 == flag;
+  uint32_t w[4];
+  df_ll_load_words(line, false, w);
+  return df_ll_line_data(w, flag, data);
 }
 
 /* Called in every spin loop.  The host target shares few cores among many ranks and threads: a

@@ -5,6 +5,7 @@
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
 #include <errno.h>
+#include <string.h>
 #include <time.h>
 
 #include "../clock.h"
@@ -12,18 +13,19 @@
 
 dfcclResult_t df_sq_host_init(df_ctx* ctx, df_sq_host* sq, uint32_t entries) {
   void *host, *daemon;
-  DF_CHECK(ctx->target->alloc_mapped(ctx, (size_t)entries * sizeof(df_sqe), &host, &daemon));
+  /* The ring, then its acknowledged count on a line of its own; zeroed: no line carries a flag yet
+   * (df_sqe_flag is never 0 for an entry that may be in a slot), nothing handed back. */
+  size_t ring_bytes = (size_t)entries * sizeof(df_sqe_lines);
+  DF_CHECK(ctx->target->alloc_mapped(ctx, ring_bytes + sizeof(df_sqe_lines), &host, &daemon));
+  memset(host, 0, ring_bytes + sizeof(df_sqe_lines));
   sq->host = host;
-  sq->daemon = daemon;
+  sq->acknowledged = (volatile uint64_t*)((char*)host + ring_bytes);
+  sq->daemon = (df_sq_lines){
+      .entries = daemon, .acknowledged = (volatile uint64_t*)((char*)daemon + ring_bytes), .mask = entries - 1};
   sq->entries = entries;
   sq->readers = 1;
   sq->tail = 0;
   sq->full_waits = 0;
-  for (uint32_t i = 0; i < entries; i++) {
-    sq->host[i].seq = DF_SEQ_NONE;
-    sq->host[i].nreaders = 0;
-    sq->host[i].readers_done = 0;
-  }
   if (pthread_mutex_init(&sq->lock, NULL))
     return df_error(dfcclSystemError, "pthread_mutex_init failed for the submission queue");
   return dfcclSuccess;
@@ -36,7 +38,32 @@ void df_sq_host_fini(df_ctx* ctx, df_sq_host* sq) {
   sq->host = NULL;
 }
 
-static bool slot_free(const df_sqe* e) { return __atomic_load_n(&e->readers_done, __ATOMIC_ACQUIRE) == e->nreaders; }
+/* Whether the tail's slot is free: block 0 has handed back the entry of the ring's previous lap. */
+static bool slot_free(const df_sq_host* sq) {
+  return sq->tail - __atomic_load_n(sq->acknowledged, __ATOMIC_ACQUIRE) < sq->entries;
+}
+
+/* Entry `seq` of run `run` into its slot: every line's words stored whole, the last line after the
+ * others with release order (queue/sq.h). */
+static void write_entry(df_sq_host* sq, uint64_t seq, const df_sq_run* run) {
+  df_sqe e = {.coll = run->coll,
+              .epoch = run->epoch,
+              .sendbuff = run->sendbuff,
+              .recvbuff = run->recvbuff,
+              .nreaders = sq->readers, /* daemon blocks that read its copy in the mirror */
+              .nchannels = run->nchannels,
+              .gated = run->gated};
+  uint64_t data[DF_SQE_LINES];
+  df_sqe_to_lines(&e, data);
+  df_sqe_lines* slot = &sq->host[seq & (sq->entries - 1)];
+  uint32_t flag = df_sqe_flag(seq);
+  for (int l = 0; l < DF_SQE_LINES; l++) {
+    int order = l == DF_SQE_LINE_SHAPE ? __ATOMIC_RELEASE : __ATOMIC_RELAXED;
+    uint64_t* word = (uint64_t*)(void*)slot->lines[l];
+    __atomic_store_n(&word[0], df_ll_word(data[l], flag, 0), order);
+    __atomic_store_n(&word[1], df_ll_word(data[l], flag, 1), order);
+  }
+}
 
 uint64_t df_sq_host_set_readers(df_sq_host* sq, uint32_t readers) {
   pthread_mutex_lock(&sq->lock);
@@ -47,10 +74,9 @@ uint64_t df_sq_host_set_readers(df_sq_host* sq, uint32_t readers) {
 }
 
 /* Caller holds sq->lock: waits until the tail's slot is free, up to timeout_ms. */
-static dfcclResult_t wait_for_slot(df_sq_host* sq, const df_sqe* e, uint64_t timeout_ms, void (*while_full)(void* arg),
-                                   void* arg) {
+static dfcclResult_t wait_for_slot(df_sq_host* sq, uint64_t timeout_ms, void (*while_full)(void* arg), void* arg) {
   uint64_t start = 0;
-  for (unsigned spins = 0; !slot_free(e); spins++) {
+  for (unsigned spins = 0; !slot_free(sq); spins++) {
     /* Full: the daemon frees slots as its blocks read them; wait, politely, but not forever. */
     if (start == 0) {
       start = df_now_ms();
@@ -78,19 +104,9 @@ dfcclResult_t df_sq_host_submit_n(df_sq_host* sq, const df_sq_run* runs, int n, 
     }
   dfcclResult_t r = dfcclSuccess;
   for (int i = 0; i < n && r == dfcclSuccess; i++) {
-    df_sqe* e = &sq->host[sq->tail & (sq->entries - 1)];
-    r = wait_for_slot(sq, e, timeout_ms, while_full, arg);
+    r = wait_for_slot(sq, timeout_ms, while_full, arg);
     if (r != dfcclSuccess) break;
-    e->coll = runs[i].coll;
-    e->epoch = runs[i].epoch;
-    e->sendbuff = runs[i].sendbuff;
-    e->recvbuff = runs[i].recvbuff;
-    e->nchannels = runs[i].nchannels;
-    e->gated = runs[i].gated;
-    e->nreaders = 1; /* daemon block 0, which copies it into the daemon's mirror */
-    e->grid = sq->readers;
-    e->readers_done = 0;
-    __atomic_store_n(&e->seq, sq->tail, __ATOMIC_RELEASE); /* publishes the fields above */
+    write_entry(sq, sq->tail, &runs[i]);
     sq->tail++;
     *written = i + 1;
   }

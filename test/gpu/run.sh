@@ -88,6 +88,9 @@ else
   step build-tests 300 make -j16 check TESTS= || exit 1
 fi
 mpi="sh test/mpi/mpirun.sh"
+# NCCL puts one rank on a GPU: a benchmark of more ranks than GPUs runs DFCCL alone (-N 0).
+gpu_count=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU')
+nccl_beside() { [ "$1" -gt "$gpu_count" ] && echo "-N 0"; }
 
 # MPS lets several processes' daemons run side by side on one GPU (without it the GPU time-slices
 # between their persistent kernels), as long as their blocks fit on it together.
@@ -730,7 +733,7 @@ if named ab; then
         fi
         # shellcheck disable=SC2086 # AB_ENV: separate words on purpose
         step "ab-allreduce-$tree-$round" 120 env ${AB_ENV:-} sh -c "cd '$dir' && sh test/mpi/mpirun.sh ${AB_NP:-2} \
-          benchmarks/dfccl_bench -C allreduce -A comm -P 1 -b 8 -e 64K -f 8 -n ${AB_RUNS:-200} -w 20 -c 1"
+          benchmarks/dfccl_bench -C allreduce -A comm -P 1 -b 8 -e 64K -f 8 -n ${AB_RUNS:-200} -w 20 -c 1 $(nccl_beside ${AB_NP:-2})"
         [ "$ran" = 1 ] && { echo "== $tree, round $round"; grep -E "^ +[0-9]" "$out/step.out"; } >> "$out/ab-allreduce.txt"
       done
     done
@@ -775,7 +778,7 @@ if named stamps; then
           dir=$PWD
           [ $build = stamped ] && dir=$stamps_dir
           step "stamps-$size-$run-$build" 120 env DFCCL_TRANSPORT=$transport UCX_TLS="${UCX_TLS:-tcp,self}" sh -c "cd '$dir' &&
-            sh test/mpi/mpirun.sh $np benchmarks/dfccl_bench -C allreduce -A comm -P 1 -b $size -e $size -n 3000 -w 300 -c 1"
+            sh test/mpi/mpirun.sh $np benchmarks/dfccl_bench -C allreduce -A comm -P 1 -b $size -e $size -n 3000 -w 300 -c 1 $(nccl_beside $np)"
           [ "$ran" = 1 ] && { echo "== $size B, $np ranks, $transport, $build"; grep -E "^ +[0-9]|^dfccl: rank [0-9]+: (stamps|daemon|host|across)" \
             "$out/step.out"; } >> "$out/stamps.txt"
         done

@@ -62,7 +62,8 @@ static void* sq_reader_main(void* arg) {
  * an entry says the next one is written (its look, df_sq_forward), and hands them back to the host a
  * round later, as df_fetch_sqes does. */
 typedef struct {
-  df_sq host, mirror;
+  df_sq_lines host;
+  df_sq mirror;
   sq_reader* reader;
 } sq_forwarder;
 
@@ -73,8 +74,10 @@ static void* sq_forwarder_main(void* arg) {
     df_sq_acknowledge(f->host, &acknowledged, forwarded);
     df_sqe e;
     uint64_t before = forwarded;
-    for (bool next = true; more && next && df_sq_forward(f->host, f->mirror, &forwarded, &e, &next);)
+    for (bool next = true; more && next && df_sq_lines_read(f->host, forwarded, &e, &next);) {
+      if (!df_sq_forward(f->mirror, &forwarded, &e)) break; /* its mirror slot is still being read */
       more = take_entry(f->reader, &e);
+    }
     if (forwarded == before) sched_yield();
   }
   df_sq_acknowledge(f->host, &acknowledged, forwarded);
@@ -95,9 +98,8 @@ static void test_sq(df_ctx* ctx) {
   df_sqe mirror_entries[16];
   memset(mirror_entries, 0, sizeof mirror_entries);
   for (int i = 0; i < 16; i++) mirror_entries[i].seq = DF_SEQ_NONE;
-  sq_forwarder forwarder = {.host = {.entries = sq.daemon, .mask = sq.entries - 1},
-                            .mirror = {.entries = mirror_entries, .mask = 15},
-                            .reader = &readers[0]};
+  sq_forwarder forwarder = {
+      .host = sq.daemon, .mirror = {.entries = mirror_entries, .mask = 15}, .reader = &readers[0]};
   df_sq view = forwarder.mirror;
   df_sq_host_set_readers(&sq, 2);
   for (int b = 0; b < BLOCKS; b++) readers[b] = (sq_reader){.sq = view, .block = b};
@@ -133,7 +135,8 @@ static void test_sq(df_ctx* ctx) {
   df_sq_host_init(ctx, &sq, 2);
   df_sqe one_mirror[2];
   memset(one_mirror, 0, sizeof one_mirror);
-  df_sq host_view = {.entries = sq.daemon, .mask = 1}, one_view = {.entries = one_mirror, .mask = 1};
+  df_sq_lines host_view = sq.daemon;
+  df_sq one_view = {.entries = one_mirror, .mask = 1};
   uint64_t forwarded = 0;
   for (uint32_t lap = 0; lap < 3; lap++) {
     if (df_sq_host_submit(&sq, 0, 2 * lap, 1, NULL, NULL, 50, NULL, NULL) != dfcclSuccess ||
@@ -142,13 +145,41 @@ static void test_sq(df_ctx* ctx) {
     bool next[2] = {false, true};
     df_sqe e;
     for (int i = 0; i < 2; i++)
-      if (!df_sq_forward(host_view, one_view, &forwarded, &e, &next[i]) || e.epoch != 2 * lap + (uint32_t)i)
+      if (!df_sq_lines_read(host_view, forwarded, &e, &next[i]) || !df_sq_forward(one_view, &forwarded, &e) ||
+          e.epoch != 2 * lap + (uint32_t)i)
         FAIL("lap %u: entry %d not taken", lap, i);
     if (!next[0] || next[1])
       FAIL("lap %u: the look said %d, %d for two entries written (1, 0 expected)", lap, next[0], next[1]);
     uint64_t acknowledged = forwarded - 2;
     df_sq_acknowledge(host_view, &acknowledged, forwarded);
   }
+  df_sq_host_fini(ctx, &sq);
+
+  /* An entry is taken only whole: the host's ring as block 0 could find it while the host writes
+   * seq 2 over seq 0 -- each line of the new entry put in alone, and every mix of old and new lines
+   * but the whole new entry -- is not read; the whole entry is, with every field as submitted. */
+  df_sq_host_init(ctx, &sq, 2);
+  df_sq_host_set_readers(&sq, 3);
+  int payload;
+  df_sq_run runs[3] = {{0, 1, 1, NULL, NULL, 0}, {1, 1, 1, NULL, NULL, 0}, {7, 9, 5, &payload, &payload + 1, 1}};
+  int written;
+  if (df_sq_host_submit_n(&sq, runs, 2, &written, 50, NULL, NULL) != dfcclSuccess) FAIL("torn: lap 0 not submitted");
+  df_sqe_lines old_lines = sq.host[0];
+  __atomic_store_n(sq.acknowledged, 2, __ATOMIC_RELEASE); /* as block 0 would once it took both */
+  if (df_sq_host_submit_n(&sq, &runs[2], 1, &written, 50, NULL, NULL) != dfcclSuccess)
+    FAIL("torn: seq 2 not submitted");
+  df_sqe_lines new_lines = sq.host[0];
+  df_sqe e;
+  for (unsigned mix = 0; mix < (1u << DF_SQE_LINES) - 1; mix++) { /* bit l: line l is the new one */
+    for (int l = 0; l < DF_SQE_LINES; l++)
+      memcpy(sq.host[0].lines[l], (mix >> l & 1) ? new_lines.lines[l] : old_lines.lines[l], DF_SQE_LINE_BYTES);
+    if (df_sq_lines_read(sq.daemon, 2, &e, NULL)) FAIL("torn: lines %#x of 0xf new, and the entry was taken", mix);
+  }
+  sq.host[0] = new_lines;
+  if (!df_sq_lines_read(sq.daemon, 2, &e, NULL) || e.coll != 7 || e.epoch != 9 || e.nchannels != 5 || e.gated != 1 ||
+      e.sendbuff != (const void*)&payload || e.recvbuff != (void*)(&payload + 1) || e.nreaders != 3)
+    FAIL("torn: the whole entry not read as submitted");
+  if (df_sq_lines_read(sq.daemon, 0, &e, NULL)) FAIL("torn: seq 0 read from a slot that holds seq 2");
   df_sq_host_fini(ctx, &sq);
 
   /* Back-pressure: nobody reads, the ring fills, the next submission times out. */
@@ -164,7 +195,7 @@ static void test_sq(df_ctx* ctx) {
     FAIL("full queue: %s after %.1f ms, expected a timeout after 50 ms", dfcclGetErrorString(r), ms);
   df_sq_host_fini(ctx, &sq);
   printf("sq: %d entries, grid grown from 2 to %d readers halfway, each taken once and in order; the look for the next "
-         "entry right; a full queue times out\n",
+         "entry right; a torn entry not taken; a full queue times out\n",
          SQ_ENTRIES_TOTAL, BLOCKS);
 }
 

@@ -147,23 +147,37 @@ static df_sqe sqe_for(uint32_t coll, uint32_t epoch, const void* send, void* rec
   return e;
 }
 
+/* The daemon `a` gets the host's SQ ring `ring` of `entries` slots (zeroed: none written), whose
+ * acknowledged count follows the slots and starts where block 0's stands. */
+static void give_sq_ring(df_daemon_args* a, df_sqe_lines* ring, uint32_t entries) {
+  a->sq_host = (df_sq_lines){.entries = ring, .acknowledged = (uint64_t*)(void*)(ring + entries), .mask = entries - 1};
+  *a->sq_host.acknowledged = a->blocks[0].sq_acknowledged;
+}
+
 /* Gives the daemon `a` an SQ of `entries`: the host's ring and its mirror, which block 0 copies the
  * ring into, no entry written. */
-static void give_sq(df_daemon_args* a, uint32_t entries, df_sqe** ring, df_sqe** mirror) {
-  *ring = zeroed(entries, sizeof **ring);
+static void give_sq(df_daemon_args* a, uint32_t entries, df_sqe_lines** ring, df_sqe** mirror) {
+  *ring = zeroed(entries + 1, sizeof **ring);
   *mirror = zeroed(entries, sizeof **mirror);
-  for (uint32_t i = 0; i < entries; i++) (*ring)[i].seq = (*mirror)[i].seq = DF_SEQ_NONE;
-  a->sq_host = (df_sq){.entries = *ring, .mask = entries - 1};
+  for (uint32_t i = 0; i < entries; i++) (*mirror)[i].seq = DF_SEQ_NONE;
+  give_sq_ring(a, *ring, entries);
   a->sq = (df_sq){.entries = *mirror, .mask = entries - 1};
 }
 
-/* What the host's submit writes: entry e for `nchannels` blocks, its reader count (a grid of one
- * block), then its sequence number k. */
-static void publish_sqe(df_sqe* ring, uint64_t k, df_sqe e, uint32_t nchannels) {
-  e.grid = 1;
+/* What the host's submit writes into the daemon's SQ ring: entry e as sequence number `seq`, for
+ * `nchannels` blocks and a grid of one block, in the lines of queue/sq.h. */
+static void publish_sqe(const df_daemon_args* a, uint64_t seq, df_sqe e, uint32_t nchannels) {
+  e.nreaders = 1;
   e.nchannels = nchannels;
-  e.seq = k;
-  ring[k] = e;
+  uint64_t data[DF_SQE_LINES];
+  df_sqe_to_lines(&e, data);
+  df_sqe_lines* slot = &a->sq_host.entries[seq & a->sq_host.mask];
+  for (int l = 0; l < DF_SQE_LINES; l++) df_ll_store_line(slot->lines[l], data[l], df_sqe_flag(seq));
+}
+
+/* Entries block 0 has handed back to the host (df_sq_acknowledge). */
+static uint64_t handed_back(const df_daemon_args* a) {
+  return __atomic_load_n(a->sq_host.acknowledged, __ATOMIC_ACQUIRE);
 }
 
 static void test_contexts(void) {
@@ -233,7 +247,8 @@ static void test_whole_run(void) {
                                 .nchannels = 1,
                                 .count = N};
   /* The SQ: large enough for a lone run's slot to come back a round late. */
-  df_sqe *host_ring, *mirror;
+  df_sqe_lines* host_ring;
+  df_sqe* mirror;
   give_sq(a, DF_SQ_LAZY_HAND_BACK, &host_ring, &mirror);
   uint64_t* cq_entries = zeroed(RING, sizeof *cq_entries);
   uint64_t* cq_heads = zeroed(DF_CQ_STRIDE, sizeof *cq_heads);
@@ -242,7 +257,7 @@ static void test_whole_run(void) {
   int32_t* send = zeroed(N, sizeof *send);
   int32_t* recv = zeroed(N, sizeof *recv);
   for (int i = 0; i < N; i++) send[i] = 3 * i - 7;
-  publish_sqe(host_ring, 0, sqe_for(c, 1, send, recv), 1);
+  publish_sqe(a, 0, sqe_for(c, 1, send, recv), 1);
   f.shared.idle_round = 1; /* an idle block 0: a new entry goes to its run at once */
   CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 1 && f.shared.ntasks == 1, "block 0 fetched the SQE");
   bool completed = false, timesliced = true;
@@ -250,9 +265,8 @@ static void test_whole_run(void) {
   CHECK(progressed && completed && !timesliced, "the run completed");
   CHECK(memcmp(send, recv, sizeof(int32_t) * N) == 0, "one participant: recvbuff is a copy of sendbuff");
   CHECK(cq_entries[0] == df_cqe_pack(c, 1, 0) && cq_entries[1] == 0, "its CQE is in the block's ring");
-  CHECK(host_ring[0].readers_done == 0, "the host's entry is handed back later, off the run's path");
-  CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 0 && host_ring[0].readers_done == 1,
-        "the next fetch hands the entry back");
+  CHECK(handed_back(a) == 0, "the host's entry is handed back later, off the run's path");
+  CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 0 && handed_back(a) == 1, "the next fetch hands the entry back");
   CHECK(a->done_blocks[c] == 0, "the block count is reset for the next run");
 
   /* A gated run (published before the host waited for the caller's work) reads no buffer before
@@ -265,7 +279,7 @@ static void test_whole_run(void) {
   df_sqe gated = sqe_for(c, 2, send, recv);
   gated.gated = 1;
   gates[c] = 1; /* the gate as the host shut it: the run's epoch minus one */
-  publish_sqe(host_ring, 1, gated, 1);
+  publish_sqe(a, 1, gated, 1);
   CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 1 && f.shared.ntasks == 1, "block 0 fetched the gated SQE");
   progressed = df_run_task(a, &f.block, &f.shared, 0, &completed, &timesliced);
   bool untouched = true;
@@ -282,7 +296,7 @@ static void test_whole_run(void) {
   gated = sqe_for(c, 3, send, recv);
   gated.gated = 1;
   gates[c] = 3 | DF_GATE_FAILED;
-  publish_sqe(host_ring, 2, gated, 1);
+  publish_sqe(a, 2, gated, 1);
   CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 1, "block 0 fetched the third SQE");
   df_run_task(a, &f.block, &f.shared, 0, &completed, &timesliced);
   untouched = true;
@@ -299,34 +313,34 @@ static void test_whole_run(void) {
   f.colls[c].priority = 0;
   f.shared.ntasks = 0;
   f.shared.idle_round = 0; /* the round before completed the failed run */
-  publish_sqe(host_ring, 3, sqe_for(c, 4, send, recv), 1);
-  publish_sqe(host_ring, 4, sqe_for(high, 1, send, recv), 1);
+  publish_sqe(a, 3, sqe_for(c, 4, send, recv), 1);
+  publish_sqe(a, 4, sqe_for(high, 1, send, recv), 1);
   CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 2 && f.shared.ntasks == 2 && f.shared.tasks[0] == high &&
             f.shared.tasks[1] == c,
         "after a busy round block 0 takes every entry; the high-priority run goes first");
-  CHECK(host_ring[3].readers_done == 1 && host_ring[4].readers_done == 1, "and hands their slots back at once");
+  CHECK(handed_back(a) == 5, "and hands their slots back at once");
 
   /* A ring of twice the runs that can be in flight, as the default one: the host never waits for a
    * slot, so slots go back a quarter of the ring at a time, off the runs' path. */
   enum { BIG_RING = 2 * DF_MAX_COLLS };
-  df_sqe *big_ring, *big_mirror;
+  df_sqe_lines* big_ring;
+  df_sqe* big_mirror;
   give_sq(a, BIG_RING, &big_ring, &big_mirror);
   f.shared.ntasks = 0;
   f.shared.idle_round = 0;
-  publish_sqe(big_ring, 5, sqe_for(c, 5, send, recv), 1);
-  publish_sqe(big_ring, 6, sqe_for(high, 2, send, recv), 1);
+  publish_sqe(a, 5, sqe_for(c, 5, send, recv), 1);
+  publish_sqe(a, 6, sqe_for(high, 2, send, recv), 1);
   CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 2 && f.shared.ntasks == 2 && f.shared.tasks[0] == high,
         "a large ring: block 0 takes the burst, by priority");
-  CHECK(big_ring[5].readers_done == 0 && big_ring[6].readers_done == 0, "and keeps the slots");
-  CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 0 && big_ring[5].readers_done == 0, "past the next round");
+  CHECK(handed_back(a) == 5, "and keeps the slots");
+  CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 0 && handed_back(a) == 5, "past the next round");
   /* Entries for other blocks only (no channel on block 0): forwarded, not taken -- one short of a
    * quarter of the ring out, counting the burst's two, then the one that makes the quarter. */
   const uint64_t quarter = 5 + BIG_RING / 4; /* the first entry past a quarter of the ring from entry 5 */
-  for (uint64_t k = 7; k < quarter - 1; k++) publish_sqe(big_ring, k, sqe_for(c, 0, send, recv), 0);
-  CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 0 && big_ring[5].readers_done == 0, "until a quarter of it is out");
-  publish_sqe(big_ring, quarter - 1, sqe_for(c, 0, send, recv), 0);
-  CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 0 && big_ring[5].readers_done == 1 && big_ring[6].readers_done == 1 &&
-            big_ring[quarter - 1].readers_done == 1,
+  for (uint64_t k = 7; k < quarter - 1; k++) publish_sqe(a, k, sqe_for(c, 0, send, recv), 0);
+  CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 0 && handed_back(a) == 5, "until a quarter of it is out");
+  publish_sqe(a, quarter - 1, sqe_for(c, 0, send, recv), 0);
+  CHECK(df_fetch_sqes(a, &f.block, &f.shared) == 0 && handed_back(a) == quarter,
         "then the fetch that takes it there hands them all back");
   free(big_ring);
   free(big_mirror);
@@ -685,13 +699,14 @@ static void test_leave_for_ready(void) {
   /* Entries in the SQ that the block has not taken (round robin after the queued runs: cursor 2 of
    * a queue of two) are a reason to leave, once the wait has lasted its share; not before, not for
    * a follower either, and not for the entries already taken. */
-  df_sqe sq_entries[4] = {{.seq = DF_SEQ_NONE}, {.seq = DF_SEQ_NONE}, {.seq = DF_SEQ_NONE}, {.seq = DF_SEQ_NONE}};
-  a->sq_host = (df_sq){.entries = sq_entries, .mask = 3};
+  df_sqe_lines sq_entries[5];
+  memset(sq_entries, 0, sizeof sq_entries);
+  give_sq_ring(a, sq_entries, 4);
   a->blocks[0].sq_forwarded = 2;
-  sq_entries[1].seq = 1;
+  publish_sqe(a, 1, sqe_for(OTHER, 1, NULL, NULL), 1);
 #define LOOKS_AT_SQ(polls) other_run_ready(&run, (polls), 2)
   CHECK(!LOOKS_AT_SQ(from), "an entry already taken is no reason to leave");
-  sq_entries[2].seq = 2;
+  publish_sqe(a, 2, sqe_for(OTHER, 2, NULL, NULL), 1);
   sh->ready = DF_NO_TASK;
   CHECK(LOOKS_AT_SQ(from) && sh->ready == DF_NO_TASK, "an entry not taken yet is, and no run is noted");
   a->spin.follow = 1;
@@ -700,7 +715,7 @@ static void test_leave_for_ready(void) {
   a->spin.follow = 0;
   run.ctx->stat.rank = 0;
 #undef LOOKS_AT_SQ
-  a->sq_host = (df_sq){0};
+  a->sq_host = (df_sq_lines){0};
 
   /* The traversal: the noted run first, then the queue's order, passing over what completed. */
   uint32_t next = 0, jumps = 0;
@@ -845,23 +860,15 @@ static void test_credits(void) {
 
 /* The SQ of the intake tests: the host's ring and its mirror, four entries each, none written. */
 typedef struct {
-  df_sqe host[4], mirror[4];
+  df_sqe_lines host[5]; /* four slots and the acknowledged count */
+  df_sqe mirror[4];
 } sq_fixture;
 
 static void sq_init(sq_fixture* q, df_daemon_args* a) {
   memset(q, 0, sizeof *q);
-  for (int i = 0; i < 4; i++) q->host[i].seq = q->mirror[i].seq = DF_SEQ_NONE;
-  a->sq_host = (df_sq){.entries = q->host, .mask = 3};
+  for (int i = 0; i < 4; i++) q->mirror[i].seq = DF_SEQ_NONE;
+  give_sq_ring(a, q->host, 4);
   a->sq = (df_sq){.entries = q->mirror, .mask = 3};
-}
-
-/* The host writes entry `seq`: run `epoch` of `coll` on `nchannels` blocks, for a grid of one. */
-static void sq_submit(sq_fixture* q, uint64_t seq, uint32_t coll, uint32_t epoch, uint32_t nchannels) {
-  df_sqe* e = &q->host[seq & 3];
-  *e = sqe_for(coll, epoch, NULL, NULL);
-  e->grid = 1;
-  e->nchannels = nchannels;
-  __atomic_store_n(&e->seq, seq, __ATOMIC_RELEASE);
 }
 
 /* A wait takes SQEs into the task queue, at its end, without leaving (df_take_in_wait): the queue
@@ -895,7 +902,7 @@ static void test_take_in_wait(void) {
 #define LOOKS_AT_SQ(polls) other_run_ready(&run, (polls), sh->ntasks)
 
   /* The twin: DFCCL_TAKE_IN_WAIT=0 leaves for the entry and takes nothing. */
-  sq_submit(&q, 0, OTHER, 1, 1);
+  publish_sqe(a, 0, sqe_for(OTHER, 1, NULL, NULL), 1);
   CHECK(LOOKS_AT_SQ(from) && sh->ntasks == 1 && bs->sq_forwarded == 0,
         "with DFCCL_TAKE_IN_WAIT=0 an entry not taken makes the wait leave, and stays in the SQ");
 
@@ -903,7 +910,7 @@ static void test_take_in_wait(void) {
   CHECK(!LOOKS_AT_SQ(from), "with DFCCL_TAKE_IN_WAIT=1 the wait takes the entry and goes on");
   CHECK(sh->ntasks == 2 && sh->tasks[0] == RING_COLL && sh->tasks[1] == OTHER,
         "the entry joined the queue at its end (%u tasks)", sh->ntasks);
-  CHECK(bs->sq_forwarded == 1 && bs->sq_frontier == 1 && q.host[0].readers_done == 1,
+  CHECK(bs->sq_forwarded == 1 && bs->sq_frontier == 1 && handed_back(a) == 1,
         "block 0 forwarded the entry and handed its slot back at once");
   CHECK(bs->counters.sqes_read == 1 && a->coll_counters[OTHER].last_queue_length == 2 && sh->sqe_fetched == 1,
         "counted as read, in a queue of two, and as the round's activity");
@@ -924,7 +931,7 @@ static void test_take_in_wait(void) {
   other_recv->tail = 0;
 
   /* A higher priority would go before the queued runs: not taken, the wait leaves. */
-  sq_submit(&q, 1, HIGH, 1, 1);
+  publish_sqe(a, 1, sqe_for(HIGH, 1, NULL, NULL), 1);
   CHECK(LOOKS_AT_SQ(from) && sh->ntasks == 2 && bs->sq_forwarded == 1,
         "an entry of higher priority is left in the SQ and the wait leaves");
   CHECK(!LOOKS_AT_SQ(from - DF_LOOK_AROUND_EVERY) && sh->ntasks == 2, "but not before its share");
@@ -935,7 +942,7 @@ static void test_take_in_wait(void) {
   sh->tasks[2] = DF_NO_TASK;
 
   /* Behind a completed position: appended after it, and the queue's length counts runs only. */
-  sq_submit(&q, 2, LATER, 1, 1);
+  publish_sqe(a, 2, sqe_for(LATER, 1, NULL, NULL), 1);
   CHECK(!LOOKS_AT_SQ(from) && sh->ntasks == 4 && sh->tasks[3] == LATER && sh->tasks[2] == DF_NO_TASK,
         "an entry is taken behind a completed position");
   CHECK(a->coll_counters[LATER].last_queue_length == 3, "a queue of three runs, not four positions (%u)",
@@ -953,7 +960,7 @@ static void test_take_in_wait(void) {
   sh->tasks[0] = RING_COLL;
   sh->tasks[1] = OTHER;
   sh->tasks[2] = LATER;
-  sq_submit(&q, 3, HIGH, 2, 1);
+  publish_sqe(a, 3, sqe_for(HIGH, 2, NULL, NULL), 1);
   CHECK(LOOKS_AT_SQ(from) && sh->ntasks == 3 && bs->sq_forwarded == 3, "by id, a lower id than the last is left");
   r->f.colls[HIGH].order = 6;
   /* By id a wait looks around from the floor, but at the SQ only from its share (a load from host
@@ -967,16 +974,16 @@ static void test_take_in_wait(void) {
   a->spin.queue_by_id = 0;
 
   /* The final exit, taken in a wait: noted, nothing queued. */
-  sq_submit(&q, 4, DF_SQE_EXIT, 0, 0);
+  publish_sqe(a, 4, sqe_for(DF_SQE_EXIT, 0, NULL, NULL), 0);
   CHECK(!LOOKS_AT_SQ(from) && sh->ntasks == 4 && bs->exited && bs->sq_forwarded == 5,
         "the final exit is taken and noted, and queues nothing");
   /* A lone run's slot, not handed back yet (df_fetch_sqes): a look that finds nothing leaves it --
    * no fence -- and one that takes an entry hands both back. */
   bs->sq_acknowledged = 4;
-  q.host[0].readers_done = 0;
-  CHECK(!LOOKS_AT_SQ(from) && q.host[0].readers_done == 0, "an empty look hands nothing back");
-  sq_submit(&q, 5, LAST, 1, 1);
-  CHECK(!LOOKS_AT_SQ(from) && sh->tasks[4] == LAST && q.host[0].readers_done == 1 && q.host[1].readers_done == 1,
+  *a->sq_host.acknowledged = 4;
+  CHECK(!LOOKS_AT_SQ(from) && handed_back(a) == 4, "an empty look hands nothing back");
+  publish_sqe(a, 5, sqe_for(LAST, 1, NULL, NULL), 1);
+  CHECK(!LOOKS_AT_SQ(from) && sh->tasks[4] == LAST && handed_back(a) == 6,
         "an entry taken: its slot and the lone run's are handed back");
 #undef LOOKS_AT_SQ
   free(r);
@@ -1039,7 +1046,7 @@ static void test_intake_pass(void) {
   a->spin.take_in_wait = 1;
   uint64_t from = (1u << 12) / 16;
   o.recv.tail = 1; /* OTHER's predecessor has sent */
-  sq_submit(&q, 0, OTHER_COLL, 1, 1);
+  publish_sqe(a, 0, sqe_for(OTHER_COLL, 1, NULL, NULL), 1);
   df_look_plan plan = df_look_plan_of(&run);
   uint32_t cursor = 1; /* the SQ's position in a queue of one */
   CHECK(!df_other_run_ready(&run, &plan, from, &cursor) && sh->ntasks == 2 && sh->tasks[1] == OTHER_COLL,
@@ -1061,13 +1068,12 @@ static void test_intake_pass(void) {
  * root sends the run's slot. */
 typedef struct {
   ring_fixture* r;
-  sq_fixture* q;
   int done; /* the run is over: stop waiting */
 } late_root;
 
 static void* late_root_main(void* arg) {
   late_root* l = arg;
-  while (!__atomic_load_n(&l->q->host[0].readers_done, __ATOMIC_ACQUIRE)) {
+  while (handed_back(&l->r->f.args) == 0) {
     if (__atomic_load_n(&l->done, __ATOMIC_ACQUIRE)) return NULL;
     nanosleep(&(struct timespec){0, 100000}, NULL);
   }
@@ -1103,8 +1109,8 @@ static void test_wait_not_left(void) {
     df_context_start_run(a, &r->f.block, sh, &e);
     sh->tasks[0] = RING_COLL;
     sh->ntasks = 1;
-    sq_submit(&q, 0, OTHER, 1, 1);
-    late_root l = {.r = r, .q = &q};
+    publish_sqe(a, 0, sqe_for(OTHER, 1, NULL, NULL), 1);
+    late_root l = {.r = r};
     pthread_t helper;
     if (pthread_create(&helper, NULL, late_root_main, &l) != 0) {
       perror("pthread_create");
