@@ -540,7 +540,7 @@ static void reset_tables(Tables& t, const Options& o, int op) {
     uint64_t data[DF_SQE_LINES];
     df_sqe_to_lines(&e, data);
     for (int l = 0; l < DF_SQE_LINES; l++) {
-      uint64_t* word = (uint64_t*)(void*)t.sq_host[s].lines[l];
+      uint64_t* word = (uint64_t*)(void*)t.sq_host[s].lines[l].bytes;
       word[0] = df_ll_word(data[l], df_sqe_flag(s), 0);
       word[1] = df_ll_word(data[l], df_sqe_flag(s), 1);
     }

@@ -211,7 +211,8 @@ dfcclResult_t df_config_load(df_config* cfg, dfcclTarget_t requested) {
   DF_CHECK(env_u32("DFCCL_GATE_CHANNELS", 1, DF_MAX_BLOCKS, &cfg->gate_channels));
   DF_CHECK(env_u64("DFCCL_MIN_CHANNEL_BYTES", 16, UINT64_MAX, &cfg->min_channel_bytes));
   DF_CHECK(env_u32("DFCCL_SLOT_BYTES", 256, 64u << 20, &cfg->slot_bytes));
-  DF_CHECK(env_u32("DFCCL_SQ_ENTRIES", 2, 1u << 20, &cfg->sq_entries));
+  /* 256 bytes of pinned host memory an entry (queue/sq.h): at most 64 MiB. */
+  DF_CHECK(env_u32("DFCCL_SQ_ENTRIES", 2, 1u << 18, &cfg->sq_entries));
   DF_CHECK(env_u32("DFCCL_COMM_SETS", 1, 16, &cfg->comm_sets));
   DF_CHECK(env_u64("DFCCL_HANG_REPORT_S", 0, 86400ull * 365, &cfg->hang_report_s));
   DF_CHECK(env_u64("DFCCL_TIMEOUT_S", 0, 86400ull * 365, &cfg->timeout_s));

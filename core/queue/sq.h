@@ -65,19 +65,24 @@ DF_FN void df_sqe_copy_run(df_sqe* to, const df_sqe* from) {
  * Its entries are written as low-latency lines (platform.h): each 8-byte word holds 4 bytes of the
  * run's description beside a flag of the entry's sequence number and is stored whole, so block 0
  * loads an entry's four lines at once and takes it when every flag is its seq's -- one trip over
- * the bus.  A seq stored last and read with an acquire before the fields behind it cost two trips
- * (~1.9 us each on an H100: docs/performance.md, twenty-second and thirty-fourth sessions).  The
- * host stores the last line (DF_SQE_LINE_SHAPE) after the others with release order, and block 0
- * loads it with acquire: what the host wrote before the entry is seen after it (on the host target
- * the caller's buffers).  Slots come back through one count, `acknowledged`, which block 0 stores
- * after a system-scope fence (df_sq_acknowledge): the host rewrites slot seq % entries once
- * seq - acknowledged < entries. */
+ * the bus.  A seq stored last and read with an acquire before the fields behind it cost two trips.
+ * Each line has a 64-byte line of memory to itself: one thread's loads of the same 64 bytes of host
+ * memory go over the bus one after another (four 16-byte loads of one line took 3.5 us on an H100,
+ * one of them 1.3 us, four of four lines 1.4 us: benchmarks/host_read_cost.cu, docs/performance.md,
+ * thirty-fourth session).  The host stores the last line (DF_SQE_LINE_SHAPE) after the others with
+ * release order, and block 0 loads it with acquire: what the host wrote before the entry is seen
+ * after it (on the host target the caller's buffers).  Slots come back through one count,
+ * `acknowledged`, which block 0 stores after a system-scope fence (df_sq_acknowledge): the host
+ * rewrites slot seq % entries once seq - acknowledged < entries. */
 enum { DF_SQE_LINE_RUN, DF_SQE_LINE_SEND, DF_SQE_LINE_RECV, DF_SQE_LINE_SHAPE, DF_SQE_LINES };
 #define DF_SQE_LINE_BYTES 16
 
 typedef struct {
-  char lines[DF_SQE_LINES][DF_SQE_LINE_BYTES];
-} df_sqe_lines; /* 64 bytes, one cache line */
+  struct {
+    char bytes[DF_SQE_LINE_BYTES];
+    char pad[64 - DF_SQE_LINE_BYTES];
+  } lines[DF_SQE_LINES];
+} df_sqe_lines; /* 256 bytes: each line on a 64-byte line of its own */
 
 typedef struct {
   df_sqe_lines* entries;
@@ -147,10 +152,11 @@ DF_FN bool df_sq_peek(df_sq sq, uint64_t seq, uint32_t* coll, uint32_t* nchannel
  * beside the trip. */
 DF_NOINLINE bool df_sq_lines_read(df_sq_lines q, uint64_t seq, df_sqe* out, bool* next_written) {
   const df_sqe_lines* e = &q.entries[seq & q.mask];
-  const uint64_t* next_shape = (const uint64_t*)(const void*)q.entries[(seq + 1) & q.mask].lines[DF_SQE_LINE_SHAPE];
+  const uint64_t* next_shape =
+      (const uint64_t*)(const void*)q.entries[(seq + 1) & q.mask].lines[DF_SQE_LINE_SHAPE].bytes;
   uint64_t next_word = next_written ? df_load_relaxed_u64(next_shape) : 0;
   uint32_t words[DF_SQE_LINES][4];
-  for (int l = 0; l < DF_SQE_LINES; l++) df_ll_load_words(e->lines[l], l == DF_SQE_LINE_SHAPE, words[l]);
+  for (int l = 0; l < DF_SQE_LINES; l++) df_ll_load_words(e->lines[l].bytes, l == DF_SQE_LINE_SHAPE, words[l]);
   uint32_t flag = df_sqe_flag(seq);
   uint64_t data[DF_SQE_LINES];
   bool whole = true;
@@ -164,7 +170,7 @@ DF_NOINLINE bool df_sq_lines_read(df_sq_lines q, uint64_t seq, df_sqe* out, bool
 /* Block 0: whether the host's entry `seq` is written (its last line's first word), a hint for a
  * block in a wait (df_entries_waiting). */
 DF_FN bool df_sq_lines_written(df_sq_lines q, uint64_t seq) {
-  const uint64_t* shape = (const uint64_t*)(const void*)q.entries[seq & q.mask].lines[DF_SQE_LINE_SHAPE];
+  const uint64_t* shape = (const uint64_t*)(const void*)q.entries[seq & q.mask].lines[DF_SQE_LINE_SHAPE].bytes;
   return (uint32_t)(df_load_relaxed_u64(shape) >> 32) == df_sqe_flag(seq);
 }
 

@@ -59,7 +59,7 @@ static void write_entry(df_sq_host* sq, uint64_t seq, const df_sq_run* run) {
   uint32_t flag = df_sqe_flag(seq);
   for (int l = 0; l < DF_SQE_LINES; l++) {
     int order = l == DF_SQE_LINE_SHAPE ? __ATOMIC_RELEASE : __ATOMIC_RELAXED;
-    uint64_t* word = (uint64_t*)(void*)slot->lines[l];
+    uint64_t* word = (uint64_t*)(void*)slot->lines[l].bytes;
     __atomic_store_n(&word[0], df_ll_word(data[l], flag, 0), order);
     __atomic_store_n(&word[1], df_ll_word(data[l], flag, 1), order);
   }

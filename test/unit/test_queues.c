@@ -172,7 +172,8 @@ static void test_sq(df_ctx* ctx) {
   df_sqe e;
   for (unsigned mix = 0; mix < (1u << DF_SQE_LINES) - 1; mix++) { /* bit l: line l is the new one */
     for (int l = 0; l < DF_SQE_LINES; l++)
-      memcpy(sq.host[0].lines[l], (mix >> l & 1) ? new_lines.lines[l] : old_lines.lines[l], DF_SQE_LINE_BYTES);
+      memcpy(sq.host[0].lines[l].bytes, (mix >> l & 1) ? new_lines.lines[l].bytes : old_lines.lines[l].bytes,
+             DF_SQE_LINE_BYTES);
     if (df_sq_lines_read(sq.daemon, 2, &e, NULL)) FAIL("torn: lines %#x of 0xf new, and the entry was taken", mix);
   }
   sq.host[0] = new_lines;
