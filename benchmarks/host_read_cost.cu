@@ -46,29 +46,23 @@ __device__ __forceinline__ uint64_t now_ns() {
   return t;
 }
 
-__device__ __forceinline__ uint4 ld_volatile_v4(const void* p) {
-  uint4 v;
-  asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p)
-               : "memory");
-  return v;
-}
-__device__ __forceinline__ uint4 ld_relaxed_v4(const void* p) {
-  uint4 v;
-  asm volatile("ld.relaxed.sys.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p)
-               : "memory");
-  return v;
-}
-__device__ __forceinline__ uint4 ld_acquire_v4(const void* p) {
-  uint4 v;
-  asm volatile("ld.acquire.sys.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p)
-               : "memory");
-  return v;
+/* A 16-byte load by the PTX instruction `instr` (its four 32-bit words). */
+#define DEFINE_LOAD_V4(name, instr)                                                                                  \
+  __device__ __forceinline__ uint4 name(const void* p) {                                                             \
+    uint4 v;                                                                                                         \
+    asm volatile(instr " {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory"); \
+    return v;                                                                                                        \
+  }
+DEFINE_LOAD_V4(ld_volatile_v4, "ld.volatile.global.v4.u32")
+DEFINE_LOAD_V4(ld_relaxed_v4, "ld.relaxed.sys.global.v4.u32")
+DEFINE_LOAD_V4(ld_acquire_v4, "ld.acquire.sys.global.v4.u32")
+
+/* Four 16-byte loads `stride` bytes apart, the last by Last, the others by Load: all four issued
+ * before any of them is used. */
+template <uint4 (*Load)(const void*), uint4 (*Last)(const void*)>
+__device__ __forceinline__ uint32_t four_loads(const char* p, int stride) {
+  uint4 a = Load(p), b = Load(p + stride), c = Load(p + 2 * stride), d = Last(p + 3 * stride);
+  return a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ c.x ^ c.y ^ c.z ^ c.w ^ d.x ^ d.y ^ d.z ^ d.w;
 }
 
 __global__ void read_cost(const char* host, int form, int reps, uint64_t* ns, uint64_t* sink) {
@@ -84,7 +78,7 @@ __global__ void read_cost(const char* host, int form, int reps, uint64_t* ns, ui
       for (int o = 2; o >= 1; o /= 2) x ^= __shfl_down_sync(0xffffffffu, x, o);
       acc += x;
     } else if (lane == 0) {
-      uint4 a = make_uint4(0, 0, 0, 0), b = a, c = a, d = a;
+      uint4 a = make_uint4(0, 0, 0, 0);
       switch (form) {
         case ACQUIRE_U64: {
           uint64_t v;
@@ -99,32 +93,12 @@ __global__ void read_cost(const char* host, int form, int reps, uint64_t* ns, ui
           break;
         }
         case VOLATILE_V4: a = ld_volatile_v4(line); break;
-        case FOUR_VOLATILE_V4:
-          a = ld_volatile_v4(line);
-          b = ld_volatile_v4(line + 16);
-          c = ld_volatile_v4(line + 32);
-          d = ld_volatile_v4(line + 48);
-          break;
-        case THREE_V4_ACQUIRE_V4:
-          a = ld_volatile_v4(line);
-          b = ld_volatile_v4(line + 16);
-          c = ld_volatile_v4(line + 32);
-          d = ld_acquire_v4(line + 48);
-          break;
-        case FOUR_RELAXED_V4:
-          a = ld_relaxed_v4(line);
-          b = ld_relaxed_v4(line + 16);
-          c = ld_relaxed_v4(line + 32);
-          d = ld_relaxed_v4(line + 48);
-          break;
-        case FOUR_V4_FOUR_LINES:
-          a = ld_volatile_v4(line);
-          b = ld_volatile_v4(line + 64);
-          c = ld_volatile_v4(line + 128);
-          d = ld_acquire_v4(line + 192);
-          break;
+        case FOUR_VOLATILE_V4: a.x = four_loads<ld_volatile_v4, ld_volatile_v4>(line, 16); break;
+        case THREE_V4_ACQUIRE_V4: a.x = four_loads<ld_volatile_v4, ld_acquire_v4>(line, 16); break;
+        case FOUR_RELAXED_V4: a.x = four_loads<ld_relaxed_v4, ld_relaxed_v4>(line, 16); break;
+        case FOUR_V4_FOUR_LINES: a.x = four_loads<ld_volatile_v4, ld_acquire_v4>(line, 64); break;
       }
-      acc += a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ c.x ^ c.y ^ c.z ^ c.w ^ d.x ^ d.y ^ d.z ^ d.w;
+      acc += a.x ^ a.y ^ a.z ^ a.w;
     }
     __syncwarp();
     uint64_t t1 = now_ns();
