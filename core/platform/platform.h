@@ -359,6 +359,7 @@ DF_HOST_DEVICE_FN uint64_t df_ll_word(uint64_t data, uint32_t flag, int half) {
   return (uint64_t)flag << 32 | (uint32_t)(half ? data >> 32 : data);
 }
 
+/* `data` stored as `line`, both its words carrying `flag`. */
 DF_FN void df_ll_store_line(char* line, uint64_t data, uint32_t flag) {
 #if DF_CUDA
   asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(__cvta_generic_to_global(line)),
