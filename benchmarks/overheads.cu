@@ -537,13 +537,7 @@ static void reset_tables(Tables& t, const Options& o, int op) {
     e.sendbuff = (const void*)(uintptr_t)sqe_sendbuff(s);
     e.recvbuff = (void*)(uintptr_t)sqe_recvbuff(s);
     e.nreaders = 1; /* one daemon block reads the mirror */
-    uint64_t data[DF_SQE_LINES];
-    df_sqe_to_lines(&e, data);
-    for (int l = 0; l < DF_SQE_LINES; l++) {
-      uint64_t* word = (uint64_t*)(void*)t.sq_host[s].lines[l].bytes;
-      word[0] = df_ll_word(data[l], df_sqe_flag(s), 0);
-      word[1] = df_ll_word(data[l], df_sqe_flag(s), 1);
-    }
+    df_sqe_write_lines(&t.sq_host[s], s, &e);
   }
   std::vector<df_sqe> mirror(t.sq_entries); /* as core/context.c alloc_sq_mirror */
   memset(mirror.data(), 0, mirror.size() * sizeof(df_sqe));

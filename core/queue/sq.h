@@ -111,6 +111,21 @@ DF_HOST_DEVICE_FN void df_sqe_from_lines(const uint64_t data[DF_SQE_LINES], df_s
   e->nreaders = (uint32_t)(data[DF_SQE_LINE_SHAPE] >> 32);
 }
 
+/* Host code (the submitter, and the tests and benchmarks that stand in for it): run `e` (its grid:
+ * e->nreaders) into `slot` as entry `seq`, every line's words stored whole, the last line after
+ * the others with release order. */
+static inline void df_sqe_write_lines(df_sqe_lines* slot, uint64_t seq, const df_sqe* e) {
+  uint64_t data[DF_SQE_LINES];
+  df_sqe_to_lines(e, data);
+  uint32_t flag = df_sqe_flag(seq);
+  for (int l = 0; l < DF_SQE_LINES; l++) {
+    int order = l == DF_SQE_LINE_SHAPE ? __ATOMIC_RELEASE : __ATOMIC_RELAXED;
+    uint64_t* word = (uint64_t*)(void*)slot->lines[l].bytes;
+    __atomic_store_n(&word[0], df_ll_word(data[l], flag, 0), order);
+    __atomic_store_n(&word[1], df_ll_word(data[l], flag, 1), order);
+  }
+}
+
 /* ---- reader side (a daemon block's leader thread) ---- */
 
 /* Takes the mirror's entry *frontier into `out` and advances *frontier; false if it is not

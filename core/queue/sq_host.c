@@ -5,7 +5,6 @@
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
 #include <errno.h>
-#include <string.h>
 #include <time.h>
 
 #include "../clock.h"
@@ -13,11 +12,11 @@
 
 dfcclResult_t df_sq_host_init(df_ctx* ctx, df_sq_host* sq, uint32_t entries) {
   void *host, *daemon;
-  /* The ring, then its acknowledged count on a line of its own; zeroed: no line carries a flag yet
-   * (df_sqe_flag is never 0 for an entry that may be in a slot), nothing handed back. */
+  /* The ring, then its acknowledged count on a line of its own; zeroed (alloc_mapped): no line
+   * carries a flag yet (df_sqe_flag is never 0 for an entry that may be in a slot), nothing handed
+   * back. */
   size_t ring_bytes = (size_t)entries * sizeof(df_sqe_lines);
   DF_CHECK(ctx->target->alloc_mapped(ctx, ring_bytes + sizeof(df_sqe_lines), &host, &daemon));
-  memset(host, 0, ring_bytes + sizeof(df_sqe_lines));
   sq->host = host;
   sq->acknowledged = (volatile uint64_t*)((char*)host + ring_bytes);
   sq->daemon = (df_sq_lines){
@@ -43,8 +42,7 @@ static bool slot_free(const df_sq_host* sq) {
   return sq->tail - __atomic_load_n(sq->acknowledged, __ATOMIC_ACQUIRE) < sq->entries;
 }
 
-/* Entry `seq` of run `run` into its slot: every line's words stored whole, the last line after the
- * others with release order (queue/sq.h). */
+/* Entry `seq` of run `run` into its slot (queue/sq.h). */
 static void write_entry(df_sq_host* sq, uint64_t seq, const df_sq_run* run) {
   df_sqe e = {.coll = run->coll,
               .epoch = run->epoch,
@@ -53,16 +51,7 @@ static void write_entry(df_sq_host* sq, uint64_t seq, const df_sq_run* run) {
               .nreaders = sq->readers, /* daemon blocks that read its copy in the mirror */
               .nchannels = run->nchannels,
               .gated = run->gated};
-  uint64_t data[DF_SQE_LINES];
-  df_sqe_to_lines(&e, data);
-  df_sqe_lines* slot = &sq->host[seq & (sq->entries - 1)];
-  uint32_t flag = df_sqe_flag(seq);
-  for (int l = 0; l < DF_SQE_LINES; l++) {
-    int order = l == DF_SQE_LINE_SHAPE ? __ATOMIC_RELEASE : __ATOMIC_RELAXED;
-    uint64_t* word = (uint64_t*)(void*)slot->lines[l].bytes;
-    __atomic_store_n(&word[0], df_ll_word(data[l], flag, 0), order);
-    __atomic_store_n(&word[1], df_ll_word(data[l], flag, 1), order);
-  }
+  df_sqe_write_lines(&sq->host[seq & (sq->entries - 1)], seq, &e);
 }
 
 uint64_t df_sq_host_set_readers(df_sq_host* sq, uint32_t readers) {

@@ -169,10 +169,7 @@ static void give_sq(df_daemon_args* a, uint32_t entries, df_sqe_lines** ring, df
 static void publish_sqe(const df_daemon_args* a, uint64_t seq, df_sqe e, uint32_t nchannels) {
   e.nreaders = 1;
   e.nchannels = nchannels;
-  uint64_t data[DF_SQE_LINES];
-  df_sqe_to_lines(&e, data);
-  df_sqe_lines* slot = &a->sq_host.entries[seq & a->sq_host.mask];
-  for (int l = 0; l < DF_SQE_LINES; l++) df_ll_store_line(slot->lines[l].bytes, data[l], df_sqe_flag(seq));
+  df_sqe_write_lines(&a->sq_host.entries[seq & a->sq_host.mask], seq, &e);
 }
 
 /* Entries block 0 has handed back to the host (df_sq_acknowledge). */
