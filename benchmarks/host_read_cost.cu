@@ -4,9 +4,14 @@
  * (or, for the warp's form, lanes 0-3 of warp 0) loads a 64-byte entry from pinned, mapped host
  * memory, REPS times, each timed on %globaltimer; the median and p90 in ns are printed per form.
  *
+ * The second table: can looks at the same entry be in flight together?  A first load, then, GAP ns
+ * later, a second one -- by the same thread, of the same memory line or another one; by another
+ * warp of the block; by another block (another SM) -- and how long the second took from its issue
+ * to its use.  1.3 us: the two went over the bus together; more: the second waited for the first.
+ *
  * Build:  nvcc -O3 -arch=sm_90 -I test/common -o host_read_cost benchmarks/host_read_cost.cu
  *         (test/gpu/run.sh PART=stamps builds and runs it)
- * Run:    ./host_read_cost [reps]      (default 20000)
+ * Run:    ./host_read_cost [reps] [gap_ns]      (default 20000, 600)
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
@@ -65,6 +70,74 @@ __device__ __forceinline__ uint32_t four_loads(const char* p, int stride) {
   return a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ c.x ^ c.y ^ c.z ^ c.w ^ d.x ^ d.y ^ d.z ^ d.w;
 }
 
+enum Stagger {
+  SAME_THREAD_SAME_LINE,  /* one thread, the same 64-byte line twice                      */
+  SAME_THREAD_OTHER_LINE, /* one thread, another line                                      */
+  OTHER_WARP_SAME_LINE,   /* lane 0 of warp 1, the line warp 0 loads                        */
+  OTHER_BLOCK_SAME_LINE,  /* thread 0 of block 1, the line block 0 loads                    */
+  STAGGERS
+};
+static const char* const stagger_names[STAGGERS] = {"same thread, same line", "same thread, another line",
+                                                    "another warp, same line", "another block, same line"};
+
+__device__ __forceinline__ void spin_until(uint64_t t) {
+  while (now_ns() < t) {
+  }
+}
+/* Waits for v (the load behind it) and folds it into acc: an asm statement, so that it stays
+ * between the timer reads around it. */
+__device__ __forceinline__ void use(uint32_t* acc, uint4 v) {
+  asm volatile("xor.b32 %0, %0, %1;" : "+r"(*acc) : "r"(v.x ^ v.y ^ v.z ^ v.w));
+}
+
+/* Rep r: the first load at t0 (block 0's thread 0), the second at t0 + gap by the thread the form
+ * names, which stores how long that second load took until its use in ns[r].  Block 0 hands t0 to
+ * block 1 through `start` (device memory: not the bus being measured). */
+__global__ void stagger_cost(const char* host, int form, int reps, uint64_t gap, uint64_t* ns, volatile uint64_t* start,
+                             uint64_t* sink) {
+  uint32_t acc = 0;
+  bool first = blockIdx.x == 0 && threadIdx.x == 0;
+  bool second = form == OTHER_WARP_SAME_LINE    ? blockIdx.x == 0 && threadIdx.x == 32
+                : form == OTHER_BLOCK_SAME_LINE ? blockIdx.x == 1 && threadIdx.x == 0
+                                                : first;
+  for (int r = 0; r < reps; r++) {
+    const char* line = host + (size_t)(r % 64) * 256;
+    const char* other = form == SAME_THREAD_OTHER_LINE ? line + 64 : line;
+    uint64_t t0 = 0;
+    if (form == OTHER_BLOCK_SAME_LINE) {
+      if (first) {
+        t0 = now_ns() + 2000; /* block 1 sees it within 2 us */
+        *start = t0;
+        spin_until(t0);
+      } else if (second) {
+        while ((t0 = *start) == 0) {
+        }
+        *start = 0;
+      }
+    } else {
+      t0 = now_ns();
+      if (form == OTHER_WARP_SAME_LINE) {
+        if (threadIdx.x == 0) *start = t0;
+        __syncthreads();
+        t0 = *start;
+      }
+    }
+    uint4 a = make_uint4(0, 0, 0, 0);
+    if (first) a = ld_volatile_v4(line);
+    if (second) {
+      spin_until(t0 + gap);
+      uint64_t t1 = now_ns();
+      uint4 b = ld_volatile_v4(other);
+      use(&acc, b);
+      ns[r] = now_ns() - t1;
+    }
+    if (first) use(&acc, a);
+    __syncthreads();
+    if (form == OTHER_BLOCK_SAME_LINE) spin_until(t0 + 6000); /* both blocks done with rep r */
+  }
+  if (first) *sink = acc;
+}
+
 __global__ void read_cost(const char* host, int form, int reps, uint64_t* ns, uint64_t* sink) {
   uint32_t acc = 0;
   int lane = threadIdx.x;
@@ -109,8 +182,9 @@ __global__ void read_cost(const char* host, int form, int reps, uint64_t* ns, ui
 
 int main(int argc, char** argv) {
   int reps = argc > 1 ? atoi(argv[1]) : 20000;
-  if (reps < 100) {
-    fprintf(stderr, "usage: %s [reps >= 100]\n", argv[0]);
+  long gap = argc > 2 ? atol(argv[2]) : 600;
+  if (reps < 100 || gap < 0 || gap > 100000) {
+    fprintf(stderr, "usage: %s [reps >= 100] [gap_ns 0-100000]\n", argv[0]);
     return 2;
   }
   char* host;
@@ -134,6 +208,22 @@ int main(int argc, char** argv) {
       printf("  %-44s %8llu %8llu%s\n", form_names[f], (unsigned long long)t[reps / 2],
              (unsigned long long)t[reps * 9 / 10], round == 0 ? "" : " (round 2)");
     }
+  uint64_t* start;
+  CHECK_CUDA(cudaMalloc(&start, sizeof *start));
+  CHECK_CUDA(cudaMemset(start, 0, sizeof *start));
+  printf("# a second load %ld ns after the first: from its issue to its use, ns\n", gap);
+  printf("# %-44s %8s %8s\n", "second load by", "median", "p90");
+  for (int round = 0; round < 2; round++)
+    for (int f = 0; f < STAGGERS; f++) {
+      stagger_cost<<<f == OTHER_BLOCK_SAME_LINE ? 2 : 1, 64>>>(dev_host, f, reps, (uint64_t)gap, ns, start, sink);
+      CHECK_CUDA(cudaGetLastError());
+      CHECK_CUDA(cudaDeviceSynchronize());
+      CHECK_CUDA(cudaMemcpy(t.data(), ns, (size_t)reps * sizeof *ns, cudaMemcpyDeviceToHost));
+      std::sort(t.begin(), t.end());
+      printf("  %-44s %8llu %8llu%s\n", stagger_names[f], (unsigned long long)t[reps / 2],
+             (unsigned long long)t[reps * 9 / 10], round == 0 ? "" : " (round 2)");
+    }
+  CHECK_CUDA(cudaFree(start));
   CHECK_CUDA(cudaFree(ns));
   CHECK_CUDA(cudaFree(sink));
   CHECK_CUDA(cudaFreeHost(host));
