@@ -80,9 +80,9 @@ int main(int argc, char** argv) {
   std::vector<uint64_t> t(reps);
   printf("# leader's fence after %d threads' 16-byte result stores and a barrier, %d reps, ns\n", THREADS, reps);
   for (int host_store = 1; host_store >= 0; host_store--) {
-    printf("# %s\n# %-36s %8s %8s\n", host_store ? "each rep ends with a store to host memory (the CQE)"
-                                                 : "no store to host memory",
-           "fence", "median", "p90");
+    printf("# %s\n# %-36s %8s %8s\n",
+           host_store ? "each rep ends with a store to host memory (the CQE)" : "no store to host memory", "fence",
+           "median", "p90");
     for (int round = 0; round < 2; round++)
       for (int f = 0; f < FORMS; f++) {
         fence_cost<<<1, THREADS>>>(results, dev_host, f, host_store, reps, ns);

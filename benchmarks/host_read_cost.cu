@@ -8,6 +8,9 @@
  * later, a second one -- by the same thread, of the same memory line or another one; by another
  * warp of the block; by another block (another SM) -- and how long the second took from its issue
  * to its use.  1.3 us: the two went over the bus together; more: the second waited for the first.
+ * Also: after a first load that is an acquire; and how long a fence.acq_rel.sys takes once the
+ * first load is used while the second is still in flight (gap ns behind it: the acquire a watch of
+ * several looks would need after the look that found its entry).
  *
  * Build:  nvcc -O3 -arch=sm_90 -I test/common -o host_read_cost benchmarks/host_read_cost.cu
  *         (test/gpu/run.sh PART=stamps builds and runs it)
@@ -75,10 +78,14 @@ enum Stagger {
   SAME_THREAD_OTHER_LINE, /* one thread, another line                                      */
   OTHER_WARP_SAME_LINE,   /* lane 0 of warp 1, the line warp 0 loads                        */
   OTHER_BLOCK_SAME_LINE,  /* thread 0 of block 1, the line block 0 loads                    */
+  AFTER_ACQUIRE,          /* one thread, another line, the first load an acquire            */
+  FENCE_AFTER_FIRST,      /* one thread, another line; then, once the first is used, a
+                           * fence.acq_rel.sys: how long the fence took (ns[r])             */
   STAGGERS
 };
-static const char* const stagger_names[STAGGERS] = {"same thread, same line", "same thread, another line",
-                                                    "another warp, same line", "another block, same line"};
+static const char* const stagger_names[STAGGERS] = {
+    "same thread, same line",   "same thread, another line",     "another warp, same line",
+    "another block, same line", "same thread, after an acquire", "fence.acq_rel.sys, 2nd in flight"};
 
 __device__ __forceinline__ void spin_until(uint64_t t) {
   while (now_ns() < t) {
@@ -102,7 +109,8 @@ __global__ void stagger_cost(const char* host, int form, int reps, uint64_t gap,
                                                 : first;
   for (int r = 0; r < reps; r++) {
     const char* line = host + (size_t)(r % 64) * 256;
-    const char* other = form == SAME_THREAD_OTHER_LINE ? line + 64 : line;
+    bool other_line = form == SAME_THREAD_OTHER_LINE || form == AFTER_ACQUIRE || form == FENCE_AFTER_FIRST;
+    const char* other = other_line ? line + 64 : line;
     uint64_t t0 = 0;
     if (form == OTHER_BLOCK_SAME_LINE) {
       if (first) {
@@ -123,8 +131,18 @@ __global__ void stagger_cost(const char* host, int form, int reps, uint64_t gap,
       }
     }
     uint4 a = make_uint4(0, 0, 0, 0);
-    if (first) a = ld_volatile_v4(line);
-    if (second) {
+    if (first) a = form == AFTER_ACQUIRE ? ld_acquire_v4(line) : ld_volatile_v4(line);
+    if (form == FENCE_AFTER_FIRST) {
+      if (first) {
+        spin_until(t0 + gap);
+        uint4 b = ld_volatile_v4(other);
+        use(&acc, a);
+        uint64_t t1 = now_ns();
+        asm volatile("fence.acq_rel.sys;" ::: "memory");
+        ns[r] = now_ns() - t1;
+        use(&acc, b);
+      }
+    } else if (second) {
       spin_until(t0 + gap);
       uint64_t t1 = now_ns();
       uint4 b = ld_volatile_v4(other);
