@@ -20,10 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <algorithm>
-#include <vector>
-
-#include "../test/common/cuda_check.h"
+#include "ns_rows.h"
 
 enum Form { NONE, SC_SYS, ACQ_REL_SYS, SC_GPU, ACQ_REL_GPU, FORMS };
 static const char* const form_names[FORMS] = {"no fence", "fence.sc.sys (membar.sys)", "fence.acq_rel.sys",
@@ -77,21 +74,14 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaHostGetDevicePointer((void**)&dev_host, host, 0));
   CHECK_CUDA(cudaMalloc(&results, (size_t)256 * RESULT_BYTES));
   CHECK_CUDA(cudaMalloc(&ns, (size_t)reps * sizeof *ns));
-  std::vector<uint64_t> t(reps);
   printf("# leader's fence after %d threads' 16-byte result stores and a barrier, %d reps, ns\n", THREADS, reps);
   for (int host_store = 1; host_store >= 0; host_store--) {
-    printf("# %s\n# %-36s %8s %8s\n",
-           host_store ? "each rep ends with a store to host memory (the CQE)" : "no store to host memory", "fence",
-           "median", "p90");
+    printf("# %s\n", host_store ? "each rep ends with a store to host memory (the CQE)" : "no store to host memory");
+    print_ns_header("fence");
     for (int round = 0; round < 2; round++)
       for (int f = 0; f < FORMS; f++) {
         fence_cost<<<1, THREADS>>>(results, dev_host, f, host_store, reps, ns);
-        CHECK_CUDA(cudaGetLastError());
-        CHECK_CUDA(cudaDeviceSynchronize());
-        CHECK_CUDA(cudaMemcpy(t.data(), ns, (size_t)reps * sizeof *ns, cudaMemcpyDeviceToHost));
-        std::sort(t.begin(), t.end());
-        printf("  %-36s %8llu %8llu%s\n", form_names[f], (unsigned long long)t[reps / 2],
-               (unsigned long long)t[reps * 9 / 10], round == 0 ? "" : " (round 2)");
+        print_ns_row(ns, reps, form_names[f], round);
       }
   }
   CHECK_CUDA(cudaFree(ns));

@@ -12,7 +12,7 @@
  * first load is used while the second is still in flight (gap ns behind it: the acquire a watch of
  * several looks would need after the look that found its entry).
  *
- * Build:  nvcc -O3 -arch=sm_90 -I test/common -o host_read_cost benchmarks/host_read_cost.cu
+ * Build:  nvcc -O3 -arch=sm_90 -o host_read_cost benchmarks/host_read_cost.cu
  *         (test/gpu/run.sh PART=stamps builds and runs it)
  * Run:    ./host_read_cost [reps] [gap_ns]      (default 20000, 600)
  *
@@ -23,10 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <algorithm>
-#include <vector>
-
-#include "cuda_check.h"
+#include "ns_rows.h"
 
 enum Form {
   ACQUIRE_U64,         /* one 8-byte acquire: the seq of the old SQ's look              */
@@ -213,33 +210,22 @@ int main(int argc, char** argv) {
   uint64_t *ns, *sink;
   CHECK_CUDA(cudaMalloc(&ns, (size_t)reps * sizeof *ns));
   CHECK_CUDA(cudaMalloc(&sink, sizeof *sink));
-  std::vector<uint64_t> t(reps);
   printf("# one thread (or 4 lanes) loading 64 B of pinned mapped host memory, %d reps, ns\n", reps);
-  printf("# %-44s %8s %8s\n", "form", "median", "p90");
+  print_ns_header("form");
   for (int round = 0; round < 2; round++)
     for (int f = 0; f < FORMS; f++) {
       read_cost<<<1, 32>>>(dev_host, f, reps, ns, sink);
-      CHECK_CUDA(cudaGetLastError());
-      CHECK_CUDA(cudaDeviceSynchronize());
-      CHECK_CUDA(cudaMemcpy(t.data(), ns, (size_t)reps * sizeof *ns, cudaMemcpyDeviceToHost));
-      std::sort(t.begin(), t.end());
-      printf("  %-44s %8llu %8llu%s\n", form_names[f], (unsigned long long)t[reps / 2],
-             (unsigned long long)t[reps * 9 / 10], round == 0 ? "" : " (round 2)");
+      print_ns_row(ns, reps, form_names[f], round);
     }
   uint64_t* start;
   CHECK_CUDA(cudaMalloc(&start, sizeof *start));
   CHECK_CUDA(cudaMemset(start, 0, sizeof *start));
   printf("# a second load %ld ns after the first: from its issue to its use, ns\n", gap);
-  printf("# %-44s %8s %8s\n", "second load by", "median", "p90");
+  print_ns_header("second load by");
   for (int round = 0; round < 2; round++)
     for (int f = 0; f < STAGGERS; f++) {
       stagger_cost<<<f == OTHER_BLOCK_SAME_LINE ? 2 : 1, 64>>>(dev_host, f, reps, (uint64_t)gap, ns, start, sink);
-      CHECK_CUDA(cudaGetLastError());
-      CHECK_CUDA(cudaDeviceSynchronize());
-      CHECK_CUDA(cudaMemcpy(t.data(), ns, (size_t)reps * sizeof *ns, cudaMemcpyDeviceToHost));
-      std::sort(t.begin(), t.end());
-      printf("  %-44s %8llu %8llu%s\n", stagger_names[f], (unsigned long long)t[reps / 2],
-             (unsigned long long)t[reps * 9 / 10], round == 0 ? "" : " (round 2)");
+      print_ns_row(ns, reps, stagger_names[f], round);
     }
   CHECK_CUDA(cudaFree(start));
   CHECK_CUDA(cudaFree(ns));

@@ -766,7 +766,7 @@ build_stamps() {
 # benchmarks/host_read_cost.cu: what block 0's look at the SQ costs, by the form of its loads, and
 # benchmarks/fence_cost.cu: what the fence before a CQE costs, by its form.
 if named stamps; then
-  step host-read-cost 120 sh -c "nvcc -std=c++17 -O3 -arch=sm_90 -I test/common benchmarks/host_read_cost.cu \
+  step host-read-cost 120 sh -c "nvcc -std=c++17 -O3 -arch=sm_90 benchmarks/host_read_cost.cu \
     -o /tmp/host_read_cost && /tmp/host_read_cost 20000"
   [ "$ran" = 1 ] && cat "$out/step.out" >> "$summary"
   step fence-cost 120 sh -c "nvcc -std=c++17 -O3 -arch=sm_90 benchmarks/fence_cost.cu -o /tmp/fence_cost && /tmp/fence_cost 20000"
