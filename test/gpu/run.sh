@@ -695,36 +695,50 @@ fi
 
 # PART=ab: this tree against a baseline in one call, on the same machine -- a change to the daemon
 # measured against the tree before it.  The baseline is a `make dist` tarball in .dist-base/
-# (git-ignored; its commit in .dist-base/COMMIT), built in /tmp/dfccl-base; then AB_ROUNDS (default
-# 2) rounds alternate between the two builds: hop_latency (one hop through the primitives) and
-# dfccl_bench's small all-reduce (8 B - 64 KiB, -A comm -P 1, results checked; AB_NP ranks, default 2,
-# and AB_RUNS timed runs a size, default 200: one rank on a GPU of its own repeats to a few tenths
-# of a microsecond, where two sharing one do not), with AB_ENV's
-# variables for both trees (e.g. AB_ENV=DFCCL_ALLREDUCE_GATHER_BYTES=0: the ring on both, where the
-# defaults differ); the order of the two alternates from round to round.  Logs: $out/ab-hop.txt and $out/ab-allreduce.txt, each run under a
-# "== base|this, round N" line.
+# (git-ignored; its commit in .dist-base/COMMIT), built in /tmp/dfccl-base; a second candidate may
+# come as a tarball in .dist-alt/ (built in /tmp/dfccl-alt, "alt" in the logs), so that one call
+# measures two changes against the same baseline.  Then AB_ROUNDS (default 2) rounds go through the
+# builds: hop_latency (one hop through the primitives) and dfccl_bench's small all-reduce (8 B - 64
+# KiB, -A comm -P 1, results checked; AB_NP ranks, default 2, and AB_RUNS timed runs a size,
+# default 200: one rank on a GPU of its own repeats to a few tenths of a microsecond, where two
+# sharing one do not), with AB_ENV's variables for every tree (e.g. AB_ENV=DFCCL_ALLREDUCE_GATHER_BYTES=0:
+# the ring on both, where the defaults differ); each round starts with the next tree.  Logs:
+# $out/ab-hop.txt and $out/ab-allreduce.txt, each run under a "== base|this|alt, round N" line.
+# ab_build NAME TARBALL: the tarball built in /tmp/dfccl-NAME; sets ab_dir.
+ab_build() {
+  rm -rf "/tmp/dfccl-$1" && mkdir -p "/tmp/dfccl-$1" && tar xzf "$2" -C "/tmp/dfccl-$1"
+  ab_dir=$(echo "/tmp/dfccl-$1"/dfccl-*)
+  step "ab-$1-build" 600 sh -c "cd '$ab_dir' && ./configure ${CONFIGURE_ARGS:-} > /dev/null &&
+    make -j16 > /dev/null && make -j16 check TESTS= > /dev/null"
+}
 if named ab; then
   base_tarball=$(ls "$repo"/.dist-base/dfccl-*.tar.gz 2> /dev/null | head -n 1)
+  alt_tarball=$(ls "$repo"/.dist-alt/dfccl-*.tar.gz 2> /dev/null | head -n 1)
   if [ -z "$base_tarball" ]; then
     note "SKIP ab: no baseline tarball in .dist-base/ (make dist of the baseline commit, carried)"
   else
     note "ab: baseline $(cat "$repo/.dist-base/COMMIT" 2> /dev/null || echo '(commit unknown)')"
     here=$PWD
-    rm -rf /tmp/dfccl-base && mkdir -p /tmp/dfccl-base && tar xzf "$base_tarball" -C /tmp/dfccl-base
-    base_dir=$(echo /tmp/dfccl-base/dfccl-*)
-    step ab-base-build 600 sh -c "cd '$base_dir' && ./configure ${CONFIGURE_ARGS:-} > /dev/null &&
-      make -j16 > /dev/null && make -j16 check TESTS= > /dev/null"
+    ab_build base "$base_tarball"
+    base_dir=$ab_dir
+    trees="base this"
+    if [ -n "$alt_tarball" ]; then
+      note "ab: alt $(cat "$repo/.dist-alt/COMMIT" 2> /dev/null || echo '(commit unknown)')"
+      ab_build alt "$alt_tarball"
+      alt_dir=$ab_dir
+      trees="base this alt"
+    fi
     : > "$out/ab-hop.txt"
     : > "$out/ab-allreduce.txt"
     gpus=$(nvidia-smi -L | wc -l) # one hop needs two GPUs: on a machine of one it is skipped, saying so
+    read -ra tree_list <<< "$trees"
     for round in $(seq 1 "${AB_ROUNDS:-2}"); do
-      # Odd rounds run the baseline first, even rounds this tree: an effect of going first or
-      # second falls on both (every round ran the baseline first until the twenty-sixth session).
-      order="base this"
-      [ $((round % 2)) = 0 ] && order="this base"
+      # Each round starts with the next tree (two: odd rounds the baseline first): an effect of
+      # going first falls on each (every round ran the baseline first until the twenty-sixth session).
+      order=""
+      for i in "${!tree_list[@]}"; do order="$order ${tree_list[$(((i + round - 1) % ${#tree_list[@]}))]}"; done
       for tree in $order; do
-        dir=$here
-        [ "$tree" = base ] && dir=$base_dir
+        case $tree in base) dir=$base_dir ;; alt) dir=$alt_dir ;; *) dir=$here ;; esac
         if [ "$gpus" -ge 2 ]; then
           step "ab-hop-$tree-$round" 60 "$dir/benchmarks/hop_latency"
           [ "$ran" = 1 ] && { echo "== $tree, round $round"; grep -E "^ +(flag|prim)" "$out/step.out"; } >> "$out/ab-hop.txt"
