@@ -778,12 +778,17 @@ build_stamps() {
 # ranks over CUDA IPC and 2 over UCX (STAMPS_RUNS, default "1 2 2-ucx"); each rank prints the
 # median time between the points of its runs when it ends.  Log: $out/stamps.txt.  First
 # benchmarks/host_read_cost.cu: what block 0's look at the SQ costs, by the form of its loads, and
-# benchmarks/fence_cost.cu: what the fence before a CQE costs, by its form.
+# benchmarks/fence_cost.cu: what the fence before a CQE costs, by its form, and
+# benchmarks/crossing_cost.cu: a host -> GPU -> host ping-pong, by how the GPU thread comes back to
+# the SQ after a CQE.
 if named stamps; then
   step host-read-cost 120 sh -c "nvcc -std=c++17 -O3 -arch=sm_90 benchmarks/host_read_cost.cu \
     -o /tmp/host_read_cost && /tmp/host_read_cost 20000"
   [ "$ran" = 1 ] && cat "$out/step.out" >> "$summary"
   step fence-cost 120 sh -c "nvcc -std=c++17 -O3 -arch=sm_90 benchmarks/fence_cost.cu -o /tmp/fence_cost && /tmp/fence_cost 20000"
+  [ "$ran" = 1 ] && cat "$out/step.out" >> "$summary"
+  step crossing-cost 120 sh -c "nvcc -std=c++17 -O3 -arch=sm_90 benchmarks/crossing_cost.cu -o /tmp/crossing_cost &&
+    /tmp/crossing_cost 20000 0 1100 2000"
   [ "$ran" = 1 ] && cat "$out/step.out" >> "$summary"
   if ! build_stamps; then
     note "SKIP stamps: $stamps_status"
