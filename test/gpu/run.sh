@@ -781,15 +781,16 @@ build_stamps() {
 # benchmarks/fence_cost.cu: what the fence before a CQE costs, by its form, and
 # benchmarks/crossing_cost.cu: a host -> GPU -> host ping-pong, by how the GPU thread comes back to
 # the SQ after a CQE.
+# micro NAME ARGS: benchmarks/NAME.cu built and run with ARGS (step NAME, dashed), its tables in the summary.
+micro() {
+  step "$(echo "$1" | tr _ -)" 120 sh -c "nvcc -std=c++17 -O3 -arch=sm_90 benchmarks/$1.cu -o /tmp/$1 && /tmp/$1 $2"
+  [ "$ran" = 1 ] && cat "$out/step.out" >> "$summary"
+  return 0
+}
 if named stamps; then
-  step host-read-cost 120 sh -c "nvcc -std=c++17 -O3 -arch=sm_90 benchmarks/host_read_cost.cu \
-    -o /tmp/host_read_cost && /tmp/host_read_cost 20000"
-  [ "$ran" = 1 ] && cat "$out/step.out" >> "$summary"
-  step fence-cost 120 sh -c "nvcc -std=c++17 -O3 -arch=sm_90 benchmarks/fence_cost.cu -o /tmp/fence_cost && /tmp/fence_cost 20000"
-  [ "$ran" = 1 ] && cat "$out/step.out" >> "$summary"
-  step crossing-cost 120 sh -c "nvcc -std=c++17 -O3 -arch=sm_90 benchmarks/crossing_cost.cu -o /tmp/crossing_cost &&
-    /tmp/crossing_cost 20000 0 1100 2000"
-  [ "$ran" = 1 ] && cat "$out/step.out" >> "$summary"
+  micro host_read_cost 20000
+  micro fence_cost 20000
+  micro crossing_cost "20000 0 1100 2000"
   if ! build_stamps; then
     note "SKIP stamps: $stamps_status"
   else
