@@ -17,6 +17,12 @@
  * If the last form costs a trip or two more than the first, those trips -- not how often block 0
  * looks -- are what stands between a CQE and the next SQE.
  *
+ * The host's wait for the answer, each form both ways:
+ *   spins       it polls the word back to back;
+ *   yields      it calls sched_yield() between polls, as DFCCL's waiters do (dfccl_bench's wait,
+ *               coll/dfccl's blocking call): an answer that lands during a yield waits for it.
+ * The first line gives what one sched_yield() costs on this machine, alone.
+ *
  * Build:  nvcc -O3 -arch=sm_90 -o crossing_cost benchmarks/crossing_cost.cu
  *         (test/gpu/run.sh PART=stamps builds and runs it)
  * Run:    ./crossing_cost [reps] [host_ns ...]      (default 20000, then 0 1100 2000)
@@ -24,6 +30,7 @@
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
 #include <cuda_runtime.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,35 +105,46 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaHostGetDevicePointer((void**)&dev_w, w, 0));
   CHECK_CUDA(cudaMalloc(&sink, sizeof *sink));
   std::vector<uint64_t> t(reps);
+  for (int r = 0; r < reps; r++) {
+    uint64_t t0 = now_ns();
+    sched_yield();
+    t[r] = now_ns() - t0;
+  }
+  std::sort(t.begin(), t.end());
+  printf("# sched_yield() alone: median %llu ns, p90 %llu ns\n", (unsigned long long)t[reps / 2],
+         (unsigned long long)t[reps * 9 / 10]);
   printf("# host -> GPU -> host round trips through pinned host memory, %d reps, ns\n", reps);
-  printf("# %-24s %8s %8s %8s\n", "GPU thread's form", "host_ns", "median", "p90");
+  printf("# %-24s %-6s %8s %8s %8s\n", "GPU thread's form", "host", "host_ns", "median", "p90");
   for (long pause : host_ns)
-    for (int f = 0; f < FORMS; f++) {
-      __atomic_store_n(&w->sq[0], 0, __ATOMIC_RELAXED);
-      __atomic_store_n(&w->cq[0], 0, __ATOMIC_RELAXED);
-      __atomic_store_n(&w->request[0], 0, __ATOMIC_RELAXED);
-      answer<<<1, 32>>>(dev_w, f, reps, sink);
-      CHECK_CUDA(cudaGetLastError());
-      for (int r = 1; r <= reps; r++) {
-        uint64_t t0 = now_ns();
-        __atomic_store_n(&w->sq[0], (uint64_t)r, __ATOMIC_RELEASE);
-        uint64_t t1;
-        while (__atomic_load_n(&w->cq[0], __ATOMIC_ACQUIRE) != (uint64_t)r)
-          if ((t1 = now_ns()) - t0 > 2000000000ull) { /* the kernel never answered: say why */
-            fprintf(stderr, "%s: no answer to submission %d from the GPU in 2 s\n", argv[0], r);
-            CHECK_CUDA(cudaStreamQuery(0)); /* the kernel's error, if it failed */
-            return 2;
+    for (int f = 0; f < FORMS; f++)
+      for (int yields = 0; yields <= 1; yields++) {
+        __atomic_store_n(&w->sq[0], 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&w->cq[0], 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&w->request[0], 0, __ATOMIC_RELAXED);
+        answer<<<1, 32>>>(dev_w, f, reps, sink);
+        CHECK_CUDA(cudaGetLastError());
+        for (int r = 1; r <= reps; r++) {
+          uint64_t t0 = now_ns();
+          __atomic_store_n(&w->sq[0], (uint64_t)r, __ATOMIC_RELEASE);
+          uint64_t t1;
+          while (__atomic_load_n(&w->cq[0], __ATOMIC_ACQUIRE) != (uint64_t)r) {
+            if ((t1 = now_ns()) - t0 > 2000000000ull) { /* the kernel never answered: say why */
+              fprintf(stderr, "%s: no answer to submission %d from the GPU in 2 s\n", argv[0], r);
+              CHECK_CUDA(cudaStreamQuery(0)); /* the kernel's error, if it failed */
+              return 2;
+            }
+            if (yields) sched_yield();
           }
-        t1 = now_ns();
-        t[r - 1] = t1 - t0;
-        while (now_ns() - t1 < (uint64_t)pause) {
+          t1 = now_ns();
+          t[r - 1] = t1 - t0;
+          while (now_ns() - t1 < (uint64_t)pause) {
+          }
         }
+        CHECK_CUDA(cudaDeviceSynchronize());
+        std::sort(t.begin(), t.end());
+        printf("  %-24s %-6s %8ld %8llu %8llu\n", form_names[f], yields ? "yields" : "spins", pause,
+               (unsigned long long)t[reps / 2], (unsigned long long)t[reps * 9 / 10]);
       }
-      CHECK_CUDA(cudaDeviceSynchronize());
-      std::sort(t.begin(), t.end());
-      printf("  %-24s %8ld %8llu %8llu\n", form_names[f], pause, (unsigned long long)t[reps / 2],
-             (unsigned long long)t[reps * 9 / 10]);
-    }
   CHECK_CUDA(cudaFree(sink));
   CHECK_CUDA(cudaFreeHost(w));
   return 0;
