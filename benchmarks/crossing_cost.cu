@@ -36,10 +36,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include <algorithm>
-#include <vector>
-
-#include "../test/common/cuda_check.h"
+#include "ns_rows.h"
 
 enum Form { LOOKS_ONLY, REQUEST_EACH_LOOK, DAEMON_WAY, FORMS };
 static const char* const form_names[FORMS] = {"looks only", "a request read a look", "the daemon's way"};
@@ -110,9 +107,8 @@ int main(int argc, char** argv) {
     sched_yield();
     t[r] = now_ns() - t0;
   }
-  std::sort(t.begin(), t.end());
-  printf("# sched_yield() alone: median %llu ns, p90 %llu ns\n", (unsigned long long)t[reps / 2],
-         (unsigned long long)t[reps * 9 / 10]);
+  ns_stats yield = ns_stats_of(t);
+  printf("# sched_yield() alone: median %llu ns, p90 %llu ns\n", yield.median, yield.p90);
   printf("# host -> GPU -> host round trips through pinned host memory, %d reps, ns\n", reps);
   printf("# %-24s %-6s %8s %8s %8s\n", "GPU thread's form", "host", "host_ns", "median", "p90");
   for (long pause : host_ns)
@@ -141,9 +137,8 @@ int main(int argc, char** argv) {
           }
         }
         CHECK_CUDA(cudaDeviceSynchronize());
-        std::sort(t.begin(), t.end());
-        printf("  %-24s %-6s %8ld %8llu %8llu\n", form_names[f], yields ? "yields" : "spins", pause,
-               (unsigned long long)t[reps / 2], (unsigned long long)t[reps * 9 / 10]);
+        ns_stats s = ns_stats_of(t);
+        printf("  %-24s %-6s %8ld %8llu %8llu\n", form_names[f], yields ? "yields" : "spins", pause, s.median, s.p90);
       }
   CHECK_CUDA(cudaFree(sink));
   CHECK_CUDA(cudaFreeHost(w));
