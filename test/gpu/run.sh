@@ -81,7 +81,8 @@ if [ -n "$tarball" ]; then
     step build 400 make -j16 || { step configure-without-coll 120 ./configure --disable-ompi-coll &&
       step build-without-coll 400 make -j16; } || exit 1
     step build-tests 300 make -j16 check TESTS= || exit 1
-    echo "$commit" > /tmp/dfccl-build/COMMIT
+    # Only a build that ran is reused: after SKIP="configure build build-tests" there is none.
+    [ "$ran" = 1 ] && echo "$commit" > /tmp/dfccl-build/COMMIT
   fi
 else
   step build 400 make -j16 || exit 1
