@@ -5,7 +5,6 @@
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */
 #define _POSIX_C_SOURCE 200809L
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +23,7 @@ struct bench_dfccl {
   dfcclBootstrap_t bootstrap;
   double timeoutSec;
   int takeCompletions;            /* -P 1: wait in dfcclProgress */
+  dfcclTarget_t target;           /* how the wait pauses between polls   */
   uint64_t submitted;             /* runs submitted by the main thread  */
   atomic_uint_fast64_t completed; /* runs completed, by the callback     */
   atomic_int expectedColl;        /* the collective of the run in flight */
@@ -58,6 +58,7 @@ bench_dfccl* bench_dfccl_init(const bench_opts* o, int device) {
   dfcclInitArgs_t args;
   memset(&args, 0, sizeof(args));
   args.target = o->target == BENCH_TARGET_CUDA ? dfcclTargetCuda : dfcclTargetHost;
+  d->target = args.target;
   args.device = device;
   if (dfccl_mpi_bootstrap_init(MPI_COMM_WORLD, &args.bootstrap) != 0) BENCH_DIE("dfccl_mpi_bootstrap_init failed");
   d->bootstrap = args.bootstrap;
@@ -146,7 +147,7 @@ static void dfccl_wait(bench_dfccl* d, int collId) {
   while (atomic_load_explicit(&d->completed, memory_order_acquire) < d->submitted) {
     int taken = 0;
     if (d->takeCompletions) CHECK_DFCCL(dfcclProgress(d->ctx, &taken));
-    if (taken == 0) sched_yield();
+    if (taken == 0) dfcclWaitPause(d->target, spins);
     if ((++spins & 255u) == 0 && bench_now_sec() - start > d->timeoutSec)
       BENCH_DIE("collective %d: no completion callback within %.1f s (%llu of %llu runs completed); "
                 "giving up",

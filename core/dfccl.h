@@ -383,6 +383,14 @@ dfcclResult_t dfcclWriteHangReport(dfcclRankCtx_t ctx);
  * thread and from a callback (which returns at once when that callback's context is the one). */
 dfcclResult_t dfcclProgress(dfcclRankCtx_t ctx, int* completed);
 
+/* For a thread that polls for a run's end (dfcclProgress, or its own flag), between two polls;
+ * `poll` counts them from 0 for each wait.  On the GPU target it spins for the first
+ * DFCCL_WAIT_SPIN_POLLS polls -- a small run ends within microseconds, and a poll that yielded the
+ * core would see it only when the yield returns -- and yields after that.  On the host target it
+ * always yields: the daemon's threads need the cores. */
+#define DFCCL_WAIT_SPIN_POLLS 1024
+void dfcclWaitPause(dfcclTarget_t target, unsigned poll);
+
 /* Waits for every submitted run to complete, stops the daemon and frees everything.  Collective
  * over the participants of the collectives still registered: it deregisters them, one closing
  * exchange per group of participants (so call it on every rank that registered any, after all

@@ -126,6 +126,11 @@ dfcclResult_t dfcclProgress(dfcclRankCtx_t ctx, int* completed) {
   return dfcclSuccess;
 }
 
+void dfcclWaitPause(dfcclTarget_t target, unsigned poll) {
+  if (target == dfcclTargetCuda && poll < DFCCL_WAIT_SPIN_POLLS) df_cpu_relax();
+  else sched_yield();
+}
+
 /* The daemon failed (e.g. a CUDA error): every outstanding run ends with that error. */
 void df_poller_fail_outstanding(df_ctx* ctx, dfcclResult_t error) {
   atomic_store(&ctx->fatal, error);

@@ -254,9 +254,10 @@ int mca_coll_dfccl_run(mca_coll_dfccl_module_t* m, ompi_communicator_t* comm, co
   mca_coll_dfccl_launch(&req, 1);
   /* Another thread's progress may complete it (MPI_THREAD_MULTIPLE): `finished` orders its results
    * and status before what follows here. */
-  while (!atomic_load_explicit(&req->finished, memory_order_acquire)) {
+  dfcclTarget_t target = target_of(req);
+  for (unsigned poll = 0; !atomic_load_explicit(&req->finished, memory_order_acquire); poll++) {
     opal_progress(); /* completes it, and keeps MPI (other communicators, their queued runs) moving */
-    sched_yield();   /* DFCCL's daemon and poller threads share the cores */
+    dfcclWaitPause(target, poll);
   }
   ompi_request_t* r = mpi_request(req);
   int rc = r->req_status.MPI_ERROR; /* an MPI error class: the MPI layer hands it to the error handler */

@@ -413,6 +413,18 @@ DF_FN bool df_ll_load_line(const char* line, uint32_t flag, uint64_t* data) {
   return df_ll_line_data(w, flag, data);
 }
 
+/* A host thread's pause between two polls that spin: it tells the core (and its hyperthread
+ * sibling) that it waits, without giving the core away. */
+#if !DF_CUDA
+static inline void df_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ volatile("yield" ::: "memory");
+#endif
+}
+#endif
+
 /* Called in every spin loop.  The host target shares few cores among many ranks and threads: a
  * waiting thread first yields, then sleeps briefly, so that the thread it waits for can run.  A
  * GPU block just spins. */

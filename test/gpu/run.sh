@@ -704,8 +704,8 @@ fi
 # default 200: one rank on a GPU of its own repeats to a few tenths of a microsecond, where two
 # sharing one do not), with AB_ENV's variables for every tree (e.g. AB_ENV=DFCCL_ALLREDUCE_GATHER_BYTES=0:
 # the ring on both, where the defaults differ); each round starts with the next tree.  With AB_MPI=1
-# each tree's MPI_Allreduce through its own coll/dfccl follows (mpi_allreduce_bench, the same sizes
-# and runs, component and staged).  Logs: $out/ab-hop.txt, $out/ab-allreduce.txt and
+# and AB_NP >= 2, each tree's MPI_Allreduce through its own coll/dfccl follows (mpi_allreduce_bench,
+# the same sizes and runs, component and staged).  Logs: $out/ab-hop.txt, $out/ab-allreduce.txt and
 # $out/ab-mpi.txt, each run under a "== base|this|alt, round N" line.
 # ab_build NAME TARBALL: the tarball built in /tmp/dfccl-NAME; sets ab_dir.
 ab_build() {
@@ -735,6 +735,13 @@ if named ab; then
     : > "$out/ab-allreduce.txt"
     : > "$out/ab-mpi.txt"
     gpus=$(nvidia-smi -L | wc -l) # one hop needs two GPUs: on a machine of one it is skipped, saying so
+    ab_mpi=${AB_MPI:-0}
+    if [ "$ab_mpi" = 1 ] && [ "${AB_NP:-2}" -lt 2 ]; then
+      # coll/dfccl copies a one-rank communicator's data itself, never through the daemon, so
+      # mpi_allreduce_bench -r would rightly fail (as it did in the thirty-eighth session)
+      note "SKIP ab-mpi: coll/dfccl does one rank's collectives by a local copy; AB_MPI needs AB_NP >= 2"
+      ab_mpi=0
+    fi
     read -ra tree_list <<< "$trees"
     for round in $(seq 1 "${AB_ROUNDS:-2}"); do
       # Each round starts with the next tree (two: odd rounds the baseline first): an effect of
@@ -753,7 +760,7 @@ if named ab; then
         step "ab-allreduce-$tree-$round" 120 env ${AB_ENV:-} sh -c "cd '$dir' && sh test/mpi/mpirun.sh ${AB_NP:-2} \
           benchmarks/dfccl_bench -C allreduce -A comm -P 1 -b 8 -e 64K -f 8 -n ${AB_RUNS:-200} -w 20 -c 1 $(nccl_beside ${AB_NP:-2})"
         [ "$ran" = 1 ] && { echo "== $tree, round $round"; grep -E "^ +[0-9]" "$out/step.out"; } >> "$out/ab-allreduce.txt"
-        [ "${AB_MPI:-0}" = 1 ] || continue
+        [ "$ab_mpi" = 1 ] || continue
         # shellcheck disable=SC2086
         step "ab-mpi-$tree-$round" 120 env ${AB_ENV:-} DFCCL_TARGET=cuda \
           OMPI_MCA_mca_base_component_path="$dir/ompi_coll_dfccl/.libs:SYS_DEFAULT" \
