@@ -178,7 +178,8 @@ typedef struct {
   intervals daemon[DF_STAMP_DAEMON_POINTS][DF_STAMP_DAEMON_POINTS]; /* [q][p]: point q to the run's next one, p */
   intervals host[DF_HOST_STAMP_POINTS];                             /* [p]: host point p-1 to p */
   intervals seen_to_cqe, cqe_to_next_seen, call_to_completion, callback_to_next_call;
-  intervals crossings, sqe_crossing, cqe_crossing; /* both (any clocks); each alone (common clock) */
+  intervals crossings, sqe_crossing, cqe_crossing;     /* both (any clocks); each alone (common clock) */
+  intervals look_apart, look_trip, cqe_to_next_looked; /* block 0's looks at the host's SQ */
 } report_intervals;
 
 static void report(df_ctx* ctx, const df_stamp_record* daemon) {
@@ -225,8 +226,11 @@ static void report(df_ctx* ctx, const df_stamp_record* daemon) {
         h->t[DF_HOST_STAMP_COMPLETION] - h->t[DF_HOST_STAMP_PUBLISHED]);
     add(&s->sqe_crossing, h->t[DF_HOST_STAMP_PUBLISHED] + to_daemon_clock, d->t[DF_STAMP_SEEN]);
     add(&s->cqe_crossing, d->t[DF_STAMP_CQE], h->t[DF_HOST_STAMP_COMPLETION] + to_daemon_clock);
+    add(&s->look_apart, d->looked_before, d->looked);
+    add(&s->look_trip, d->looked, d->t[DF_STAMP_SEEN]);
     if (i + 1 < n) {
       add(&s->cqe_to_next_seen, d->t[DF_STAMP_CQE], runs[i + 1].d->t[DF_STAMP_SEEN]);
+      add(&s->cqe_to_next_looked, d->t[DF_STAMP_CQE], runs[i + 1].d->looked);
       add(&s->callback_to_next_call, h->t[DF_HOST_STAMP_CALLBACK_DONE], runs[i + 1].h->t[DF_HOST_STAMP_CALL]);
     }
   }
@@ -244,6 +248,14 @@ static void report(df_ctx* ctx, const df_stamp_record* daemon) {
   fprintf(f, "\ndfccl: rank %d: daemon: ", ctx->rank);
   print_interval(f, "seen", "cqe", &s->seen_to_cqe, n, &first);
   print_interval(f, "cqe", "next seen", &s->cqe_to_next_seen, n - 1, &first);
+  /* The look that found a run's entry began at "looked", the one before at "look before": the
+   * entry became visible to the GPU between the two looks' reads, so published > seen lies between
+   * the look's trip and the two looks' distance plus it. */
+  first = true;
+  fprintf(f, "\ndfccl: rank %d: looks: ", ctx->rank);
+  print_interval(f, "look before", "looked", &s->look_apart, n, &first);
+  print_interval(f, "looked", "seen", &s->look_trip, n, &first);
+  print_interval(f, "cqe", "next looked", &s->cqe_to_next_looked, n - 1, &first);
   first = true;
   fprintf(f, "\ndfccl: rank %d: host: ", ctx->rank);
   for (int p = 1; p < DF_HOST_STAMP_POINTS; p++)

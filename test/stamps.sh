@@ -45,8 +45,8 @@ for rank in 0 1; do
     status=1
     continue
   fi
-  for point in "seen > taken" "sent > received" "received > executed" "complete > cqe" "seen > cqe" \
-    "call > publish" "completion > callback done" "published > seen + cqe > completion"; do
+  for point in "seen > taken" "sent > received" "received > executed" "complete > cqe" "seen > cqe" "looked > seen" \
+    "look before > looked" "call > publish" "completion > callback done" "published > seen + cqe > completion"; do
     case $report in
     *"$point "*) ;;
     *)

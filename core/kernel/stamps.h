@@ -38,6 +38,10 @@ typedef enum {
 typedef struct {
   uint64_t key; /* df_stamp_key of the run stamped here; 0: none */
   uint64_t t[DF_STAMP_DAEMON_POINTS];
+  /* When block 0 began the look at the host's SQ that found the run's entry, and the look before it
+   * (which found nothing, or the run before): apart from the points above, since they come before
+   * the run is seen.  From them the report bounds when the entry became visible to the GPU. */
+  uint64_t looked, looked_before;
 } df_stamp_record;
 
 /* Block 0's leader: the run it stamps now -- the one whose SQE it saw last -- and the points it has
@@ -45,7 +49,9 @@ typedef struct {
  * stamp costs its stores and no load of global memory.  Runs queued behind it go unstamped. */
 typedef struct {
   uint32_t coll, epoch;
-  uint32_t done; /* bit p: point p stamped */
+  uint32_t done;                 /* bit p: point p stamped */
+  uint64_t look_ns, look_before; /* block 0's last two looks at the host's SQ (an idle round's, a
+                                  * round start's; not a wait's) began then */
 } df_stamp_state;
 
 DF_FN uint32_t df_stamp_slot(uint32_t coll, uint32_t epoch) { return (coll * 7919u + epoch) % DF_STAMP_RUNS; }
@@ -61,6 +67,8 @@ DF_FN void df_stamp(df_stamp_record* records, df_stamp_state* s, uint32_t coll, 
     s->done = 0;
     r->key = df_stamp_key(coll, epoch);
     for (unsigned p = 1; p < DF_STAMP_DAEMON_POINTS; p++) r->t[p] = 0;
+    r->looked = s->look_ns;
+    r->looked_before = s->look_before;
   } else if (s->coll != coll || s->epoch != epoch || (s->done & (1u << point))) {
     return;
   }
@@ -74,9 +82,18 @@ DF_FN void df_stamp(df_stamp_record* records, df_stamp_state* s, uint32_t coll, 
   } while (0)
 /* The same, for a run known by its collective only: the stamped run, if it is that collective's. */
 #define DF_STAMP_COLL(a, blk, sh, coll, point) DF_STAMP(a, blk, sh, coll, (sh)->stamp.epoch, point)
+/* Leader of block 0: a look at the host's SQ begins (the entry's read, one trip over the bus). */
+#define DF_STAMP_LOOK(blk, sh)                       \
+  do {                                               \
+    if ((blk)->bid == 0) {                           \
+      (sh)->stamp.look_before = (sh)->stamp.look_ns; \
+      (sh)->stamp.look_ns = df_time_ns();            \
+    }                                                \
+  } while (0)
 #else
 #define DF_STAMP(a, blk, sh, coll, epoch, point) ((void)0)
 #define DF_STAMP_COLL(a, blk, sh, coll, point) ((void)0)
+#define DF_STAMP_LOOK(blk, sh) ((void)0)
 #endif
 
 /* ---- the event trace (the same build; on when DFCCL_TRACE_FILE names where to write it) ----

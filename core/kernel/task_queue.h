@@ -96,12 +96,14 @@ DF_FN uint32_t df_take_sqe(const df_daemon_args* a, const df_block* blk, df_bloc
  * SQ -- block 0 at the host's ring, the others at the mirror -- until it is written (true) or
  * DF_IDLE_LOOK_NS has passed (false).  Block 0's look reads the whole entry (df_sq_lines_read):
  * then *read holds it and *next_written the look for the one after. */
-DF_FN bool df_idle_look(const df_daemon_args* a, const df_block* blk, df_sqe* read, bool* next_written) {
+DF_FN bool df_idle_look(const df_daemon_args* a, const df_block* blk, df_block_shared* sh, df_sqe* read,
+                        bool* next_written) {
   const df_block_state* bs = &a->blocks[blk->bid];
   bool host = blk->bid == 0;
   uint64_t next = host ? bs->sq_forwarded : bs->sq_frontier;             /* read once: a look is one trip */
   uint64_t until = DF_IDLE_LOOK_NS ? df_time_ns() + DF_IDLE_LOOK_NS : 0; /* the GPU reads no timer */
   for (uint64_t i = 0;; i++) {
+    DF_STAMP_LOOK(blk, sh);
     if (host ? df_sq_lines_read(a->sq_host, next, read, next_written) : df_sq_written(a->sq, next)) return true;
     if (DF_IDLE_LOOK_NS == 0 || df_time_ns() >= until) return false;
     df_spin_pause(i);
@@ -133,7 +135,7 @@ DF_FN uint32_t df_fetch_sqes(const df_daemon_args* a, const df_block* blk, df_bl
   bool idle = sh->ntasks == 0 && sh->idle_round;
   bool read = false, more = true; /* block 0: e holds the next entry (the idle look read it) */
   if (idle && !sh->timesliced_seen) {
-    if (!df_idle_look(a, blk, &e, &more)) return 0;
+    if (!df_idle_look(a, blk, sh, &e, &more)) return 0;
     read = blk->bid == 0;
   }
   if (blk->bid == 0) {
@@ -143,7 +145,11 @@ DF_FN uint32_t df_fetch_sqes(const df_daemon_args* a, const df_block* blk, df_bl
     if (!roomy || bs->sq_forwarded - bs->sq_acknowledged >= ring / 4)
       df_sq_acknowledge(a->sq_host, &bs->sq_acknowledged, bs->sq_forwarded);
     for (;; read = false) {
-      if (!read && !(more && df_sq_lines_read(a->sq_host, bs->sq_forwarded, &e, &more))) break;
+      if (!read) {
+        if (!more) break;
+        DF_STAMP_LOOK(blk, sh);
+        if (!df_sq_lines_read(a->sq_host, bs->sq_forwarded, &e, &more)) break;
+      }
       if (!df_sq_forward(a->sq, &bs->sq_forwarded, &e)) break;
       taken += df_take_sqe(a, blk, sh, &e);
       if (lone) break;

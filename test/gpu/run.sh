@@ -826,7 +826,7 @@ if named stamps; then
           [ $build = stamped ] && dir=$stamps_dir
           step "stamps-$size-$run-$build" 120 env DFCCL_TRANSPORT=$transport UCX_TLS="${UCX_TLS:-tcp,self}" sh -c "cd '$dir' &&
             sh test/mpi/mpirun.sh $np benchmarks/dfccl_bench -C allreduce -A comm -P 1 -b $size -e $size -n 3000 -w 300 -c 1 $(nccl_beside $np)"
-          [ "$ran" = 1 ] && { echo "== $size B, $np ranks, $transport, $build"; grep -E "^ +[0-9]|^dfccl: rank [0-9]+: (stamps|daemon|host|across)" \
+          [ "$ran" = 1 ] && { echo "== $size B, $np ranks, $transport, $build"; grep -E "^ +[0-9]|^dfccl: rank [0-9]+: (stamps|daemon|looks|host|across)" \
             "$out/step.out"; } >> "$out/stamps.txt"
         done
       done
