@@ -93,7 +93,7 @@ DF_FN void df_stamp(df_stamp_record* records, df_stamp_state* s, uint32_t coll, 
 #else
 #define DF_STAMP(a, blk, sh, coll, epoch, point) ((void)0)
 #define DF_STAMP_COLL(a, blk, sh, coll, point) ((void)0)
-#define DF_STAMP_LOOK(blk, sh) ((void)0)
+#define DF_STAMP_LOOK(blk, sh) ((void)(sh)) /* df_idle_look's sh is there for it alone */
 #endif
 
 /* ---- the event trace (the same build; on when DFCCL_TRACE_FILE names where to write it) ----
