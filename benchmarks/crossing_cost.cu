@@ -17,10 +17,13 @@
  * If the last form costs a trip or two more than the first, those trips -- not how often block 0
  * looks -- are what stands between a CQE and the next SQE.
  *
- * The host's wait for the answer, each form both ways:
+ * The host's wait for the answer, each form three ways:
  *   spins       it polls the word back to back;
- *   yields      it calls sched_yield() between polls, as DFCCL's waiters do (dfccl_bench's wait,
- *               coll/dfccl's blocking call): an answer that lands during a yield waits for it.
+ *   yields      it calls sched_yield() between polls, as DFCCL's waiters did before the thirty-eighth
+ *               session (dfcclWaitPause): an answer that lands during a yield waits for it;
+ *   clears      it spins, and stores 0 into the completion word once it has read the answer, as
+ *               DFCCL's reap empties a CQ slot (queue/cq.h df_cq_take): the GPU's next completion
+ *               then lands on a line the host's cache holds modified.
  * The first line gives what one sched_yield() costs on this machine, alone.
  *
  * Build:  nvcc -O3 -arch=sm_90 -o crossing_cost benchmarks/crossing_cost.cu
@@ -40,6 +43,8 @@
 
 enum Form { LOOKS_ONLY, REQUEST_EACH_LOOK, DAEMON_WAY, FORMS };
 static const char* const form_names[FORMS] = {"looks only", "a request read a look", "the daemon's way"};
+enum HostWait { SPINS, YIELDS, CLEARS, HOST_WAITS };
+static const char* const host_wait_names[HOST_WAITS] = {"spins", "yields", "clears"};
 
 /* The words, each on a 64-byte line of its own. */
 struct Words {
@@ -113,7 +118,7 @@ int main(int argc, char** argv) {
   printf("# %-24s %-6s %8s %8s %8s\n", "GPU thread's form", "host", "host_ns", "median", "p90");
   for (long pause : host_ns)
     for (int f = 0; f < FORMS; f++)
-      for (int yields = 0; yields <= 1; yields++) {
+      for (int how = 0; how < HOST_WAITS; how++) {
         __atomic_store_n(&w->sq[0], 0, __ATOMIC_RELAXED);
         __atomic_store_n(&w->cq[0], 0, __ATOMIC_RELAXED);
         __atomic_store_n(&w->request[0], 0, __ATOMIC_RELAXED);
@@ -129,16 +134,17 @@ int main(int argc, char** argv) {
               CHECK_CUDA(cudaStreamQuery(0)); /* the kernel's error, if it failed */
               return 2;
             }
-            if (yields) sched_yield();
+            if (how == YIELDS) sched_yield();
           }
           t1 = now_ns();
           t[r - 1] = t1 - t0;
+          if (how == CLEARS) __atomic_store_n(&w->cq[0], 0, __ATOMIC_RELAXED);
           while (now_ns() - t1 < (uint64_t)pause) {
           }
         }
         CHECK_CUDA(cudaDeviceSynchronize());
         ns_stats s = ns_stats_of(t);
-        printf("  %-24s %-6s %8ld %8llu %8llu\n", form_names[f], yields ? "yields" : "spins", pause, s.median, s.p90);
+        printf("  %-24s %-6s %8ld %8llu %8llu\n", form_names[f], host_wait_names[how], pause, s.median, s.p90);
       }
   CHECK_CUDA(cudaFree(sink));
   CHECK_CUDA(cudaFreeHost(w));
