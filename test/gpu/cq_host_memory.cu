@@ -3,8 +3,9 @@
  * fast as they can while a host thread takes them.  Every completion must arrive exactly once.
  *
  *   ring  DFCCL's CQ (core/queue/cq.h): each block writes its own ring, one store per entry, the
- *         entry its own "valid" flag; the host empties what it takes and stores its head.  Nothing
- *         is read-modify-written across the bus.
+ *         entry its own "valid" flag with its lap's parity; the host takes the entries of its
+ *         head's lap, never writes one, and stores its head.  Nothing is read-modify-written across
+ *         the bus.
  *   cas   the twin, the CQ DFCCL had before: one array of slots, a block takes a free slot with a
  *         compare-and-swap of the GPU, the host frees it with a plain store.  CUDA does not make a
  *         GPU's atomics on mapped host memory atomic with respect to the host; a run that completed
