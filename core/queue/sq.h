@@ -172,13 +172,19 @@ DF_NOINLINE bool df_sq_lines_read(df_sq_lines q, uint64_t seq, df_sqe* out, bool
   uint64_t next_word = next_written ? df_load_relaxed_u64(next_shape) : 0;
   uint32_t words[DF_SQE_LINES][4];
   for (int l = 0; l < DF_SQE_LINES; l++) df_ll_load_words(e->lines[l].bytes, l == DF_SQE_LINE_SHAPE, words[l]);
-  uint32_t flag = df_sqe_flag(seq);
+  /* Every flag is compared with the last line's, and that one with seq's: no check can run before
+   * the last load is sent.  Compared with seq's flag each, lines 0-2's checks needed nothing of the
+   * last line, and ptxas placed them before its acquire load in the daemon kernel: the warp waited
+   * for line 0's trip before it sent the last line's load and the next entry's, and a look cost two
+   * trips (stamps on an H100: 3.4 us from a look's start to the entry seen; a lone test kernel was
+   * scheduled well, the daemon's copy was not -- its SASS, thirty-ninth session). */
+  uint32_t flag = words[DF_SQE_LINE_SHAPE][1];
   uint64_t data[DF_SQE_LINES];
-  bool whole = true;
+  bool whole = flag == df_sqe_flag(seq);
   for (int l = 0; l < DF_SQE_LINES; l++) whole &= df_ll_line_data(words[l], flag, &data[l]);
   if (!whole) return false;
   df_sqe_from_lines(data, out);
-  if (next_written) *next_written = (uint32_t)(next_word >> 32) == df_sqe_flag(seq + 1);
+  if (next_written) *next_written = (uint32_t)(next_word >> 32) == flag + 1u; /* df_sqe_flag(seq + 1) */
   return true;
 }
 
