@@ -168,6 +168,10 @@ if in_part 1; then
 # ---- data path ----
 step reduce-unit-gpu 120 sh -c "nvcc -std=c++17 -O3 -arch=sm_90 -I core -I core/kernel -I test/common test/gpu/test_reduce_cuda.cu -o /tmp/test_reduce_cuda && /tmp/test_reduce_cuda"
 step cq-host-memory 120 sh -c "nvcc -std=c++17 -O2 -arch=sm_90 -I core -I core/kernel test/gpu/cq_host_memory.cu -o /tmp/cq_host_memory && /tmp/cq_host_memory both 20000"
+# Block 0's look at the SQ in one trip (issue 15): the daemon's SASS sends the entry's four loads
+# back to back; the twin, the SASS of the look before the thirty-ninth session, must fail.
+step sass-look 60 sh test/gpu/sass_look.sh core/kernel/.libs/daemon_cuda.o
+step sass-look-twin 60 sh -c "! sh test/gpu/sass_look.sh test/gpu/sass_look_two_trips.txt"
 
 # ---- correctness ----
 step bad-input 120 $mpi 2 test/mpi/test_bad_input
