@@ -9,14 +9,15 @@
 set -eu
 file=$1
 if grep -q "Function :" "$file" 2> /dev/null; then
-  sass=$(cat "$file")
+  dump() { cat "$file"; }
 else
   cuobjdump=$(command -v cuobjdump || ls /usr/local/cuda*/bin/cuobjdump 2> /dev/null | head -n 1)
   [ -n "$cuobjdump" ] || { echo "sass_look: no cuobjdump (CUDA's binary tools) on this machine"; exit 2; }
-  sass=$("$cuobjdump" -sass "$file")
+  dump() { "$cuobjdump" -sass "$file"; }
 fi
-# cuobjdump prints each instruction's encoding's second half on a line of its own: dropped.
-printf '%s\n' "$sass" | grep -v '^[[:space:]]*/\* 0x[0-9a-f]* \*/[[:space:]]*$' | awk '
+# Streamed (a daemon's SASS is ~23 MB).  cuobjdump prints each instruction's encoding's second half
+# on a line of its own: dropped.  A dump that fails leaves awk no look to find: it says so.
+dump | grep -v '^[[:space:]]*/\* 0x[0-9a-f]* \*/[[:space:]]*$' | awk '
   { line[NR] = $0 }
   /CCTL.IVALL/ && line[NR - 1] ~ /LDG\.E\.128\.STRONG\.SYS .*\.64\+0xc0\]/ { ends[++n] = NR - 1 }
   END {
