@@ -1,7 +1,7 @@
 /*
- * The microbenchmarks' tables (host_read_cost.cu, fence_cost.cu, crossing_cost.cu): the median and
- * the p90 of a rep's times in ns; print_ns_row prints them as a row after a kernel that stored one
- * time per rep in device memory.
+ * The microbenchmarks' tables (host_read_cost.cu, fence_cost.cu, local_after_acquire.cu,
+ * crossing_cost.cu): the median and the p90 of a rep's times in ns; print_ns_row prints them as a
+ * row after a kernel that stored one time per rep in device memory.
  *
  * Copyright (c) 2026 The DFCCL authors.  SPDX-License-Identifier: BSD-3-Clause
  */

@@ -802,7 +802,8 @@ build_stamps() {
 # ranks over CUDA IPC and 2 over UCX (STAMPS_RUNS, default "1 2 2-ucx"); each rank prints the
 # median time between the points of its runs when it ends.  Log: $out/stamps.txt.  First
 # benchmarks/host_read_cost.cu: what block 0's look at the SQ costs, by the form of its loads, and
-# benchmarks/fence_cost.cu: what the fence before a CQE costs, by its form, and
+# benchmarks/fence_cost.cu: what the fence before a CQE costs, by its form,
+# benchmarks/local_after_acquire.cu: what a read of local memory costs after an acquire, and
 # benchmarks/crossing_cost.cu: a host -> GPU -> host ping-pong, by how the GPU thread comes back to
 # the SQ after a CQE.
 # micro NAME ARGS: benchmarks/NAME.cu built and run with ARGS (step NAME, dashed), its tables in the summary.
@@ -814,6 +815,7 @@ micro() {
 if named stamps; then
   micro host_read_cost 20000
   micro fence_cost 20000
+  micro local_after_acquire 20000
   micro crossing_cost "20000 0 1100 2000"
   if ! build_stamps; then
     note "SKIP stamps: $stamps_status"
