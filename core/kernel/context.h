@@ -49,20 +49,41 @@ DF_FN uint32_t df_run_tag(const df_coll_static* st, uint32_t epoch) {
   return (uint32_t)(h ^ (h >> 32));
 }
 
+DF_FN bool df_context_resident(const df_block_shared* sh, uint32_t coll) {
+  return sh->slots[coll % DF_CONTEXT_SLOTS].coll == (int32_t)coll;
+}
+
+/* Leader: `coll`'s contexts as global memory holds them.  Nothing waits for the loads before the
+ * caller uses what they return (df_context_install): a load the caller sends in between travels
+ * with them, in the same trip. */
+DF_FN df_context_slot df_context_load(const df_daemon_args* a, const df_block* blk, uint32_t coll) {
+  df_context_slot loaded;
+  loaded.stat = df_static_context(a, coll);
+  loaded.dyn = *df_global_dynamic(a, blk, coll);
+  loaded.coll = (int32_t)coll;
+  loaded.dirty = 0;
+  loaded.tag = 0; /* df_context_install's, once the loads are in */
+  return loaded;
+}
+
+/* Leader: makes loaded contexts resident in their slot, whose context goes back to global memory
+ * first if it changed, and returns the slot. */
+DF_FN uint32_t df_context_install(const df_daemon_args* a, const df_block* blk, df_block_shared* sh,
+                                  df_context_slot loaded) {
+  uint32_t index = (uint32_t)loaded.coll % DF_CONTEXT_SLOTS;
+  df_context_slot* slot = &sh->slots[index];
+  df_context_save(a, blk, slot);
+  loaded.tag = df_run_tag(&loaded.stat, loaded.dyn.epoch);
+  *slot = loaded;
+  df_count(&a->blocks[blk->bid].counters.context_loads);
+  df_atomic_add_u32(&a->coll_counters[loaded.coll].context_loads, 1);
+  return index;
+}
+
 /* Leader: makes `coll` resident and returns its slot. */
 DF_FN uint32_t df_context_acquire(const df_daemon_args* a, const df_block* blk, df_block_shared* sh, uint32_t coll) {
-  uint32_t index = coll % DF_CONTEXT_SLOTS;
-  df_context_slot* slot = &sh->slots[index];
-  if (slot->coll == (int32_t)coll) return index;
-  df_context_save(a, blk, slot);
-  slot->stat = df_static_context(a, coll);
-  slot->dyn = *df_global_dynamic(a, blk, coll);
-  slot->tag = df_run_tag(&slot->stat, slot->dyn.epoch);
-  slot->coll = (int32_t)coll;
-  slot->dirty = 0;
-  df_count(&a->blocks[blk->bid].counters.context_loads);
-  df_atomic_add_u32(&a->coll_counters[coll].context_loads, 1);
-  return index;
+  if (df_context_resident(sh, coll)) return coll % DF_CONTEXT_SLOTS;
+  return df_context_install(a, blk, sh, df_context_load(a, blk, coll));
 }
 
 /* Leader: a new run taken from the SQ starts from the beginning. */

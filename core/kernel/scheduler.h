@@ -88,9 +88,32 @@ DF_FN void df_complete_run(const df_daemon_args* a, const df_block* blk, df_bloc
   DF_TRACE(a, blk, DF_EVENT_CQE, coll, epoch, 0, 0);
 }
 
+/* One look at a run's gate in device memory. */
+typedef struct {
+  bool taken;     /* false: there is no such word to look at (below) */
+  uint64_t value; /* as loaded                                        */
+} df_gate_look;
+
+/* Leader: one look at the run's gate in device memory, an acquire (the buffers are read after it).
+ * Block 0 loads the word the caller's streams open (the epoch they let through: they never fail a
+ * run); the run's other blocks load what block 0 let through (gates_passed).  Not taken for block 0
+ * without DFCCL_STREAM_GATE, which reads the host's word alone. */
+DF_FN df_gate_look df_gate_device_look(const df_daemon_args* a, const df_block* blk, uint32_t coll) {
+  df_gate_look look = {false, 0};
+  if (blk->bid != 0) {
+    look.taken = true;
+    look.value = df_load_acquire_gpu_u64(&a->gates_passed[coll]);
+  } else if (a->stream_gates) {
+    look.taken = true;
+    look.value = df_load_acquire_u32(&a->stream_gates[coll]);
+  }
+  return look;
+}
+
 /* Leader, for a run the host published before it had waited for the caller's work (daemon.h): waits
- * for the run's gate and tells whether the run may go on (DF_PRIM_DONE), must wait more
- * (DF_PRIM_BLOCKED: preempted, like any wait) or failed.  The host opens a gate a few microseconds
+ * for the run's gate (`first_look`: the look that went out beside the run's context loads in
+ * df_run_task, which stands for the first poll's where taken) and tells whether the run may go on
+ * (DF_PRIM_DONE), must wait more (DF_PRIM_BLOCKED: preempted, like any wait) or failed.  The host opens a gate a few microseconds
  * after the run's SQE -- unless a default stream of the caller is busy, and it waits for that --
  * so a few dozen polls do: a longer wait would keep the block from its other runs.  Block 0 polls
  * the gate in host memory (a bus trip each) and, for a run of several channels, hands what it let
@@ -99,18 +122,18 @@ DF_FN void df_complete_run(const df_daemon_args* a, const df_block* blk, df_bloc
  * they poll that.  Every run has a channel on block 0, so they wait for nothing block 0 would not
  * come to. */
 #define DF_GATE_POLLS 32
-DF_FN df_prim_result df_pass_gate(const df_run* run) {
+DF_FN df_prim_result df_pass_gate(const df_run* run, df_gate_look first_look) {
   const df_daemon_args* a = run->args;
   uint32_t coll = (uint32_t)run->ctx->coll, epoch = run->ctx->dyn.epoch;
   bool first = run->blk->bid == 0;
   uint64_t polls = run->threshold < DF_GATE_POLLS ? run->threshold : DF_GATE_POLLS;
   if (polls == 0) polls = 1;
   for (uint64_t i = 0; i < polls; i++) {
-    /* An acquire: the buffers are read after it.  The streams' word first: the host's is a trip
-     * over the bus, opened only when the streams' could not be. */
-    uint64_t v = first && a->stream_gates && df_load_acquire_u32(&a->stream_gates[coll]) == epoch ? epoch
-                 : first ? df_load_acquire_u64(&a->gates[coll])
-                         : df_load_acquire_gpu_u64(&a->gates_passed[coll]);
+    df_gate_look look = i == 0 && first_look.taken ? first_look : df_gate_device_look(a, run->blk, coll);
+    uint64_t v = look.value;
+    /* Block 0 reads the host's word -- a trip over the bus -- only when the streams' is still shut
+     * (the host opens its own when it could not queue the streams' write). */
+    if (first && (!look.taken || (uint32_t)v != epoch)) v = df_load_acquire_u64(&a->gates[coll]);
     if ((uint32_t)v == epoch) {
       if (first && run->ctx->stat.nchannels > 1) df_store_release_gpu_u64(&a->gates_passed[coll], v);
       return (v & DF_GATE_FAILED) ? DF_PRIM_FAILED : DF_PRIM_DONE;
@@ -125,11 +148,21 @@ DF_FN df_prim_result df_pass_gate(const df_run* run) {
  * daemon leaves the GPU.  All threads. */
 DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_shared* sh, uint32_t position,
                        bool* completed, bool* timesliced) {
+  df_gate_look gate_look = {false, 0}; /* the leader's */
   if (df_is_leader(blk)) {
     DF_STAMP_COLL(a, blk, sh, sh->tasks[position], DF_STAMP_RUN);
     uint32_t coll = sh->tasks[position];
+    bool unbegun = (sh->unbegun[coll / 32] >> (coll % 32)) & 1u;
     sh->unbegun[coll / 32] &= ~(1u << (coll % 32));
-    sh->current = df_context_acquire(a, blk, sh, coll);
+    if (df_context_resident(sh, coll)) {
+      sh->current = coll % DF_CONTEXT_SLOTS;
+    } else {
+      df_context_slot loaded = df_context_load(a, blk, coll);
+      /* A run's first turn on this block begins at its gate: the gate's first look goes out
+       * beside the context's loads, one trip to L2 for both instead of one after the other. */
+      if (unbegun) gate_look = df_gate_device_look(a, blk, coll);
+      sh->current = df_context_install(a, blk, sh, loaded);
+    }
     DF_STAMP(a, blk, sh, sh->slots[sh->current].coll, sh->slots[sh->current].dyn.epoch, DF_STAMP_CONTEXT);
   }
   df_block_sync();
@@ -150,7 +183,7 @@ DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_sh
 
   df_prim_result r = DF_PRIM_DONE;
   if (run.ctx->dyn.gated) { /* every thread reads the flag before the barrier, the leader clears it after */
-    if (df_is_leader(blk)) sh->gate = df_pass_gate(&run);
+    if (df_is_leader(blk)) sh->gate = df_pass_gate(&run, gate_look);
     df_block_sync();
     r = (df_prim_result)sh->gate;
     if (df_is_leader(blk))

@@ -372,21 +372,50 @@ static void test_gate_of_channels(void) {
   b1.bid = 1;
   df_run r0 = {.args = a, .blk = &b0, .sh = &f.shared, .ctx = &slot, .threshold = 4}, r1 = r0;
   r1.blk = &b1;
+  const df_gate_look none = {false, 0};
   gates[c] = 5; /* the host opened it */
-  CHECK(df_pass_gate(&r1) == DF_PRIM_BLOCKED, "block 1: the host's gate is open, block 0 not past it: block 1 waits");
-  CHECK(df_pass_gate(&r0) == DF_PRIM_DONE && passed[c] == 5, "block 0 passes the host's gate and hands it on");
-  CHECK(df_pass_gate(&r1) == DF_PRIM_DONE, "block 1 passes after it");
+  CHECK(df_pass_gate(&r1, none) == DF_PRIM_BLOCKED,
+        "block 1: the host's gate is open, block 0 not past it: block 1 waits");
+  CHECK(df_pass_gate(&r0, none) == DF_PRIM_DONE && passed[c] == 5, "block 0 passes the host's gate and hands it on");
+  CHECK(df_pass_gate(&r1, none) == DF_PRIM_DONE, "block 1 passes after it");
   slot.dyn.epoch = 6;
   gates[c] = 6 | DF_GATE_FAILED; /* the host could not wait for the caller's work */
-  CHECK(df_pass_gate(&r1) == DF_PRIM_BLOCKED, "the next run: block 1 waits for block 0 again");
-  CHECK(df_pass_gate(&r0) == DF_PRIM_FAILED && passed[c] == (6 | DF_GATE_FAILED),
+  CHECK(df_pass_gate(&r1, none) == DF_PRIM_BLOCKED, "the next run: block 1 waits for block 0 again");
+  CHECK(df_pass_gate(&r0, none) == DF_PRIM_FAILED && passed[c] == (6 | DF_GATE_FAILED),
         "a failed gate: block 0 fails the run and hands the failure on");
-  CHECK(df_pass_gate(&r1) == DF_PRIM_FAILED, "block 1 fails the run too");
+  CHECK(df_pass_gate(&r1, none) == DF_PRIM_FAILED, "block 1 fails the run too");
   slot.stat.nchannels = 1;
   slot.dyn.epoch = 7;
   gates[c] = 7;
-  CHECK(df_pass_gate(&r0) == DF_PRIM_DONE && passed[c] == (6 | DF_GATE_FAILED),
+  CHECK(df_pass_gate(&r0, none) == DF_PRIM_DONE && passed[c] == (6 | DF_GATE_FAILED),
         "a one-channel run hands nothing on (no store on a small run's path)");
+  /* The look that went out beside the context's loads (df_run_task) stands for the first poll: one
+   * that found the gate open passes without another; one that found it shut is looked again. */
+  slot.stat.nchannels = 2;
+  slot.dyn.epoch = 8;
+  df_gate_look open = {true, 8}, shut = {true, 7};
+  CHECK(df_gate_device_look(a, &b1, c).taken && df_gate_device_look(a, &b1, c).value == (6 | DF_GATE_FAILED) &&
+            !df_gate_device_look(a, &b0, c).taken,
+        "block 1 looks at what block 0 let through; block 0 without the streams' word looks at nothing here");
+  CHECK(df_pass_gate(&r1, open) == DF_PRIM_DONE, "block 1: a first look that found the gate open passes it");
+  CHECK(df_pass_gate(&r1, shut) == DF_PRIM_BLOCKED, "block 1: a first look that found it shut waits on");
+  passed[c] = 8;
+  CHECK(df_pass_gate(&r1, shut) == DF_PRIM_DONE, "and passes once block 0 has");
+  /* With the word the caller's streams open, block 0 looks there first, and at the host's word only
+   * while it is shut. */
+  uint32_t* stream_gates = zeroed(DF_MAX_COLLS, sizeof *stream_gates);
+  a->stream_gates = stream_gates;
+  slot.dyn.epoch = 9;
+  stream_gates[c] = 9;
+  df_gate_look streams = df_gate_device_look(a, &b0, c);
+  CHECK(streams.taken && streams.value == 9 && df_pass_gate(&r0, streams) == DF_PRIM_DONE && passed[c] == 9,
+        "block 0 passes the gate its streams opened, the host's word still shut, and hands it on");
+  slot.dyn.epoch = 10;
+  gates[c] = 10;
+  CHECK(df_pass_gate(&r0, df_gate_device_look(a, &b0, c)) == DF_PRIM_DONE && passed[c] == 10,
+        "the streams' word shut: block 0 passes the gate the host opened");
+  a->stream_gates = NULL;
+  free(stream_gates);
   free(gates);
   free(passed);
   fixture_fini(&f);
