@@ -25,7 +25,7 @@ DF_FN df_prim_result df_all_gather_step(df_run* run, uint32_t s, const df_span* 
   uint64_t displ = (uint64_t)block * st->count;
   df_span own;
   if (st->blocks != NULL) { /* all-gather-v: this block's own cut */
-    if (!df_variable_block(st, (uint32_t)run->blk->bid, block, iteration, &own, &displ)) return DF_PRIM_DONE;
+    if (!df_variable_block(st, (uint32_t)df_bid(run->blk), block, iteration, &own, &displ)) return DF_PRIM_DONE;
     sp = &own;
   }
   uint64_t offset, nelem;

@@ -40,8 +40,8 @@ DF_NOINLINE bool df_reduce_gathered(df_run* run, const void* own, void* dst, siz
   uint32_t n = st->nranks, r = st->rank;
   dfcclDataType_t dtype = (dfcclDataType_t)st->dtype;
   dfcclRedOp_t op = (dfcclRedOp_t)st->op;
-  uint64_t first = l->consumed[b->bid];
-  const df_connector* from = &l->from_prev[b->bid];
+  uint64_t first = l->consumed[df_bid(b)];
+  const df_connector* from = &l->from_prev[df_bid(b)];
 #define DF_GATHERED(q) df_slot_address(from, first + (r - (q) + n) % n - 1, l->slot_bytes)
   /* The last input (position r + 1) into its Simple slot first, where a low-latency slot brought it
    * (here rather than in a call of its own: each call costs the daemon kernel registers). */
@@ -73,7 +73,7 @@ DF_FN df_prim_result df_all_reduce_gathered_step(df_run* run, uint32_t s) {
   const df_coll_static* st = &run->ctx->stat;
   const df_coll_dynamic* d = &run->ctx->dyn;
   uint32_t n = st->nranks;
-  uint64_t begin = (uint64_t)run->blk->bid * st->gather_share;
+  uint64_t begin = (uint64_t)df_bid(run->blk) * st->gather_share;
   if (begin >= st->count) return DF_PRIM_DONE; /* a channel without a share: both sides compute alike */
   size_t nelem = st->count - begin < st->gather_share ? st->count - begin : st->gather_share;
   size_t esize = df_dtype_bytes((dfcclDataType_t)st->dtype);

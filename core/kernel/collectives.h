@@ -70,7 +70,7 @@ DF_FN void df_local_copy(df_run* run) {
   char* recv = (char*)d->recvbuff + (st->blocks != NULL ? DF_BLOCK_DISPL(st->blocks, 0) * esize : 0);
   if (d->sendbuff == recv) return;
   df_span sp;
-  df_span_init(&sp, st->count, st->nchannels, (uint32_t)run->blk->bid, esize, 16);
+  df_span_init(&sp, st->count, st->nchannels, (uint32_t)df_bid(run->blk), esize, 16);
   if (sp.end > sp.begin)
     df_reduce_copy(run->blk, (dfcclDataType_t)st->dtype, (dfcclRedOp_t)st->op,
                    (const char*)d->sendbuff + sp.begin * esize, NULL, recv + sp.begin * esize, NULL, sp.end - sp.begin);
@@ -84,7 +84,7 @@ DF_FN df_prim_result df_execute(df_run* run) {
     return DF_PRIM_DONE;
   }
   df_plan p;
-  df_plan_init(&p, st, (uint32_t)run->blk->bid);
+  df_plan_init(&p, st, (uint32_t)df_bid(run->blk));
   /* Loop counters are per thread (every thread runs the same sequence); the leader records where
    * the run stopped. */
   uint64_t it = d->iteration;

@@ -12,7 +12,7 @@
 #include "block.h"
 
 DF_FN df_coll_dynamic* df_global_dynamic(const df_daemon_args* a, const df_block* blk, uint32_t coll) {
-  return &a->dynamic[(size_t)blk->bid * DF_MAX_COLLS + coll];
+  return &a->dynamic[(size_t)df_bid(blk) * DF_MAX_COLLS + coll];
 }
 
 /* The static context of `coll` as the host last wrote it (see df_load_l2): registration writes it
@@ -33,7 +33,7 @@ DF_FN void df_context_save(const df_daemon_args* a, const df_block* blk, df_cont
   if (slot->coll < 0 || !slot->dirty) return;
   DF_STORE_SHARED(df_global_dynamic(a, blk, (uint32_t)slot->coll), slot->dyn); /* a hang report may read it */
   slot->dirty = 0;
-  df_count(&a->blocks[blk->bid].counters.context_saves);
+  df_count(&a->blocks[df_bid(blk)].counters.context_saves);
   df_atomic_add_u32(&a->coll_counters[slot->coll].context_saves, 1);
 }
 
@@ -75,7 +75,7 @@ DF_FN uint32_t df_context_install(const df_daemon_args* a, const df_block* blk, 
   df_context_save(a, blk, slot);
   loaded.tag = df_run_tag(&loaded.stat, loaded.dyn.epoch);
   *slot = loaded;
-  df_count(&a->blocks[blk->bid].counters.context_loads);
+  df_count(&a->blocks[df_bid(blk)].counters.context_loads);
   df_atomic_add_u32(&a->coll_counters[loaded.coll].context_loads, 1);
   return index;
 }
@@ -112,22 +112,22 @@ DF_FN void df_context_finish_run(const df_daemon_args* a, const df_block* blk, d
 
 /* Leader: a (re)launched block picks up its task queue where it left it. */
 DF_FN void df_context_block_start(const df_daemon_args* a, const df_block* blk, df_block_shared* sh) {
-  const df_block_state* bs = &a->blocks[blk->bid];
+  const df_block_state* bs = &a->blocks[df_bid(blk)];
   for (uint32_t i = 0; i < DF_CONTEXT_SLOTS; i++) {
     sh->slots[i].coll = -1;
     sh->slots[i].dirty = 0;
   }
   sh->ntasks = bs->ntasks;
   for (uint32_t i = 0; i < DF_MAX_COLLS / 32; i++) sh->unbegun[i] = 0; /* a relaunch sends nothing ahead */
-  const uint16_t* saved = &a->saved_tasks[(size_t)blk->bid * DF_MAX_COLLS];
+  const uint16_t* saved = &a->saved_tasks[(size_t)df_bid(blk) * DF_MAX_COLLS];
   for (uint32_t i = 0; i < sh->ntasks; i++) sh->tasks[i] = saved[i];
 }
 
 /* Leader: the block quits; every context that changed, and the task queue, go to global memory. */
 DF_FN void df_context_block_stop(const df_daemon_args* a, const df_block* blk, df_block_shared* sh) {
   for (uint32_t i = 0; i < DF_CONTEXT_SLOTS; i++) df_context_save(a, blk, &sh->slots[i]);
-  df_block_state* bs = &a->blocks[blk->bid];
-  uint16_t* saved = &a->saved_tasks[(size_t)blk->bid * DF_MAX_COLLS];
+  df_block_state* bs = &a->blocks[df_bid(blk)];
+  uint16_t* saved = &a->saved_tasks[(size_t)df_bid(blk) * DF_MAX_COLLS];
   for (uint32_t i = 0; i < sh->ntasks; i++) saved[i] = sh->tasks[i];
   bs->ntasks = sh->ntasks;
   df_fence_system(); /* the host reads this state after the daemon exits */

@@ -47,10 +47,10 @@ DF_FN uint32_t df_ll_flag(uint64_t step) { return (uint32_t)step + 1u; }
 /* Whether this run's block receives, or sends, through low-latency slots: its collective chose them
  * (DF_COLL_LL) and its link has them (not a network link) -- as both ends of the link see alike. */
 DF_FN bool df_ll_receives(const df_run* run) {
-  return (run->ctx->stat.flags & DF_COLL_LL) && run->ctx->stat.links->from_prev[run->blk->bid].ll != NULL;
+  return (run->ctx->stat.flags & DF_COLL_LL) && run->ctx->stat.links->from_prev[df_bid(run->blk)].ll != NULL;
 }
 DF_FN bool df_ll_sends(const df_run* run) {
-  return (run->ctx->stat.flags & DF_COLL_LL) && run->ctx->stat.links->to_next[run->blk->bid].ll != NULL;
+  return (run->ctx->stat.flags & DF_COLL_LL) && run->ctx->stat.links->to_next[df_bid(run->blk)].ll != NULL;
 }
 
 DF_FN char* df_ll_slot(const df_connector* c, uint64_t step, uint32_t ll_slot_bytes) {
@@ -72,7 +72,7 @@ DF_FN uint64_t df_ll_data_of(const char* src, size_t i, size_t bytes) {
  * registers on every other path. */
 DF_NOINLINE void df_ll_write_lines(const df_block* b, const char* src, size_t bytes, char* slot, uint32_t flag) {
   size_t lines = (bytes + DF_LL_LINE_DATA - 1) / DF_LL_LINE_DATA;
-  for (size_t i = (size_t)b->tid; i < lines; i += (size_t)b->nthreads)
+  for (size_t i = (size_t)df_tid(b); i < lines; i += (size_t)df_nthreads(b))
     df_ll_store_line(slot + (1 + i) * DF_LL_LINE_BYTES, df_ll_data_of(src, i, bytes), flag);
 }
 
@@ -83,7 +83,7 @@ DF_NOINLINE bool df_ll_read_lines(const df_block* b, const char* slot, uint32_t 
                                   bool unchecked, bool endless) {
   size_t lines = (bytes + DF_LL_LINE_DATA - 1) / DF_LL_LINE_DATA;
   bool late = false;
-  for (size_t i = (size_t)b->tid; i < lines && !late; i += (size_t)b->nthreads) {
+  for (size_t i = (size_t)df_tid(b); i < lines && !late; i += (size_t)df_nthreads(b)) {
     uint64_t data;
     for (uint64_t polls = 0; !df_ll_load_line(slot + (1 + i) * DF_LL_LINE_BYTES, flag, &data) && !unchecked; polls++) {
       late = polls >= DF_LL_LINE_POLLS && !endless;

@@ -63,7 +63,7 @@ typedef struct {
 
 DF_FN df_step_waits df_step_waits_of(const df_run* run, unsigned flags) {
   const df_links* l = run->ctx->stat.links;
-  int c = run->blk->bid;
+  int c = df_bid(run->blk);
   df_step_waits w = {NULL, 0, NULL, NULL, 0, NULL, 0, 0, NULL, NULL};
   if (flags & DF_RECV) {
     w.prev = &l->from_prev[c];
@@ -129,7 +129,7 @@ DF_FN df_prim_result df_look(df_run* run, df_step_waits* w) {
 DF_FN bool df_queued_run_has_slot(const df_run* run, uint32_t coll) {
   /* One word: df_load_l2 copies whole 16-byte lines. */
   const df_links* l = (const df_links*)(uintptr_t)df_load_l2_u64((const uint64_t*)&run->args->colls[coll].links);
-  uint32_t c = (uint32_t)run->blk->bid;
+  uint32_t c = (uint32_t)df_bid(run->blk);
   if (l == NULL || l == run->ctx->stat.links || c >= df_load_l2_u32(&l->nchannels)) return false;
   uint64_t tail = df_load_acquire_u64(&l->from_prev[c].recv_ctrl->tail);
   return !(tail & DF_REVOKED_BIT) && tail > l->consumed[c];
@@ -194,9 +194,9 @@ DF_FN df_look_plan df_look_plan_of(const df_run* run) {
  * -- among them, perhaps, the one the peers are on -- wait in the SQ until a wait takes them
  * (df_take_in_wait) or the next round does. */
 DF_FN bool df_entries_waiting(const df_run* run) {
-  const df_block_state* bs = &run->args->blocks[run->blk->bid];
-  return run->blk->bid == 0 ? df_sq_lines_written(run->args->sq_host, bs->sq_forwarded)
-                            : df_sq_written(run->args->sq, bs->sq_frontier);
+  const df_block_state* bs = &run->args->blocks[df_bid(run->blk)];
+  return df_bid(run->blk) == 0 ? df_sq_lines_written(run->args->sq_host, bs->sq_forwarded)
+                               : df_sq_written(run->args->sq, bs->sq_frontier);
 }
 
 /* Leader: whether queued run `coll` has not run on this block since it was taken (its bit in
@@ -345,7 +345,7 @@ DF_FN char* df_slot_address(const df_connector* c, uint64_t step, uint32_t slot_
  * sent slot holds). */
 DF_FN void df_post(const df_run* run, unsigned flags, size_t bytes) {
   const df_links* l = run->ctx->stat.links;
-  int c = run->blk->bid;
+  int c = df_bid(run->blk);
   bool send = flags & DF_SEND, consume = (flags & DF_RECV) && !(flags & DF_PEEK);
   if (send) {
     df_recv_ctrl* next = l->to_next[c].recv_ctrl;
@@ -375,7 +375,7 @@ DF_FN void df_post(const df_run* run, unsigned flags, size_t bytes) {
  * counted, and the tail stored as a hint (low_latency.h).  No fence. */
 DF_FN void df_ll_post(const df_run* run) {
   const df_links* l = run->ctx->stat.links;
-  int c = run->blk->bid;
+  int c = df_bid(run->blk);
   df_ll_store_line(run->sh->out_slot, df_slot_tag(run->ctx->tag, l->sent[c]), run->sh->ll_out_flag);
   DF_RELAXED_STORE(l->sent[c], l->sent[c] + 1);
   df_store_relaxed_u64(&l->to_next[c].recv_ctrl->tail, l->sent[c]);
@@ -417,7 +417,7 @@ DF_FN bool df_ll_unpack_late(const df_run* run, const char* slot, uint32_t flag,
  * which comes anyway, orders the reads of those slots before a relaxed store of the head.  The
  * predecessor needs the credit only once its FIFO is full -- DF_FIFO_STEPS slots later. */
 DF_FN void df_consume_last(df_run* run, uint32_t k) {
-  uint64_t* consumed = &run->ctx->stat.links->consumed[run->blk->bid];
+  uint64_t* consumed = &run->ctx->stat.links->consumed[df_bid(run->blk)];
   DF_RELAXED_STORE(*consumed, *consumed + k);
   run->head_pending = true;
 }

@@ -6,7 +6,7 @@
  *                           dst0[i] = v;  if (dst1) dst1[i] = v;
  *
  * Every thread of the daemon block calls it with the same arguments; each thread does its share
- * (split by b->tid / b->nthreads) and together they write every byte of the destinations exactly
+ * (split by df_tid(b) / df_nthreads(b)) and together they write every byte of the destinations exactly
  * once (a share is made of elements, or of bytes for the bitwise ops).  There is no barrier inside:
  * the caller synchronizes before publishing the result.  A destination may alias a source exactly
  * (in place); partial overlaps are not supported.
@@ -217,10 +217,10 @@ DF_ALWAYS_INLINE void df_reduce_one_pack(size_t size, df_calc calc, const char* 
 /* The 16-byte aligned bulk, DF_REDUCE_UNROLL packs per thread in flight. */
 DF_ALWAYS_INLINE void df_reduce_packs(const df_block* b, size_t size, df_calc calc, const char* s0, const char* s1,
                                       char* d0, char* d1, size_t npacks) {
-  const size_t nthreads = (size_t)b->nthreads;
+  const size_t nthreads = (size_t)df_nthreads(b);
   const size_t step = nthreads * DF_REDUCE_UNROLL;
   const size_t unrolled = npacks - npacks % step;
-  size_t index = (size_t)b->tid;
+  size_t index = (size_t)df_tid(b);
   for (; index < unrolled; index += step) {
     df_pack v[DF_REDUCE_UNROLL], w[DF_REDUCE_UNROLL];
     /* All loads first, so that they are in flight together. */
@@ -246,10 +246,10 @@ DF_ALWAYS_INLINE void df_reduce_packs(const df_block* b, size_t size, df_calc ca
 /* Elements aligned to their size, DF_REDUCE_UNROLL per thread in flight. */
 DF_ALWAYS_INLINE void df_reduce_elements(const df_block* b, size_t size, df_calc calc, const char* s0, const char* s1,
                                          char* d0, char* d1, size_t nelem) {
-  const size_t nthreads = (size_t)b->nthreads;
+  const size_t nthreads = (size_t)df_nthreads(b);
   const size_t step = nthreads * DF_REDUCE_UNROLL;
   const size_t unrolled = nelem - nelem % step;
-  size_t index = (size_t)b->tid;
+  size_t index = (size_t)df_tid(b);
   for (; index < unrolled; index += step) {
     uint64_t v[DF_REDUCE_UNROLL], w[DF_REDUCE_UNROLL];
     DF_UNROLL_LOOP
@@ -278,7 +278,7 @@ DF_ALWAYS_INLINE void df_reduce_elements(const df_block* b, size_t size, df_calc
 /* Elements at any address. */
 DF_ALWAYS_INLINE void df_reduce_bytewise(const df_block* b, size_t size, df_calc calc, const char* s0, const char* s1,
                                          char* d0, char* d1, size_t nelem) {
-  for (size_t index = (size_t)b->tid; index < nelem; index += (size_t)b->nthreads) {
+  for (size_t index = (size_t)df_tid(b); index < nelem; index += (size_t)df_nthreads(b)) {
     const size_t offset = index * size;
     uint64_t v = df_load_unaligned(size, s0 + offset);
     if (calc != DF_CALC_COPY) v = df_apply_elem(calc, v, df_load_unaligned(size, s1 + offset));

@@ -63,7 +63,7 @@ DF_FN void df_complete_run(const df_daemon_args* a, const df_block* blk, df_bloc
     /* This block's results (written by all its threads, ordered by the barrier before us) are
      * visible before it counts itself done, so that the CQE covers every block's part. */
     df_fence_system();
-    if (credit) df_credit_consumed(links, blk->bid);
+    if (credit) df_credit_consumed(links, df_bid(blk));
     if (df_atomic_add_u32(&a->done_blocks[coll], 1) + 1 < nchannels) return;
     /* Every block's error word, stored before its count, is seen below: the blocks are all on this
      * device, so a device-scope fence does (a system-scope one waits for this block's stores to
@@ -76,11 +76,11 @@ DF_FN void df_complete_run(const df_daemon_args* a, const df_block* blk, df_bloc
   if (error != DF_RUN_OK) df_revoke_links(links, error);
   /* Every thread's results (the barrier before us) and the links' revocation before the CQE. */
   df_fence_system();
-  if (credit && nchannels == 1) df_credit_consumed(links, blk->bid);
+  if (credit && nchannels == 1) df_credit_consumed(links, df_bid(blk));
   DF_STAMP(a, blk, sh, coll, epoch, DF_STAMP_COMPLETE);
-  df_block_state* bs = &a->blocks[blk->bid];
+  df_block_state* bs = &a->blocks[df_bid(blk)];
   uint64_t cqe = df_cqe_pack(coll, epoch, error);
-  for (uint64_t i = 0; !df_cq_try_write(a->cq, (uint32_t)blk->bid, &bs->cq_tail, &bs->cq_head_seen, cqe); i++) {
+  for (uint64_t i = 0; !df_cq_try_write(a->cq, (uint32_t)df_bid(blk), &bs->cq_tail, &bs->cq_head_seen, cqe); i++) {
     if (i == 0) df_count(&bs->counters.cq_full_waits);
     df_spin_pause(i); /* the host's poller is behind: it takes entries whenever runs are out */
   }
@@ -100,7 +100,7 @@ typedef struct {
  * without DFCCL_STREAM_GATE, which reads the host's word alone. */
 DF_FN df_gate_look df_gate_device_look(const df_daemon_args* a, const df_block* blk, uint32_t coll) {
   df_gate_look look = {false, 0};
-  if (blk->bid != 0) {
+  if (df_bid(blk) != 0) {
     look.taken = true;
     look.value = df_load_acquire_gpu_u64(&a->gates_passed[coll]);
   } else if (a->stream_gates) {
@@ -125,7 +125,7 @@ DF_FN df_gate_look df_gate_device_look(const df_daemon_args* a, const df_block* 
 DF_FN df_prim_result df_pass_gate(const df_run* run, df_gate_look first_look) {
   const df_daemon_args* a = run->args;
   uint32_t coll = (uint32_t)run->ctx->coll, epoch = run->ctx->dyn.epoch;
-  bool first = run->blk->bid == 0;
+  bool first = df_bid(run->blk) == 0;
   uint64_t polls = run->threshold < DF_GATE_POLLS ? run->threshold : DF_GATE_POLLS;
   if (polls == 0) polls = 1;
   for (uint64_t i = 0; i < polls; i++) {
@@ -210,7 +210,7 @@ DF_FN bool df_run_task(const df_daemon_args* a, const df_block* blk, df_block_sh
        * every run gated, the other blocks of a run of several channels give up at the gate while
        * block 0 waits for the host, and counting those made preemptions 20-50 times what the runs
        * themselves gave up (2 x H200, random order). */
-      df_block_state* bs = &a->blocks[blk->bid];
+      df_block_state* bs = &a->blocks[df_bid(blk)];
       sh->disorder = a->spin.send_ahead; /* df_other_run_ready */
       df_count(&bs->counters.preemptions);
       df_atomic_add_u32(&a->coll_counters[run.ctx->coll].preemptions, 1);
@@ -266,10 +266,12 @@ DF_FN uint32_t df_next_position(df_block_shared* sh, uint32_t ntasks, uint32_t* 
  * while it waits: the daemon quits only when all its blocks offer at once, because a collective
  * spans blocks and a block that left early could not take its part of the next one.  A block that
  * finds work again withdraws its offer, unless the vote has already been decided. */
-DF_FN uint64_t df_all_blocks(const df_block* blk) { return blk->nblocks >= 64 ? ~0ull : (1ull << blk->nblocks) - 1; }
+DF_FN uint64_t df_all_blocks(const df_block* blk) {
+  return df_nblocks(blk) >= 64 ? ~0ull : (1ull << df_nblocks(blk)) - 1;
+}
 
 DF_FN bool df_quit_vote(const df_daemon_args* a, const df_block* blk, bool offer) {
-  uint64_t bit = 1ull << blk->bid;
+  uint64_t bit = 1ull << df_bid(blk);
   uint64_t all = df_all_blocks(blk);
   if (offer) return (df_atomic_or_u64(a->quit_votes, bit) | bit) == all;
   for (;;) {
@@ -284,7 +286,7 @@ DF_FN bool df_quit_vote(const df_daemon_args* a, const df_block* blk, bool offer
  * launch (every block has seen the decision by then: it counts itself only after seeing it). */
 DF_FN void df_leave_vote(const df_daemon_args* a, const df_block* blk) {
   uint64_t* left = a->quit_votes + 2;
-  if (df_atomic_add_u64(left, 1) + 1 < (uint64_t)blk->nblocks) return;
+  if (df_atomic_add_u64(left, 1) + 1 < (uint64_t)df_nblocks(blk)) return;
   a->quit_votes[0] = 0;
   a->quit_votes[1] = 0;
   *left = 0;
@@ -310,11 +312,11 @@ DF_FN void df_report(const df_daemon_args* a, df_block_shared* sh, uint32_t bits
  * its first data before leaving saves the peer a turn) and then asks too: the peers may still have
  * to finish what this block finished.  Blocks with nothing to do join in. */
 DF_FN uint32_t df_decide(const df_daemon_args* a, const df_block* blk, df_block_shared* sh, bool active, bool yield) {
-  df_block_state* bs = &a->blocks[blk->bid];
+  df_block_state* bs = &a->blocks[df_bid(blk)];
   if (bs->exited && sh->ntasks == 0) return DF_FINAL_EXIT;
   /* The host wants a relaunch (e.g. a larger grid): block 0, the one block that reads host memory,
    * casts every vote, and the others see the decision below. */
-  if (blk->bid == 0 && DF_RELAXED_LOAD(*a->quit_request)) df_atomic_or_u64(a->quit_votes, df_all_blocks(blk));
+  if (df_bid(blk) == 0 && DF_RELAXED_LOAD(*a->quit_request)) df_atomic_or_u64(a->quit_votes, df_all_blocks(blk));
   uint64_t now = df_time_ns();
   if (active) {
     sh->last_progress_ns = now;
@@ -335,7 +337,7 @@ DF_FN void df_daemon_block_main(const df_daemon_args* a, const df_block* blk, df
   if (df_is_leader(blk)) {
     df_context_block_start(a, blk, sh);
     sh->last_progress_ns = df_time_ns();
-    if (blk->bid == 0) a->launch_report->start_ns = sh->last_progress_ns;
+    if (df_bid(blk) == 0) a->launch_report->start_ns = sh->last_progress_ns;
     sh->quit = DF_CONTINUE;
     sh->reported = 0;
     sh->timesliced_seen = 0;
@@ -380,13 +382,13 @@ DF_FN void df_daemon_block_main(const df_daemon_args* a, const df_block* blk, df
   }
   if (df_is_leader(blk)) {
     if (sh->quit == DF_VOLUNTARY_QUIT) {
-      df_count(&a->blocks[blk->bid].counters.voluntary_quits);
+      df_count(&a->blocks[df_bid(blk)].counters.voluntary_quits);
       df_leave_vote(a, blk);
     }
-    if (blk->bid == 0) df_sq_acknowledge(a->sq_host, &a->blocks[0].sq_acknowledged, a->blocks[0].sq_forwarded);
+    if (df_bid(blk) == 0) df_sq_acknowledge(a->sq_host, &a->blocks[0].sq_acknowledged, a->blocks[0].sq_forwarded);
     df_context_block_stop(a, blk, sh);
     /* Relaxed: the poller reads it while other blocks still run (daemon_running, poller.c). */
-    if (blk->bid == 0) DF_RELAXED_STORE(a->launch_report->end_ns, df_time_ns());
+    if (df_bid(blk) == 0) DF_RELAXED_STORE(a->launch_report->end_ns, df_time_ns());
   }
 }
 

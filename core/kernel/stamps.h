@@ -76,16 +76,16 @@ DF_FN void df_stamp(df_stamp_record* records, df_stamp_state* s, uint32_t coll, 
   r->t[point] = df_time_ns();
 }
 /* Leader of block 0: run (coll, epoch) reached `point`. */
-#define DF_STAMP(a, blk, sh, coll, epoch, point)                                                  \
-  do {                                                                                            \
-    if ((blk)->bid == 0) df_stamp((a)->stamps, &(sh)->stamp, (coll), (epoch), (unsigned)(point)); \
+#define DF_STAMP(a, blk, sh, coll, epoch, point)                                                   \
+  do {                                                                                             \
+    if (df_bid(blk) == 0) df_stamp((a)->stamps, &(sh)->stamp, (coll), (epoch), (unsigned)(point)); \
   } while (0)
 /* The same, for a run known by its collective only: the stamped run, if it is that collective's. */
 #define DF_STAMP_COLL(a, blk, sh, coll, point) DF_STAMP(a, blk, sh, coll, (sh)->stamp.epoch, point)
 /* Leader of block 0: a look at the host's SQ begins (the entry's read, one trip over the bus). */
 #define DF_STAMP_LOOK(blk, sh)                       \
   do {                                               \
-    if ((blk)->bid == 0) {                           \
+    if (df_bid(blk) == 0) {                          \
       (sh)->stamp.look_before = (sh)->stamp.look_ns; \
       (sh)->stamp.look_ns = df_time_ns();            \
     }                                                \
@@ -144,7 +144,7 @@ DF_FN void df_trace(df_trace_event* trace, uint64_t* count, uint32_t event, uint
 }
 #define DF_TRACE(a, blk, event, coll, epoch, arg, arg2)                                                     \
   do {                                                                                                      \
-    if ((blk)->bid == 0)                                                                                    \
+    if (df_bid(blk) == 0)                                                                                   \
       df_trace((a)->trace, (a)->trace_count, (event), (uint32_t)(coll), (uint32_t)(epoch), (uint32_t)(arg), \
                (uint64_t)(arg2));                                                                           \
   } while (0)

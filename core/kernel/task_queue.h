@@ -44,10 +44,10 @@ DF_FN void df_task_queue_insert(const df_daemon_args* a, df_block_shared* sh, ui
  * only, or for the final exit, which the block notes. */
 DF_FN bool df_sqe_starts_run(const df_daemon_args* a, const df_block* blk, df_block_shared* sh, const df_sqe* e) {
   if (e->coll == DF_SQE_EXIT) {
-    a->blocks[blk->bid].exited = 1;
+    a->blocks[df_bid(blk)].exited = 1;
     return false;
   }
-  if ((uint32_t)blk->bid >= e->nchannels) return false; /* no channel here */
+  if ((uint32_t)df_bid(blk) >= e->nchannels) return false; /* no channel here */
   DF_STAMP(a, blk, sh, e->coll, e->epoch, DF_STAMP_SEEN);
   df_context_start_run(a, blk, sh, e);
   return true;
@@ -57,10 +57,10 @@ DF_FN bool df_sqe_starts_run(const df_daemon_args* a, const df_block* blk, df_bl
  * read meanwhile (dfcclGetStats, hang reports), the collective's shared by its blocks: updates that
  * do not wait for the counters' old values (platform.h). */
 DF_FN void df_count_taken(const df_daemon_args* a, const df_block* blk, uint32_t coll, uint32_t length) {
-  df_block_state* bs = &a->blocks[blk->bid];
+  df_block_state* bs = &a->blocks[df_bid(blk)];
   df_count(&bs->counters.sqes_read);
   df_count_max_u64(&bs->counters.max_queue_length, length);
-  if (blk->bid == 0) DF_RELAXED_STORE(a->coll_counters[coll].last_queue_length, length);
+  if (df_bid(blk) == 0) DF_RELAXED_STORE(a->coll_counters[coll].last_queue_length, length);
   df_count_max_u32(&a->coll_counters[coll].max_queue_length, length);
 }
 
@@ -98,8 +98,8 @@ DF_FN uint32_t df_take_sqe(const df_daemon_args* a, const df_block* blk, df_bloc
  * then *read holds it and *next_written the look for the one after. */
 DF_FN bool df_idle_look(const df_daemon_args* a, const df_block* blk, df_block_shared* sh, df_sqe* read,
                         bool* next_written) {
-  const df_block_state* bs = &a->blocks[blk->bid];
-  bool host = blk->bid == 0;
+  const df_block_state* bs = &a->blocks[df_bid(blk)];
+  bool host = df_bid(blk) == 0;
   uint64_t next = host ? bs->sq_forwarded : bs->sq_frontier;             /* read once: a look is one trip */
   uint64_t until = DF_IDLE_LOOK_NS ? df_time_ns() + DF_IDLE_LOOK_NS : 0; /* the GPU reads no timer */
   for (uint64_t i = 0;; i++) {
@@ -129,16 +129,16 @@ DF_FN bool df_idle_look(const df_daemon_args* a, const df_block* blk, df_block_s
  * entry block 0 reads tells whether the next one is written (df_sq_lines_read), and it stops at a
  * "no" without a trip to find nothing.  Returns how many it took. */
 DF_FN uint32_t df_fetch_sqes(const df_daemon_args* a, const df_block* blk, df_block_shared* sh) {
-  df_block_state* bs = &a->blocks[blk->bid];
+  df_block_state* bs = &a->blocks[df_bid(blk)];
   uint32_t taken = 0;
   df_sqe e;
   bool idle = sh->ntasks == 0 && sh->idle_round;
   bool read = false, more = true; /* block 0: e holds the next entry (the idle look read it) */
   if (idle && !sh->timesliced_seen) {
     if (!df_idle_look(a, blk, sh, &e, &more)) return 0;
-    read = blk->bid == 0;
+    read = df_bid(blk) == 0;
   }
-  if (blk->bid == 0) {
+  if (df_bid(blk) == 0) {
     uint64_t ring = (uint64_t)a->sq_host.mask + 1;
     bool roomy = ring >= 2u * DF_MAX_COLLS;
     bool lone = idle && ring >= DF_SQ_LAZY_HAND_BACK;
@@ -185,7 +185,7 @@ DF_FN uint32_t df_task_queue_length(const df_block_shared* sh) {
  * and when a position is left behind the traversal's completed ones. */
 DF_FN bool df_goes_last(const df_daemon_args* a, const df_block* blk, const df_block_shared* sh, uint32_t coll,
                         uint32_t nchannels) {
-  if (coll == DF_SQE_EXIT || (uint32_t)blk->bid >= nchannels) return true;
+  if (coll == DF_SQE_EXIT || (uint32_t)df_bid(blk) >= nchannels) return true;
   if (sh->ntasks >= DF_MAX_COLLS) return false;
   uint32_t i = sh->ntasks;
   while (i > 0 && sh->tasks[i - 1] == DF_NO_TASK) i--;
@@ -220,8 +220,8 @@ DF_FN bool df_goes_last(const df_daemon_args* a, const df_block* blk, const df_b
  * bytes of registers where it spills 188 inlined, as without it (ptxas, sm_90); inlined, the
  * kernel's object file grows 15 % (as a call, 2 %). */
 DF_FN bool df_take_in_wait(const df_daemon_args* a, const df_block* blk, df_block_shared* sh) {
-  df_block_state* bs = &a->blocks[blk->bid];
-  bool from_host = blk->bid == 0; /* block 0 reads the host's ring, the others the mirror */
+  df_block_state* bs = &a->blocks[df_bid(blk)];
+  bool from_host = df_bid(blk) == 0; /* block 0 reads the host's ring, the others the mirror */
   uint64_t* seq = from_host ? &bs->sq_forwarded : &bs->sq_frontier;
   uint64_t first = *seq;
   uint32_t length = 0, taken = 0, coll = 0, nchannels = 0;

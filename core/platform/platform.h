@@ -46,7 +46,30 @@ typedef struct {
   int nblocks;  /* blocks in this launch         */
 } df_block;
 
-DF_FN bool df_is_leader(const df_block* b) { return b->tid == 0; }
+/* A thread's coordinates.  On a GPU they are read from the special registers and the launch's
+ * constants, not from the struct: the struct sits in local memory (its address goes to the
+ * data-moving routines, which are calls), and the daemon's SASS read a field of it 270 times, often
+ * at the head of a chain of loads -- a run's context, a step's connectors.  Every acquire
+ * invalidates the SM's L1 (CCTL.IVALL, which NVIDIA's SASS notes describe as invalidating every
+ * line, written back first if dirty); a field read after one is then a trip to L2 before the load
+ * that needs it (benchmarks/local_after_acquire.cu measures what such a read costs). */
+#if DF_CUDA
+#define DF_COORDINATE(field, cuda_value)    \
+  DF_FN int df_##field(const df_block* b) { \
+    (void)b;                                \
+    return (int)(cuda_value);               \
+  }
+#else
+#define DF_COORDINATE(field, cuda_value) \
+  DF_FN int df_##field(const df_block* b) { return b->field; }
+#endif
+DF_COORDINATE(tid, threadIdx.x)
+DF_COORDINATE(nthreads, blockDim.x)
+DF_COORDINATE(bid, blockIdx.x)
+DF_COORDINATE(nblocks, gridDim.x)
+#undef DF_COORDINATE
+
+DF_FN bool df_is_leader(const df_block* b) { return df_tid(b) == 0; }
 
 /* Barrier among the threads of one daemon block. */
 DF_FN void df_block_sync(void) {
