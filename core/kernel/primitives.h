@@ -422,10 +422,22 @@ DF_FN void df_consume_last(df_run* run, uint32_t k) {
   run->head_pending = true;
 }
 
-/* Leader, behind a system-scope fence after the reads of channel c's consumed slots: their credit. */
-DF_FN void df_credit_consumed(const df_links* l, int c) {
-  df_store_relaxed_u64(&l->from_prev[c].send_ctrl->head, l->consumed[c]);
+/* The credit for channel c's consumed slots: the predecessor's head and its new value.  Read before
+ * the system-scope fence the credit goes behind (df_credit_send): after it -- which invalidates L1 --
+ * the reads of the connector and the count were two trips to L2 in a row on the way to a small
+ * run's CQE. */
+typedef struct {
+  volatile uint64_t* head;
+  uint64_t consumed;
+} df_credit;
+
+DF_FN df_credit df_credit_of(const df_links* l, int c) {
+  df_credit k = {&l->from_prev[c].send_ctrl->head, l->consumed[c]};
+  return k;
 }
+
+/* Leader, behind a system-scope fence after the reads of the consumed slots. */
+DF_FN void df_credit_send(df_credit k) { df_store_relaxed_u64(k.head, k.consumed); }
 
 /* Leader: the step's waits (*w, read once), then the received slot's tag. */
 DF_FN df_prim_result df_ready(df_run* run, unsigned flags, df_step_waits* w) {

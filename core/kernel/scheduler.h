@@ -53,6 +53,12 @@ DF_FN void df_complete_run(const df_daemon_args* a, const df_block* blk, df_bloc
   uint32_t nchannels = slot->stat.nchannels;
   const df_links* links = slot->stat.links;
   (void)sh; /* the stamps' (stamps.h) */
+  /* What the stores below need is read before the fences: a load after one (which invalidates L1)
+   * would be a trip to L2 between the fence and the CQE. */
+  df_credit k = {NULL, 0};
+  if (credit) k = df_credit_of(links, df_bid(blk));
+  df_block_state* bs = &a->blocks[df_bid(blk)];
+  uint64_t cq_tail = bs->cq_tail, cq_head_seen = bs->cq_head_seen;
   df_context_finish_run(a, blk, slot);
   /* A run of one channel -- every small one -- has no other block to count with or to tell of its
    * error: it goes straight to its CQE, whose fence covers its results (two system-scope fences
@@ -63,7 +69,7 @@ DF_FN void df_complete_run(const df_daemon_args* a, const df_block* blk, df_bloc
     /* This block's results (written by all its threads, ordered by the barrier before us) are
      * visible before it counts itself done, so that the CQE covers every block's part. */
     df_fence_system();
-    if (credit) df_credit_consumed(links, df_bid(blk));
+    if (credit) df_credit_send(k);
     if (df_atomic_add_u32(&a->done_blocks[coll], 1) + 1 < nchannels) return;
     /* Every block's error word, stored before its count, is seen below: the blocks are all on this
      * device, so a device-scope fence does (a system-scope one waits for this block's stores to
@@ -76,14 +82,15 @@ DF_FN void df_complete_run(const df_daemon_args* a, const df_block* blk, df_bloc
   if (error != DF_RUN_OK) df_revoke_links(links, error);
   /* Every thread's results (the barrier before us) and the links' revocation before the CQE. */
   df_fence_system();
-  if (credit && nchannels == 1) df_credit_consumed(links, df_bid(blk));
+  if (credit && nchannels == 1) df_credit_send(k);
   DF_STAMP(a, blk, sh, coll, epoch, DF_STAMP_COMPLETE);
-  df_block_state* bs = &a->blocks[df_bid(blk)];
   uint64_t cqe = df_cqe_pack(coll, epoch, error);
-  for (uint64_t i = 0; !df_cq_try_write(a->cq, (uint32_t)df_bid(blk), &bs->cq_tail, &bs->cq_head_seen, cqe); i++) {
+  for (uint64_t i = 0; !df_cq_try_write(a->cq, (uint32_t)df_bid(blk), &cq_tail, &cq_head_seen, cqe); i++) {
     if (i == 0) df_count(&bs->counters.cq_full_waits);
     df_spin_pause(i); /* the host's poller is behind: it takes entries whenever runs are out */
   }
+  bs->cq_tail = cq_tail;
+  bs->cq_head_seen = cq_head_seen;
   DF_STAMP(a, blk, sh, coll, epoch, DF_STAMP_CQE);
   DF_TRACE(a, blk, DF_EVENT_CQE, coll, epoch, 0, 0);
 }
