@@ -89,8 +89,8 @@ __global__ void hop_kernel(Hop h) {
     slot->stat.nchannels = 1;
     slot->stat.root = -1;
     slot->stat.count = h.nelem;
-    slot->stat.links = h.links;
-    slot->dyn.epoch = 1; /* not the 0 of timed_out[0]: no run here has timed out */
+    slot->stat.links = *h.links; /* the connectors as a context slot holds them */
+    slot->dyn.epoch = 1;         /* not the 0 of timed_out[0]: no run here has timed out */
     slot->coll = 0;
     slot->tag = 1; /* every GPU's run carries the same tag, as a run agreed on by all would */
     sh.current = 0;

@@ -151,15 +151,16 @@ static size_t ll_fifo_bytes(const df_ctx* ctx, int id, const df_coll_static* st)
   return ctx->cfg.ll_bytes > 0 && may_use ? (size_t)DF_FIFO_STEPS * DF_LL_SLOT_BYTES(ctx->cfg.ll_bytes) : 0;
 }
 
-/* Connector tables as this rank's daemon sees them, copied to daemon memory.  A network link has no
- * low-latency slots: its proxy copies bytes, not whole words. */
+/* Connector tables as this rank's daemon sees them, copied to daemon memory, and the view of them
+ * that a static context holds (cl->view).  A network link has no low-latency slots: its proxy copies
+ * bytes, not whole words. */
 static dfcclResult_t build_device_view(df_ctx* ctx, df_coll_links* cl, uint32_t nchannels, uint32_t slot_bytes,
                                        size_t ll_fifo) {
   size_t table = nchannels * sizeof(df_connector);
   size_t counters = nchannels * sizeof(uint64_t);
   void* mem;
-  DF_CHECK(ctx->target->alloc(ctx, sizeof(df_links) + 2 * table + 2 * counters, &mem));
-  cl->dev = mem; /* zeroed: step counters start at 0 */
+  DF_CHECK(ctx->target->alloc(ctx, 2 * table + 2 * counters, &mem));
+  cl->tables = mem; /* zeroed: step counters start at 0 */
   df_connector* conns = calloc(2 * nchannels, sizeof *conns);
   if (!conns) return df_error(dfcclOutOfResources, "out of memory");
   char* fifo_mine = (char*)cl->recv.daemon + nchannels * sizeof(df_recv_ctrl);
@@ -178,20 +179,19 @@ static dfcclResult_t build_device_view(df_ctx* ctx, df_coll_links* cl, uint32_t 
     conns[nchannels + c].ll = ll_fifo && !cl->from_prev ? ll_mine + c * ll_fifo : NULL;
   }
   char* base = mem;
-  df_links links = {.nchannels = nchannels,
-                    .slot_bytes = slot_bytes,
-                    .slot_sizes = cl->to_next != NULL,
-                    .prev_tagged = ctx->cfg.check_runs,
-                    .ll_slot_bytes = ll_fifo ? DF_LL_SLOT_BYTES(ctx->cfg.ll_bytes) : 0,
-                    .ll_unchecked = !ctx->cfg.ll_check,
-                    .to_next = (df_connector*)(base + sizeof(df_links)),
-                    .from_prev = (df_connector*)(base + sizeof(df_links) + table),
-                    .sent = (uint64_t*)(base + sizeof(df_links) + 2 * table),
-                    .consumed = (uint64_t*)(base + sizeof(df_links) + 2 * table + counters)};
-  dfcclResult_t r = ctx->target->copy_in(ctx, links.to_next, conns, 2 * table);
+  cl->view = (df_links){.nchannels = nchannels,
+                        .slot_bytes = slot_bytes,
+                        .slot_sizes = cl->to_next != NULL,
+                        .prev_tagged = ctx->cfg.check_runs,
+                        .ll_slot_bytes = ll_fifo ? DF_LL_SLOT_BYTES(ctx->cfg.ll_bytes) : 0,
+                        .ll_unchecked = !ctx->cfg.ll_check,
+                        .to_next = (df_connector*)base,
+                        .from_prev = (df_connector*)(base + table),
+                        .sent = (uint64_t*)(base + 2 * table),
+                        .consumed = (uint64_t*)(base + 2 * table + counters)};
+  dfcclResult_t r = ctx->target->copy_in(ctx, base, conns, 2 * table);
   free(conns);
-  DF_CHECK(r);
-  return ctx->target->copy_in(ctx, mem, &links, sizeof links);
+  return r;
 }
 
 /* The first connection to and from each peer says how it goes (DFCCL_SHOW_TRANSPORT, DFCCL_DEBUG,
@@ -418,6 +418,6 @@ void df_links_free(df_ctx* ctx, df_coll_links* cl) {
   df_links_unmap_peers(ctx, cl);
   region_free(ctx, &cl->recv, cl->recv_bytes, true);
   region_free(ctx, &cl->send, cl->send_bytes, true);
-  if (cl->dev) ctx->target->free(ctx, cl->dev);
+  if (cl->tables) ctx->target->free(ctx, cl->tables);
   memset(cl, 0, sizeof *cl);
 }

@@ -121,10 +121,8 @@ static void write_counters(const channel_counters* k, int prev, int next, FILE* 
 /* Per channel: where the run stood when its context was last saved (a context resident in a block
  * may be further), of how many iterations and steps, and its connectors' counters. */
 static void write_channels(df_ctx* ctx, const coll_view* v, FILE* text, FILE* json) {
-  df_coll_static st = v->record.stat;
-  df_links links; /* the daemon's view: df_plan_init reads its slot size */
-  if (st.links == NULL || ctx->target->copy_out(ctx, &links, st.links, sizeof links) != dfcclSuccess) return;
-  st.links = &links; /* its pointers still point into daemon memory: the counters are read there */
+  df_coll_static st = v->record.stat;  /* its links' pointers point into daemon memory: the counters are read there */
+  if (st.links.nchannels == 0) return; /* one participant */
   uint32_t n = st.nranks;
   int prev = v->ranks && v->nranks == (int)n ? v->ranks[(st.rank + n - 1) % n] : -1; /* world ranks */
   int next = v->ranks && v->nranks == (int)n ? v->ranks[(st.rank + 1) % n] : -1;
@@ -146,7 +144,7 @@ static void write_channels(df_ctx* ctx, const coll_view* v, FILE* text, FILE* js
       fprintf(json, "%s{\"iteration\":%llu,\"iterations\":%llu,\"step\":%u,\"steps\":%u", c ? "," : "", iteration,
               (unsigned long long)plan.iterations, step, plan.steps);
     channel_counters k;
-    if (read_counters(ctx, &links, c, &k)) write_counters(&k, prev, next, text, json);
+    if (read_counters(ctx, &st.links, c, &k)) write_counters(&k, prev, next, text, json);
     if (json) fputc('}', json);
   }
   if (json) fprintf(json, "]");

@@ -205,7 +205,8 @@ typedef struct {
   df_region prev_send;           /* the predecessor's, mapped; over the network a local copy our proxy reads */
   struct df_net_link* to_next;   /* the network link to the successor, or NULL (a peer mapping) */
   struct df_net_link* from_prev; /* the network link from the predecessor, or NULL              */
-  df_links* dev;                 /* the daemon's view, in daemon memory              */
+  void* tables;                  /* the connector tables and step counters, in daemon memory */
+  df_links view;                 /* the daemon's view of them (df_coll_static.links) */
   bool timesliced_peer;          /* a participant's daemon time-slices our GPU with ours */
 } df_coll_links;
 

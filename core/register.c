@@ -202,7 +202,7 @@ static dfcclResult_t register_collective(df_ctx* ctx, df_coll_kind kind, size_t 
   df_choose_all_reduce(&ctx->cfg, &st, slot);
   df_coll_links links;
   r = df_links_create(ctx, g, collId, &st, blocks.hash, slot, prior, &links);
-  st.links = links.dev;
+  st.links = links.view;
   if (links.timesliced_peer && ctx->cfg.timeslice_yield) st.flags |= DF_COLL_TIMESLICED_PEER;
   if (r == dfcclSuccess) r = install(ctx, index, &st);
   if (r != dfcclSuccess) {

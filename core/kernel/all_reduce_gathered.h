@@ -35,7 +35,7 @@ DF_FN bool df_all_reduce_gathers(const df_coll_static* st) {
  * (theirs to write until they free it), then add their own into recvbuff, then the rest. */
 DF_NOINLINE bool df_reduce_gathered(df_run* run, const void* own, void* dst, size_t nelem) {
   const df_coll_static* st = &run->ctx->stat;
-  const df_links* l = st->links;
+  const df_links* l = &st->links;
   const df_block* b = run->blk;
   uint32_t n = st->nranks, r = st->rank;
   dfcclDataType_t dtype = (dfcclDataType_t)st->dtype;

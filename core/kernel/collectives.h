@@ -27,7 +27,7 @@ typedef struct {
 
 DF_FN void df_plan_init(df_plan* p, const df_coll_static* st, uint32_t channel) {
   memset(p, 0, sizeof *p);
-  uint32_t slot = st->links ? st->links->slot_bytes : 0;
+  uint32_t slot = st->links.slot_bytes;
   uint64_t esize = df_dtype_bytes((dfcclDataType_t)st->dtype);
   uint32_t n = st->nranks;
   if (df_all_reduce_gathers(st)) {

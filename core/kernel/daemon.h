@@ -125,14 +125,19 @@ typedef struct {
   int32_t priority;
   uint64_t count;         /* elements: all-gather and reduce-scatter, per rank; all-to-all, per pair of
                           * ranks; all-gather-v: the largest block */
-  const df_links* links;  /* NULL when the collective has one participant      */
   uint32_t flags;         /* DF_COLL_*                                           */
   uint32_t order;         /* its id, which every participant agrees on (a communicator's connector
                           * set: the set's internal id): the task queue's order among equal
                           * priorities with DFCCL_QUEUE_ORDER=id (df_task_queue_insert) */
   const uint64_t* blocks; /* all-gather-v, reduce-scatter-v: per ring position, elements and
                            * displacement (DF_BLOCK_COUNT, DF_BLOCK_DISPL) in daemon memory; else NULL */
-} df_coll_static;         /* 64 bytes */
+  /* Its connectors' tables and sizes, held here rather than behind a pointer: they come with the
+   * context's own loads, and every step reads them from the block's context slot, where through a
+   * pointer each step's first read was a trip to L2 before the loads of its connector.  All zeros
+   * when the collective has one participant (nchannels 0). */
+  df_links links;
+  uint64_t pad[2];
+} df_coll_static; /* 128 bytes: two lines, loaded together (static_assert in daemon_cuda.cu) */
 
 /* The v collectives' blocks table: two entries per ring position. */
 #define DF_BLOCK_COUNT(blocks, position) ((blocks)[2 * (position)])

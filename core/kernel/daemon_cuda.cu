@@ -12,6 +12,7 @@
  * acquire invalidated, and waits for L2.  A parameter is read through the constant cache, which no
  * acquire touches; __grid_constant__ lets the daemon take its address without a per-thread copy. */
 static_assert(sizeof(df_daemon_args) <= 4096, "the daemon's arguments fit a kernel's parameters");
+static_assert(sizeof(df_coll_static) == 128, "a static context is two 64-byte lines");
 
 static __global__ void __launch_bounds__(DF_CUDA_THREADS, 1)
     df_daemon_kernel(const __grid_constant__ df_daemon_args args) {

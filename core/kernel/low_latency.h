@@ -47,10 +47,10 @@ DF_FN uint32_t df_ll_flag(uint64_t step) { return (uint32_t)step + 1u; }
 /* Whether this run's block receives, or sends, through low-latency slots: its collective chose them
  * (DF_COLL_LL) and its link has them (not a network link) -- as both ends of the link see alike. */
 DF_FN bool df_ll_receives(const df_run* run) {
-  return (run->ctx->stat.flags & DF_COLL_LL) && run->ctx->stat.links->from_prev[df_bid(run->blk)].ll != NULL;
+  return (run->ctx->stat.flags & DF_COLL_LL) && run->ctx->stat.links.from_prev[df_bid(run->blk)].ll != NULL;
 }
 DF_FN bool df_ll_sends(const df_run* run) {
-  return (run->ctx->stat.flags & DF_COLL_LL) && run->ctx->stat.links->to_next[df_bid(run->blk)].ll != NULL;
+  return (run->ctx->stat.flags & DF_COLL_LL) && run->ctx->stat.links.to_next[df_bid(run->blk)].ll != NULL;
 }
 
 DF_FN char* df_ll_slot(const df_connector* c, uint64_t step, uint32_t ll_slot_bytes) {

@@ -75,7 +75,7 @@ DF_FN void df_span_init(df_span* sp, uint64_t count, uint32_t nchannels, uint32_
 DF_FN bool df_variable_block(const df_coll_static* st, uint32_t channel, uint32_t block, uint64_t iteration,
                              df_span* own, uint64_t* displ) {
   df_span_init(own, DF_BLOCK_COUNT(st->blocks, block), st->nchannels, channel,
-               df_dtype_bytes((dfcclDataType_t)st->dtype), st->links->slot_bytes);
+               df_dtype_bytes((dfcclDataType_t)st->dtype), st->links.slot_bytes);
   *displ = DF_BLOCK_DISPL(st->blocks, block);
   return iteration < own->iterations;
 }

@@ -62,7 +62,7 @@ typedef struct {
 } df_step_waits;
 
 DF_FN df_step_waits df_step_waits_of(const df_run* run, unsigned flags) {
-  const df_links* l = run->ctx->stat.links;
+  const df_links* l = &run->ctx->stat.links;
   int c = df_bid(run->blk);
   df_step_waits w = {NULL, 0, NULL, NULL, 0, NULL, 0, 0, NULL, NULL};
   if (flags & DF_RECV) {
@@ -127,12 +127,16 @@ DF_FN df_prim_result df_look(df_run* run, df_step_waits* w) {
  * predecessor that it has not taken: it can move now.  A hint -- its links are read as the host
  * last wrote them (df_load_l2), and a stale answer costs one preemption or one longer wait. */
 DF_FN bool df_queued_run_has_slot(const df_run* run, uint32_t coll) {
-  /* One word: df_load_l2 copies whole 16-byte lines. */
-  const df_links* l = (const df_links*)(uintptr_t)df_load_l2_u64((const uint64_t*)&run->args->colls[coll].links);
+  /* The words it needs, not the whole context: df_load_l2 copies whole 16-byte lines. */
+  const df_links* l = &run->args->colls[coll].links;
+  uint32_t nchannels = df_load_l2_u32(&l->nchannels); /* 0: one participant */
+  const df_connector* from_prev = (const df_connector*)(uintptr_t)df_load_l2_u64((const uint64_t*)&l->from_prev);
+  const uint64_t* consumed = (const uint64_t*)(uintptr_t)df_load_l2_u64((const uint64_t*)&l->consumed);
   uint32_t c = (uint32_t)df_bid(run->blk);
-  if (l == NULL || l == run->ctx->stat.links || c >= df_load_l2_u32(&l->nchannels)) return false;
-  uint64_t tail = df_load_acquire_u64(&l->from_prev[c].recv_ctrl->tail);
-  return !(tail & DF_REVOKED_BIT) && tail > l->consumed[c];
+  if (c >= nchannels || from_prev == run->ctx->stat.links.from_prev) return false;
+  uint64_t taken = consumed[c]; /* this block's own count: loaded beside the connector, not after the acquire */
+  uint64_t tail = df_load_acquire_u64(&from_prev[c].recv_ctrl->tail);
+  return !(tail & DF_REVOKED_BIT) && tail > taken;
 }
 
 /* How often the first ring position's wait looks at the other queued runs, once it has lasted long
@@ -344,7 +348,7 @@ DF_FN char* df_slot_address(const df_connector* c, uint64_t step, uint32_t slot_
 /* Leader, after the data moved: advance the step counters and tell the peers (`bytes`: what the
  * sent slot holds). */
 DF_FN void df_post(const df_run* run, unsigned flags, size_t bytes) {
-  const df_links* l = run->ctx->stat.links;
+  const df_links* l = &run->ctx->stat.links;
   int c = df_bid(run->blk);
   bool send = flags & DF_SEND, consume = (flags & DF_RECV) && !(flags & DF_PEEK);
   if (send) {
@@ -374,7 +378,7 @@ DF_FN void df_post(const df_run* run, unsigned flags, size_t bytes) {
 /* Leader, after the data lines of the low-latency slot sh->out_slot: the header, then the step
  * counted, and the tail stored as a hint (low_latency.h).  No fence. */
 DF_FN void df_ll_post(const df_run* run) {
-  const df_links* l = run->ctx->stat.links;
+  const df_links* l = &run->ctx->stat.links;
   int c = df_bid(run->blk);
   df_ll_store_line(run->sh->out_slot, df_slot_tag(run->ctx->tag, l->sent[c]), run->sh->ll_out_flag);
   DF_RELAXED_STORE(l->sent[c], l->sent[c] + 1);
@@ -389,7 +393,7 @@ DF_FN void df_ll_post(const df_run* run) {
  * slot where the link has them (sh->ll_out, and DF_LL), else to its Simple slot. */
 DF_FN void df_note_slots(df_run* run, unsigned flags, const df_step_waits* w) {
   df_block_shared* sh = run->sh;
-  const df_links* l = run->ctx->stat.links;
+  const df_links* l = &run->ctx->stat.links;
   if (flags & DF_RECV) {
     sh->in_slot = df_slot_address(w->prev, w->recv_step, l->slot_bytes);
     sh->ll_in = w->ll_header;
@@ -407,7 +411,7 @@ DF_FN void df_note_slots(df_run* run, unsigned flags, const df_step_waits* w) {
  * into the Simple slot `dst`, where the algorithm reads them.  True (on every thread) when a line
  * did not come in time: nothing was consumed, and the step is done again. */
 DF_FN bool df_ll_unpack_late(const df_run* run, const char* slot, uint32_t flag, char* dst, size_t bytes) {
-  return df_ll_read_lines(run->blk, slot, flag, dst, bytes, run->ctx->stat.links->ll_unchecked,
+  return df_ll_read_lines(run->blk, slot, flag, dst, bytes, run->ctx->stat.links.ll_unchecked,
                           !run->args->spin.preemption);
 }
 
@@ -417,7 +421,7 @@ DF_FN bool df_ll_unpack_late(const df_run* run, const char* slot, uint32_t flag,
  * which comes anyway, orders the reads of those slots before a relaxed store of the head.  The
  * predecessor needs the credit only once its FIFO is full -- DF_FIFO_STEPS slots later. */
 DF_FN void df_consume_last(df_run* run, uint32_t k) {
-  uint64_t* consumed = &run->ctx->stat.links->consumed[df_bid(run->blk)];
+  uint64_t* consumed = &run->ctx->stat.links.consumed[df_bid(run->blk)];
   DF_RELAXED_STORE(*consumed, *consumed + k);
   run->head_pending = true;
 }

@@ -35,7 +35,7 @@ DF_FN uint64_t df_initial_threshold(const df_spin_policy* p, uint32_t position) 
  * Each channel's block of this rank is done with the run, so none of them writes these words any
  * more, and nothing runs on them again (the host refuses new runs of a failed collective). */
 DF_FN void df_revoke_links(const df_links* l, uint32_t reason) {
-  for (uint32_t c = 0; l != NULL && c < l->nchannels; c++) {
+  for (uint32_t c = 0; c < l->nchannels; c++) { /* none: one participant */
     df_store_release_u64(&l->to_next[c].recv_ctrl->tail, DF_REVOKED(reason));
     df_store_release_u64(&l->from_prev[c].send_ctrl->head, DF_REVOKED(reason));
   }
@@ -51,7 +51,7 @@ DF_FN void df_complete_run(const df_daemon_args* a, const df_block* blk, df_bloc
   uint32_t coll = (uint32_t)slot->coll;
   uint32_t epoch = slot->dyn.epoch;
   uint32_t nchannels = slot->stat.nchannels;
-  const df_links* links = slot->stat.links;
+  const df_links* links = &slot->stat.links;
   (void)sh; /* the stamps' (stamps.h) */
   /* What the stores below need is read before the fences: a load after one (which invalidates L1)
    * would be a trip to L2 between the fence and the CQE. */

@@ -460,7 +460,7 @@ static void ring_init(ring_fixture* r) {
                                            .nchannels = 1,
                                            .root = 1,
                                            .count = RING_COUNT,
-                                           .links = &r->links};
+                                           .links = r->links};
   a->cq = (df_cq){.entries = r->cq_entries, .heads = r->cq_heads, .ring = 8};
   a->spin.front = a->spin.floor = 1000; /* a wait gives up soon */
 }
@@ -636,7 +636,7 @@ static ring_fixture* ring_and_other(other_fixture* o) {
   o->from_prev = (df_connector){.recv_ctrl = &o->recv};
   o->links = (df_links){.nchannels = 1, .from_prev = &o->from_prev, .consumed = &o->consumed};
   r->f.colls[OTHER_COLL] = r->f.colls[RING_COLL];
-  r->f.colls[OTHER_COLL].links = &o->links;
+  r->f.colls[OTHER_COLL].links = o->links;
   return r;
 }
 
@@ -648,7 +648,6 @@ static void test_leave_for_ready(void) {
   df_block_shared* sh = &r->f.shared;
   df_recv_ctrl* other_recv = &o.recv;
   uint64_t* other_consumed = &o.consumed;
-  df_links* other_links = &o.links;
   other_recv->tail = 1;
 
   df_run run = ring_direct_run(r, 1u << 12);
@@ -673,9 +672,9 @@ static void test_leave_for_ready(void) {
   other_recv->tail = DF_REVOKED(DF_RUN_TIMED_OUT);
   CHECK(!LOOKS(from), "a revoked connector is no slot");
   other_recv->tail = 1;
-  r->f.colls[OTHER].links = &r->links;
+  r->f.colls[OTHER].links = r->links;
   CHECK(!LOOKS(from), "a queued run on the same connectors waits for this one anyway");
-  r->f.colls[OTHER].links = other_links;
+  r->f.colls[OTHER].links = o.links;
   sh->tasks[1] = DF_NO_TASK;
   CHECK(!LOOKS(from), "a completed task is no reason to leave");
   sh->tasks[1] = OTHER;
@@ -825,14 +824,14 @@ static void test_send_ahead(void) {
   /* OTHER runs once (it stops at its gate, say): it has begun. */
   sh->tasks[0] = OTHER;
   sh->ntasks = 1;
-  r->f.colls[OTHER].links = NULL; /* one participant: its run completes at once */
+  r->f.colls[OTHER].links = (df_links){0}; /* one participant: its run completes at once */
   r->f.colls[OTHER].nranks = 1;
   bool completed = false, timesliced = false;
   df_run_task(a, &r->f.block, sh, 0, &completed, &timesliced);
   CHECK(completed, "the run of one participant completes");
   df_cq_take(r->cq_entries, 8, &r->cq_taken);
   r->cq_heads[0] = r->cq_taken;
-  r->f.colls[OTHER].links = &o.links;
+  r->f.colls[OTHER].links = o.links;
   r->f.colls[OTHER].nranks = 2;
   sh->tasks[0] = RING_COLL;
   sh->tasks[1] = OTHER;
