@@ -120,9 +120,10 @@ DF_FN df_gate_look df_gate_device_look(const df_daemon_args* a, const df_block* 
 /* Leader, for a run the host published before it had waited for the caller's work (daemon.h): waits
  * for the run's gate (`first_look`: the look that went out beside the run's context loads in
  * df_run_task, which stands for the first poll's where taken) and tells whether the run may go on
- * (DF_PRIM_DONE), must wait more (DF_PRIM_BLOCKED: preempted, like any wait) or failed.  The host opens a gate a few microseconds
- * after the run's SQE -- unless a default stream of the caller is busy, and it waits for that --
- * so a few dozen polls do: a longer wait would keep the block from its other runs.  Block 0 polls
+ * (DF_PRIM_DONE), must wait more (DF_PRIM_BLOCKED: preempted, like any wait) or failed.  The host
+ * opens a gate a few microseconds after the run's SQE -- unless a default stream of the caller is
+ * busy, and it waits for that -- so a few dozen polls do: a longer wait would keep the block from
+ * its other runs.  Block 0 polls
  * the gate in host memory (a bus trip each) and, for a run of several channels, hands what it let
  * through on to the run's other blocks in device memory (a release at GPU scope after its
  * system-scope acquire: what the host saw done before it opened the gate is seen by them too);
